@@ -1,0 +1,93 @@
+"""Command line: ``python -m middleware [serve] [--config PATH] [--host H] [--port N] [--db PATH]``.
+
+Flags beat ``MEMORY_CORTEX_*`` environment variables, which beat the YAML file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import Config, load_config
+
+log = logging.getLogger("middleware")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m middleware",
+        description="Memory Cortex: long-term memory daemon for LLM agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"memory-cortex {__version__}")
+    parser.add_argument("--config", type=Path, help="YAML config file (default: config/config.yaml)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = commands.add_parser("serve", help="run the HTTP daemon (the default command)")
+    for target in (parser, serve):
+        target.add_argument("--host", help="address to bind (server.host)")
+        target.add_argument("--port", type=int, help="TCP port (server.port)")
+        target.add_argument("--db", type=Path, help="SQLite database file (database.path)")
+    return parser
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    """Only the flags that were given, as a nested config dict."""
+    overrides: dict[str, dict[str, Any]] = {}
+    if args.host is not None:
+        overrides.setdefault("server", {})["host"] = args.host
+    if args.port is not None:
+        overrides.setdefault("server", {})["port"] = args.port
+    if args.db is not None:
+        overrides.setdefault("database", {})["path"] = args.db
+    return overrides
+
+
+def serve(config: Config) -> None:
+    from aiohttp import web
+
+    from .app import create_app
+
+    log.info(
+        "starting",
+        extra={
+            "version": __version__,
+            "host": config.server.host,
+            "port": config.server.port,
+            "db": str(config.database.path),
+            "embedder": config.embeddings.backend,
+        },
+    )
+    web.run_app(
+        create_app(config),
+        host=config.server.host,
+        port=config.server.port,
+        shutdown_timeout=config.server.shutdown_timeout_s,
+        print=None,
+        access_log=logging.getLogger("middleware.access"),
+    )
+    log.info("stopped")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # Models load from files inside packages; the hub must never be asked (no network here).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        config = load_config(args.config, overrides_from(args))
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"memory-cortex: configuration error: {exc}", file=sys.stderr)
+        return 2
+    from .logs import configure_logging
+
+    configure_logging(config.logging)
+    serve(config)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

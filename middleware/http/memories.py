@@ -1,0 +1,132 @@
+"""``/memories``: create (one or a batch), list, get, patch, delete."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from pydantic import TypeAdapter
+
+from ..errors import InvalidRequest
+from ..keys import MEMORY_SERVICE
+from ..store.memories import MemoryRecord, NewMemory
+from .common import json_body, memory_id_from, parse_body, parse_query, resolve_user
+from .schemas import (
+    DeletedResponse,
+    MemoryBatchIn,
+    MemoryBatchResponse,
+    MemoryIn,
+    MemoryListQuery,
+    MemoryListResponse,
+    MemoryOut,
+    MemoryPatch,
+    ScopeQuery,
+)
+
+MAX_BATCH = 1000
+_BATCH_LIST = TypeAdapter(list[MemoryIn])
+
+
+def memory_out(record: MemoryRecord) -> MemoryOut:
+    return MemoryOut(
+        id=record.id,
+        user_id=record.user_id,
+        topic=record.topic,
+        fact=record.fact,
+        importance=record.importance,
+        category=record.category,
+        source_session=record.source_session,
+        source_channel=record.source_channel,
+        ref=record.ref,
+        metadata=record.metadata,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+        access_count=record.access_count,
+        last_accessed=record.last_accessed,
+        superseded_by=record.superseded_by,
+        embedded=record.has_embedding,
+        embedding_model=record.embedding_model,
+    )
+
+
+def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
+    created_at = None
+    if item.created_at is not None:
+        created_at = item.created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return NewMemory(
+        user_id=resolve_user(request, item.user_id),
+        fact=item.fact.strip(),
+        topic=item.topic.strip(),
+        importance=item.importance,
+        category=item.category,
+        source_session=item.source_session,
+        source_channel=item.source_channel,
+        ref=item.ref,
+        metadata=item.metadata,
+        created_at=created_at,
+    )
+
+
+async def create_memories(request: web.Request) -> web.Response:
+    """Body: one memory object, ``{"memories": [...]}``, or a JSON array of memories."""
+    data = await json_body(request)
+    single = isinstance(data, dict) and "memories" not in data
+    if single:
+        items = [MemoryIn.model_validate(data)]
+    elif isinstance(data, dict):
+        items = MemoryBatchIn.model_validate(data).memories
+    elif isinstance(data, list):
+        if not data:
+            raise InvalidRequest("empty batch: send at least one memory")
+        items = _BATCH_LIST.validate_python(data)
+    else:
+        raise InvalidRequest("body must be a memory object, a list of them, or {memories: [...]}")
+    if len(items) > MAX_BATCH:
+        raise InvalidRequest(f"at most {MAX_BATCH} memories per request, got {len(items)}")
+    records = await request.app[MEMORY_SERVICE].create([_new_memory(request, item) for item in items])
+    if single:
+        return web.json_response(memory_out(records[0]).model_dump(), status=201)
+    body = MemoryBatchResponse(memories=[memory_out(r) for r in records], count=len(records))
+    return web.json_response(body.model_dump(), status=201)
+
+
+async def list_memories(request: web.Request) -> web.Response:
+    query = parse_query(request, MemoryListQuery)
+    records = await request.app[MEMORY_SERVICE].list_memories(
+        user_id=query.user_id,
+        topic=query.topic,
+        include_superseded=query.include_superseded,
+        limit=query.limit,
+        before_id=query.before_id,
+    )
+    next_before = records[-1].id if len(records) == query.limit else None
+    body = MemoryListResponse(
+        memories=[memory_out(r) for r in records], count=len(records), next_before_id=next_before
+    )
+    return web.json_response(body.model_dump())
+
+
+async def get_memory(request: web.Request) -> web.Response:
+    scope = parse_query(request, ScopeQuery)
+    record = await request.app[MEMORY_SERVICE].get(memory_id_from(request), user_id=scope.user_id)
+    return web.json_response(memory_out(record).model_dump())
+
+
+async def patch_memory(request: web.Request) -> web.Response:
+    scope = parse_query(request, ScopeQuery)
+    patch = await parse_body(request, MemoryPatch)
+    changes = patch.model_dump(exclude_unset=True)
+    for field in ("fact", "topic", "importance", "category", "metadata"):
+        if field in changes and changes[field] is None:
+            raise InvalidRequest(f"{field} cannot be null")
+    if "fact" in changes:
+        if not changes["fact"].strip():
+            raise InvalidRequest("fact must not be blank")
+        changes["fact"] = changes["fact"].strip()
+    record = await request.app[MEMORY_SERVICE].update(memory_id_from(request), changes, user_id=scope.user_id)
+    return web.json_response(memory_out(record).model_dump())
+
+
+async def delete_memory(request: web.Request) -> web.Response:
+    scope = parse_query(request, ScopeQuery)
+    memory_id = memory_id_from(request)
+    await request.app[MEMORY_SERVICE].delete(memory_id, user_id=scope.user_id)
+    return web.json_response(DeletedResponse(deleted=True, id=memory_id).model_dump())

@@ -1,0 +1,97 @@
+"""The OpenAPI 3.1 document, generated from the route table and the pydantic models.
+
+Each route is declared once in :data:`middleware.http.routes.ENDPOINTS`; the same declaration
+registers the handler and describes it here, so the document cannot drift from the server (a test
+checks that every registered route is documented).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from .. import __version__
+from .schemas import ErrorResponse
+
+if TYPE_CHECKING:
+    from .routes import Endpoint
+
+_REF = "#/components/schemas/{model}"
+
+
+def build_openapi(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
+    models: set[type[BaseModel]] = {ErrorResponse}
+    for endpoint in endpoints:
+        models.update(m for m in (endpoint.request, endpoint.query) if m is not None)
+        models.update(m for m in endpoint.responses.values() if m is not None)
+    ordered = sorted(models, key=lambda m: m.__name__)
+    refs, schema = models_json_schema(
+        [(m, "validation" if _is_input(m, endpoints) else "serialization") for m in ordered],
+        ref_template=_REF,
+    )
+
+    def ref(model: type[BaseModel]) -> dict[str, Any]:
+        mode = "validation" if _is_input(model, endpoints) else "serialization"
+        return refs[(model, mode)]
+
+    paths: dict[str, dict[str, Any]] = {}
+    for endpoint in endpoints:
+        operation: dict[str, Any] = {
+            "operationId": endpoint.handler.__name__,
+            "summary": endpoint.summary,
+            "responses": {},
+        }
+        parameters = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+            for name in _path_params(endpoint.path)
+        ]
+        if endpoint.query is not None:
+            query_schema = endpoint.query.model_json_schema(ref_template=_REF)
+            for name, prop in query_schema.get("properties", {}).items():
+                parameters.append(
+                    {
+                        "name": name,
+                        "in": "query",
+                        "required": name in query_schema.get("required", []),
+                        "schema": prop,
+                    }
+                )
+        if parameters:
+            operation["parameters"] = parameters
+        if endpoint.request is not None:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": ref(endpoint.request)}},
+            }
+        for status, model in endpoint.responses.items():
+            response: dict[str, Any] = {"description": "OK" if status < 300 else "Error"}
+            if model is not None:
+                response["content"] = {"application/json": {"schema": ref(model)}}
+            operation["responses"][str(status)] = response
+        operation["responses"]["default"] = {
+            "description": "Error",
+            "content": {"application/json": {"schema": ref(ErrorResponse)}},
+        }
+        paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation
+
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Memory Cortex",
+            "version": __version__,
+            "description": "Long-term memory daemon for LLM agents. Errors are {error:{code,message}}.",
+        },
+        "paths": paths,
+        "components": {"schemas": schema.get("$defs", {})},
+    }
+
+
+def _is_input(model: type[BaseModel], endpoints: Sequence[Endpoint]) -> bool:
+    return any(model in (e.request, e.query) for e in endpoints)
+
+
+def _path_params(path: str) -> list[str]:
+    return [part[1:-1] for part in path.split("/") if part.startswith("{") and part.endswith("}")]

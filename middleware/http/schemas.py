@@ -1,0 +1,204 @@
+"""Request and response models of the HTTP API; the OpenAPI document is generated from these.
+
+Requests tolerate what the OpenClaw client sends (``JSON.stringify`` drops undefined fields, messages
+carry extra keys): unknown keys are ignored on the seed's endpoints, optional fields may be absent
+or null. Types are strict: ``"limit": "10"`` is a 400, not silently coerced.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class ErrorBody(BaseModel):
+    code: str = Field(description="Stable machine-readable code, e.g. invalid_request.")
+    message: str = Field(description="What went wrong, for a human.")
+
+
+class ErrorResponse(BaseModel):
+    """Every error the API returns has this shape."""
+
+    error: ErrorBody
+
+
+# -- search ---------------------------------------------------------------------------------
+class HybridSearchRequest(_Request):
+    """``POST /hybrid-search``: the seed's exact shape."""
+
+    query: str = Field(description="Free text; any characters are safe (never raw FTS syntax).")
+    user_id: str | None = Field(None, description="Whose memories; absent/empty → the default user.")
+    limit: int | None = Field(None, description="How many results (1…search.max_limit); absent → default.")
+
+
+class SearchResultItem(BaseModel):
+    id: int
+    user_id: str
+    topic: str
+    fact: str
+    importance: int
+    score: float = Field(description="w_fts·fts_norm + w_vec·cosine.")
+    source: str = Field(description='"fts5+vector", "fts5" or "vector": which retriever proposed it.')
+    category: str
+    ref: str | None
+    created_at: str
+    fts_score: float = Field(description="bm25 normalised to the best hit of this query, 0…1.")
+    vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
+
+
+class HybridSearchResponse(BaseModel):
+    results: list[SearchResultItem]
+    count: int
+
+
+# -- memories -------------------------------------------------------------------------------
+class MemoryIn(_Request):
+    """One memory to store. Only ``fact`` is required."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    fact: str = Field(min_length=1, max_length=20000, description="The memory itself.")
+    user_id: str | None = Field(None, description="Owner; absent/empty → the default user.")
+    topic: str = Field("", max_length=500, description="Short label, searchable.")
+    importance: int = Field(5, ge=1, le=10, description="1 (trivia) … 10 (identity).")
+    category: str = Field("fact", min_length=1, max_length=64, description="identity, preference, fact…")
+    source_session: str | None = Field(None, max_length=500)
+    source_channel: str | None = Field(None, max_length=500)
+    ref: str | None = Field(None, max_length=500, description="Caller's reference (e.g. a dialogue id).")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form JSON object.")
+    created_at: datetime | None = Field(
+        None,
+        description="When the memory is from (ISO 8601); absent → now.",
+        json_schema_extra={"format": "date-time"},
+    )
+
+    @field_validator("created_at", mode="before")
+    @classmethod
+    def _parse_timestamp(cls, value: Any) -> Any:
+        # strict mode refuses strings for datetime; JSON has no other way to send one.
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError as exc:
+                raise ValueError("created_at must be an ISO 8601 timestamp") from exc
+        return value
+
+    @field_validator("fact")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("fact must not be blank")
+        return value
+
+
+class MemoryBatchIn(_Request):
+    """Several memories in one transaction."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    memories: list[MemoryIn] = Field(min_length=1, description="1…server limit memories.")
+
+
+class MemoryPatch(_Request):
+    """Fields to change; absent fields stay as they are. ``superseded_by: null`` restores."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    fact: str | None = Field(None, min_length=1, max_length=20000)
+    topic: str | None = Field(None, max_length=500)
+    importance: int | None = Field(None, ge=1, le=10)
+    category: str | None = Field(None, min_length=1, max_length=64)
+    ref: str | None = Field(None, max_length=500)
+    metadata: dict[str, Any] | None = None
+    superseded_by: int | None = Field(None, ge=1, description="Id of the memory that replaces this one.")
+
+
+class MemoryOut(BaseModel):
+    id: int
+    user_id: str
+    topic: str
+    fact: str
+    importance: int
+    category: str
+    source_session: str | None
+    source_channel: str | None
+    ref: str | None
+    metadata: dict[str, Any]
+    created_at: str
+    updated_at: str
+    access_count: int
+    last_accessed: str | None
+    superseded_by: int | None
+    embedded: bool = Field(description="True when a vector of the live model is stored.")
+    embedding_model: str | None
+
+
+class MemoryListResponse(BaseModel):
+    memories: list[MemoryOut]
+    count: int
+    next_before_id: int | None = Field(description="Pass as before_id for the next page; null at the end.")
+
+
+class MemoryBatchResponse(BaseModel):
+    memories: list[MemoryOut]
+    count: int
+
+
+class MemoryListQuery(_Request):
+    """Query string of ``GET /memories`` (strings, so types are coerced here)."""
+
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    user_id: str | None = None
+    topic: str | None = None
+    limit: int = Field(50, ge=1, le=1000)
+    before_id: int | None = Field(None, ge=1, description="Keyset cursor: only ids below it.")
+    include_superseded: bool = False
+
+
+class ScopeQuery(_Request):
+    """Optional owner check on ``/memories/{id}``: another user's memory answers 404."""
+
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    user_id: str | None = None
+
+
+class DeletedResponse(BaseModel):
+    deleted: bool
+    id: int
+
+
+# -- stats and health -----------------------------------------------------------------------
+class EmbedderState(BaseModel):
+    backend: str
+    model: str
+    ok: bool
+    dim: int | None
+    last_error: str | None
+
+
+class StatsResponse(BaseModel):
+    total_memories: int = Field(description="Every row, superseded ones included.")
+    live_memories: int = Field(description="Rows that search can return.")
+    superseded: int
+    per_user: dict[str, int] = Field(description="Live memories per user.")
+    embedded: int = Field(description="Rows with a vector of the live model.")
+    stale_embeddings: int = Field(description="Rows embedded by another model: skipped until backfilled.")
+    unembedded: int = Field(description="Rows without a vector (embedder was down): run the backfill.")
+    vector_index_rows: int
+    db_bytes: int = Field(description="Database file plus its WAL.")
+    uptime_s: float
+    embedder: EmbedderState
+
+
+class HealthResponse(BaseModel):
+    status: str = Field(description='"ok", or "degraded" when the embedder is down (search is FTS-only).')
+    embedder_ok: bool
+    uptime_s: float

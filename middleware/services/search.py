@@ -1,0 +1,157 @@
+"""Hybrid search: FTS5 candidates + vector candidates → one fused, user-scoped ranking.
+
+Method (``score = w_fts·fts_norm + w_vec·cosine``, weights 0.4/0.6 by default as in the seed):
+
+1. Gather candidates from both sides at once: bm25 over the word and trigram indexes (the query
+   embedding is computed meanwhile), and the top cosines over *all* of the user's vectors.
+2. ``fts_norm`` is ``-bm25`` divided by the best ``-bm25`` of this query, so it lies in (0, 1].
+3. Unlike the seed, the cosine of an FTS-only candidate is not taken as 0: the exact cosine of
+   every candidate is read from the in-memory matrix (it is one small product), so a keyword hit
+   that is also semantically close is not penalised for missing the vector top-k. ``source`` still
+   says which retriever(s) proposed the memory.
+4. When the embedder is down (or slower than ``query_timeout_s``) the search is FTS-only and every
+   result says ``source: "fts5"``; search never waits on extraction or on a dead model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import SearchConfig
+from ..errors import EmbedderUnavailable
+from ..models.embedders import Embedder
+from ..store import memories as memory_sql
+from ..store.db import Database
+from ..store.fts import FtsQuery, build_query
+from ..store.memories import MemoryRecord
+from ..store.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One fused result: the memory and how it scored."""
+
+    memory: MemoryRecord
+    score: float
+    fts_score: float
+    vector_score: float
+    source: str
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[SearchHit]
+    fts_query: FtsQuery
+    vector_used: bool
+    timings_ms: dict[str, float]
+
+
+class SearchService:
+    """Runs hybrid searches for one user at a time.
+
+    Args:
+        db: the store.
+        index: the in-memory vector matrices (live model only).
+        embedder: turns the query into a vector; may be down.
+        config: weights and candidate counts.
+        query_timeout_s: longest wait for the query vector before going FTS-only.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        index: VectorIndex | None,
+        embedder: Embedder | None,
+        config: SearchConfig,
+        query_timeout_s: float,
+    ) -> None:
+        self._db = db
+        self._index = index
+        self._embedder = embedder
+        self._config = config
+        self._query_timeout_s = query_timeout_s
+
+    async def search(self, query: str, user_id: str, limit: int) -> SearchResult:
+        """The best ``limit`` live memories of ``user_id`` for ``query``."""
+        started = time.perf_counter()
+        query = query[: self._config.max_query_chars]
+        fts_query = build_query(query)
+        k = max(self._config.candidates, limit)
+
+        fts_task = asyncio.ensure_future(self._fts(user_id, fts_query, k))
+        query_vector = await self._query_vector(query)
+        fts_scores = await fts_task
+        after_fts = time.perf_counter()
+
+        vector_scores: dict[int, float] = {}
+        vector_candidates: set[int] = set()
+        if query_vector is not None and self._index is not None:
+            vector_scores, vector_candidates = await asyncio.to_thread(
+                self._vector_side, user_id, query_vector, k, list(fts_scores)
+            )
+        after_vector = time.perf_counter()
+
+        best_fts = max(fts_scores.values(), default=0.0)
+        fused: list[tuple[float, float, float, int, str]] = []
+        for memory_id in set(fts_scores) | vector_candidates:
+            fts_norm = fts_scores.get(memory_id, 0.0) / best_fts if best_fts > 0 else 0.0
+            cosine = max(vector_scores.get(memory_id, 0.0), 0.0)
+            score = self._config.fts_weight * fts_norm + self._config.vector_weight * cosine
+            in_fts, in_vec = memory_id in fts_scores, memory_id in vector_candidates
+            source = "fts5+vector" if in_fts and in_vec else ("fts5" if in_fts else "vector")
+            fused.append((score, fts_norm, cosine, memory_id, source))
+        fused.sort(key=lambda item: (-item[0], -item[3]))
+        fused = fused[:limit]
+
+        records = await self._db.read(lambda conn: memory_sql.get_many(conn, [item[3] for item in fused]))
+        hits = [
+            SearchHit(records[mid], score, fts_norm, cosine, source)
+            for score, fts_norm, cosine, mid, source in fused
+            # A row deleted or superseded between the two reads is dropped, never shown stale.
+            if mid in records and records[mid].superseded_by is None and records[mid].user_id == user_id
+        ]
+        done = time.perf_counter()
+        return SearchResult(
+            hits=hits,
+            fts_query=fts_query,
+            vector_used=query_vector is not None,
+            timings_ms={
+                "fts_and_embed": round((after_fts - started) * 1000, 2),
+                "vector": round((after_vector - after_fts) * 1000, 2),
+                "hydrate": round((done - after_vector) * 1000, 2),
+                "total": round((done - started) * 1000, 2),
+            },
+        )
+
+    async def _fts(self, user_id: str, fts_query: FtsQuery, k: int) -> dict[int, float]:
+        if fts_query.empty:
+            return {}
+        return await self._db.read(lambda conn: memory_sql.fts_candidates(conn, user_id, fts_query, k))
+
+    async def _query_vector(self, query: str) -> np.ndarray | None:
+        if self._embedder is None or self._index is None or not query.strip():
+            return None
+        if not self._embedder.available():
+            return None
+        try:
+            return await self._embedder.embed_query(query, timeout=self._query_timeout_s)
+        except EmbedderUnavailable as exc:
+            log.info("search without vectors", extra={"reason": str(exc)})
+            return None
+
+    def _vector_side(
+        self, user_id: str, query_vector: np.ndarray, k: int, fts_ids: list[int]
+    ) -> tuple[dict[int, float], set[int]]:
+        assert self._index is not None
+        top = self._index.search(user_id, query_vector, k)
+        scores = {hit.memory_id: hit.cosine for hit in top}
+        missing = [mid for mid in fts_ids if mid not in scores]
+        scores.update(self._index.cosines(user_id, query_vector, missing))
+        return scores, {hit.memory_id for hit in top}

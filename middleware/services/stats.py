@@ -1,0 +1,69 @@
+"""Numbers about the daemon for /stats and /health (no memory text)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..models.embedders import Embedder, EmbedderHealth
+from ..store.memories import StoreCounts
+from ..store.vectors import VectorIndex
+from .memories import MemoryService
+
+
+@dataclass(frozen=True)
+class Stats:
+    counts: StoreCounts
+    vector_index_rows: int
+    db_bytes: int
+    uptime_s: float
+    embedder: EmbedderHealth | None
+
+
+class StatsService:
+    """Collects counts from the store and state from the models.
+
+    Args:
+        memories: the memory service (its counts come from one SQL pass).
+        db_path: the database file, to report its size with the WAL.
+        index: the vector index (rows it holds).
+        embedder: for its health.
+    """
+
+    def __init__(
+        self,
+        memories: MemoryService,
+        db_path: Path,
+        index: VectorIndex | None,
+        embedder: Embedder | None,
+    ) -> None:
+        self._memories = memories
+        self._db_path = db_path
+        self._index = index
+        self._embedder = embedder
+        self._started = time.monotonic()
+
+    @property
+    def uptime_s(self) -> float:
+        return round(time.monotonic() - self._started, 3)
+
+    def embedder_health(self) -> EmbedderHealth | None:
+        return self._embedder.health() if self._embedder is not None else None
+
+    def db_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal"):
+            path = self._db_path.with_name(self._db_path.name + suffix)
+            if path.exists():
+                total += path.stat().st_size
+        return total
+
+    async def stats(self) -> Stats:
+        return Stats(
+            counts=await self._memories.counts(),
+            vector_index_rows=len(self._index) if self._index is not None else 0,
+            db_bytes=self.db_bytes(),
+            uptime_s=self.uptime_s,
+            embedder=self.embedder_health(),
+        )

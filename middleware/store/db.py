@@ -1,0 +1,218 @@
+"""SQLite connections: one writer thread, a small pool of read-only readers, migrations.
+
+Why this shape (after datasette's write thread): SQLite allows one writer at a time, so every write
+goes through a single thread fed by a queue (a one-worker executor) and runs inside
+``BEGIN IMMEDIATE``; the caller awaits a future and a 2xx is only sent once COMMIT has returned.
+Reads run on ``mode=ro`` connections in other threads, so neither blocks the event loop and WAL lets
+them proceed while the writer commits.
+
+Durability: WAL with ``synchronous=NORMAL``. A commit survives a crash of this process (kill -9)
+because the WAL is written before COMMIT returns; only an OS crash or power loss can lose the last
+transactions (never corrupt the file). See README "Durability".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from pathlib import Path
+from typing import TypeVar
+
+from ..errors import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MIGRATIONS_PACKAGE = "middleware.store.migrations"
+
+
+def _open(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+    if read_only:
+        conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+    else:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if not read_only:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def list_migrations() -> list[tuple[int, str, str]]:
+    """The numbered ``NNN_name.sql`` files shipped in the package, in order."""
+    found = []
+    for entry in resources.files(MIGRATIONS_PACKAGE).iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:3].isdigit():
+            found.append((int(name[:3]), name[:-4], entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def apply_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction. Idempotent."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
+    )
+    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    applied = []
+    for version, name, sql in list_migrations():
+        if version in done:
+            continue
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            # executescript would COMMIT first; run statement by statement inside our transaction.
+            for statement in _split_sql(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        log.info("migration applied", extra={"migration": name})
+        applied.append(name)
+    return applied
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into complete statements (triggers contain ``;`` inside BEGIN…END)."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if current.strip():
+                statements.append(current.strip())
+            current = ""
+    if current.strip() and not current.strip().startswith("--"):
+        statements.append(current.strip())
+    return statements
+
+
+class Database:
+    """Owns the SQLite file: the writer thread, the reader threads and their connections.
+
+    Args:
+        path: the database file (created with its folder if missing).
+        busy_timeout_ms: lock wait for every connection.
+        read_connections: number of reader threads, each with its own read-only connection.
+    """
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 5000, read_connections: int = 4) -> None:
+        self.path = Path(path)
+        self._busy_timeout_ms = busy_timeout_ms
+        self._read_connections = read_connections
+        self._local = threading.local()
+        self._writer: ThreadPoolExecutor | None = None
+        self._readers: ThreadPoolExecutor | None = None
+        self._all_connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def open(self) -> None:
+        """Create the file, apply migrations and start the threads. Blocking: call at start-up."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = _open(self.path, read_only=False, busy_timeout_ms=self._busy_timeout_ms)
+        try:
+            apply_migrations(conn)
+        finally:
+            conn.close()
+        self._writer = ThreadPoolExecutor(
+            max_workers=1,
+            thread_name_prefix="sqlite-writer",
+            initializer=self._init_thread,
+            initargs=(False,),
+        )
+        self._readers = ThreadPoolExecutor(
+            max_workers=self._read_connections,
+            thread_name_prefix="sqlite-reader",
+            initializer=self._init_thread,
+            initargs=(True,),
+        )
+
+    def close(self) -> None:
+        """Finish queued writes, then close every connection (a timed join via shutdown)."""
+        for pool in (self._writer, self._readers):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=False)
+        self._writer = self._readers = None
+        with self._connections_lock:
+            for conn in self._all_connections:
+                try:
+                    if not conn.in_transaction:
+                        conn.execute("PRAGMA optimize")
+                except sqlite3.Error:
+                    pass
+                conn.close()
+            self._all_connections.clear()
+
+    def _init_thread(self, read_only: bool) -> None:
+        conn = _open(self.path, read_only=read_only, busy_timeout_ms=self._busy_timeout_ms)
+        self._local.conn = conn
+        with self._connections_lock:
+            self._all_connections.append(conn)
+
+    # -- running work ----------------------------------------------------------------------
+    async def write(
+        self,
+        work: Callable[[sqlite3.Connection], T],
+        *,
+        after_commit: Callable[[T], None] | None = None,
+    ) -> T:
+        """Run ``work(conn)`` in one ``BEGIN IMMEDIATE`` transaction on the writer thread.
+
+        ``after_commit(result)`` runs on the same thread right after COMMIT, before the next write:
+        in-memory mirrors (the vector matrix) are updated in commit order. The awaiting caller
+        resumes only after both, so a response sent afterwards describes committed state.
+        """
+        if self._writer is None:
+            raise StoreUnavailable("database is not open")
+
+        def run() -> T:
+            conn: sqlite3.Connection = self._local.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            if after_commit is not None:
+                try:
+                    after_commit(result)
+                except Exception:
+                    # The data is committed; a failed mirror update must not turn that into an
+                    # error reply. The mirror is rebuilt from SQLite at the next start.
+                    log.exception("after-commit hook failed")
+            return result
+
+        return await asyncio.get_running_loop().run_in_executor(self._writer, run)
+
+    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(conn)`` on a read-only connection in a reader thread."""
+        if self._readers is None:
+            raise StoreUnavailable("database is not open")
+
+        def run() -> T:
+            return work(self._local.conn)
+
+        return await asyncio.get_running_loop().run_in_executor(self._readers, run)
+
+    def read_blocking(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Synchronous read for start-up code and scripts (opens a short-lived connection)."""
+        conn = _open(self.path, read_only=True, busy_timeout_ms=self._busy_timeout_ms)
+        try:
+            return work(conn)
+        finally:
+            conn.close()

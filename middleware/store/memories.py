@@ -1,0 +1,338 @@
+"""All SQL about memories. Nothing else in the package writes SQL for this table.
+
+Every function takes a connection from :class:`~middleware.store.db.Database` (writer or reader), so
+transactions stay in the caller's hands; every value is a bound parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .fts import FtsQuery, like_pattern
+
+NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+
+# Columns a caller may set on insert or change on update (never id, timestamps or counters).
+EDITABLE_COLUMNS = (
+    "user_id",
+    "topic",
+    "fact",
+    "importance",
+    "category",
+    "source_session",
+    "source_channel",
+    "ref",
+    "metadata",
+    "superseded_by",
+)
+
+_SELECT = (
+    "SELECT id, user_id, topic, fact, importance, category, source_session, source_channel, ref,"
+    " metadata, created_at, updated_at, access_count, last_accessed, superseded_by,"
+    " embedding_model, embedding_dim, embedding IS NOT NULL AS has_embedding FROM memories"
+)
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """One row of ``memories`` as the rest of the code sees it (without the BLOB)."""
+
+    id: int
+    user_id: str
+    topic: str
+    fact: str
+    importance: int
+    category: str
+    source_session: str | None
+    source_channel: str | None
+    ref: str | None
+    metadata: dict[str, Any]
+    created_at: str
+    updated_at: str
+    access_count: int
+    last_accessed: str | None
+    superseded_by: int | None
+    embedding_model: str | None
+    embedding_dim: int | None
+    has_embedding: bool
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> MemoryRecord:
+        data = dict(row)
+        data["metadata"] = json.loads(data["metadata"] or "{}")
+        data["has_embedding"] = bool(data["has_embedding"])
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """What it takes to insert a memory; ``embedding`` is already little-endian float32 bytes."""
+
+    user_id: str
+    fact: str
+    topic: str = ""
+    importance: int = 5
+    category: str = "fact"
+    source_session: str | None = None
+    source_channel: str | None = None
+    ref: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: str | None = None
+    embedding: bytes | None = None
+    embedding_model: str | None = None
+    embedding_dim: int | None = None
+
+
+def quote_identifier(name: str) -> str:
+    """The one helper that puts an identifier into SQL (only ever with names from this module)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
+    cursor = conn.execute(
+        "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
+        " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
+        f" embedding_dim) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}),"
+        f" COALESCE(?, {NOW_SQL}), ?, ?, ?)",
+        (
+            memory.user_id,
+            memory.topic,
+            memory.fact,
+            memory.importance,
+            memory.category,
+            memory.source_session,
+            memory.source_channel,
+            memory.ref,
+            json.dumps(memory.metadata, ensure_ascii=False),
+            memory.created_at,
+            memory.created_at,
+            memory.embedding,
+            memory.embedding_model,
+            memory.embedding_dim,
+        ),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def get(conn: sqlite3.Connection, memory_id: int) -> MemoryRecord | None:
+    row = conn.execute(f"{_SELECT} WHERE id = ?", (memory_id,)).fetchone()
+    return MemoryRecord.from_row(row) if row else None
+
+
+def get_many(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]:
+    """Rows by id (missing ids are absent from the result)."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        f"{_SELECT} WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(memory_ids)),)
+    )
+    return {row["id"]: MemoryRecord.from_row(row) for row in rows}
+
+
+def list_memories(
+    conn: sqlite3.Connection,
+    *,
+    user_id: str | None,
+    topic: str | None,
+    include_superseded: bool,
+    limit: int,
+    before_id: int | None,
+) -> list[MemoryRecord]:
+    """Newest first, keyset-paginated by id (``before_id``) so deep pages stay fast."""
+    clauses, params = [], []  # type: tuple[list[str], list[Any]]
+    if user_id is not None:
+        clauses.append("user_id = ?")
+        params.append(user_id)
+    if topic is not None:
+        clauses.append("topic = ?")
+        params.append(topic)
+    if not include_superseded:
+        clauses.append("superseded_by IS NULL")
+    if before_id is not None:
+        clauses.append("id < ?")
+        params.append(before_id)
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = conn.execute(f"{_SELECT}{where} ORDER BY id DESC LIMIT ?", (*params, limit))
+    return [MemoryRecord.from_row(row) for row in rows]
+
+
+def update(conn: sqlite3.Connection, memory_id: int, changes: dict[str, Any]) -> bool:
+    """Apply ``changes`` (keys from EDITABLE_COLUMNS or the embedding columns); False if no row."""
+    allowed = set(EDITABLE_COLUMNS) | {"embedding", "embedding_model", "embedding_dim"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValueError(f"not updatable: {sorted(unknown)}")
+    values = dict(changes)
+    if "metadata" in values:
+        values["metadata"] = json.dumps(values["metadata"], ensure_ascii=False)
+    assignments = ", ".join(f"{quote_identifier(col)} = ?" for col in values)
+    sets = f"{assignments}, updated_at = {NOW_SQL}" if assignments else f"updated_at = {NOW_SQL}"
+    cursor = conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*values.values(), memory_id))
+    return cursor.rowcount > 0
+
+
+def delete(conn: sqlite3.Connection, memory_id: int) -> bool:
+    return conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount > 0
+
+
+def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: str, dim: int) -> bool:
+    """Store a vector without touching ``updated_at`` (the memory itself did not change)."""
+    cursor = conn.execute(
+        "UPDATE memories SET embedding = ?, embedding_model = ?, embedding_dim = ? WHERE id = ?",
+        (blob, model, dim, memory_id),
+    )
+    return cursor.rowcount > 0
+
+
+# -- search ---------------------------------------------------------------------------------
+def fts_candidates(conn: sqlite3.Connection, user_id: str, query: FtsQuery, limit: int) -> dict[int, float]:
+    """Best FTS candidates of one user as ``{id: relevance}`` (higher is better, > 0).
+
+    Relevance is ``-bm25`` from the word index; trigram and substring hits (scripts without
+    spaces) are added on the same scale so one normalisation serves all three.
+    """
+    scores: dict[int, float] = {}
+    if query.words:
+        for memory_id, rank in conn.execute(
+            "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts"
+            " JOIN memories m ON m.id = memories_fts.rowid"
+            " WHERE memories_fts MATCH ? AND m.user_id = ? AND m.superseded_by IS NULL"
+            " ORDER BY rank LIMIT ?",
+            (query.words, user_id, limit),
+        ):
+            scores[memory_id] = max(scores.get(memory_id, 0.0), -rank)
+    if query.trigrams:
+        for memory_id, rank in conn.execute(
+            "SELECT m.id, bm25(memories_trigram) AS rank FROM memories_trigram"
+            " JOIN memories m ON m.id = memories_trigram.rowid"
+            " WHERE memories_trigram MATCH ? AND m.user_id = ? AND m.superseded_by IS NULL"
+            " ORDER BY rank LIMIT ?",
+            (query.trigrams, user_id, limit),
+        ):
+            scores[memory_id] = scores.get(memory_id, 0.0) + (-rank)
+    if query.substrings:
+        top = max(scores.values(), default=1.0)
+        for substring in query.substrings:
+            pattern = like_pattern(substring)
+            for (memory_id,) in conn.execute(
+                "SELECT id FROM memories WHERE user_id = ? AND superseded_by IS NULL"
+                " AND (fact LIKE ? ESCAPE '\\' OR topic LIKE ? ESCAPE '\\') ORDER BY id DESC LIMIT ?",
+                (user_id, pattern, pattern, limit),
+            ):
+                scores[memory_id] = scores.get(memory_id, 0.0) + top / len(query.substrings)
+    return dict(sorted(scores.items(), key=lambda item: -item[1])[:limit])
+
+
+def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, bytes, int]]:
+    """``(id, user_id, blob, dim)`` of every live row embedded by ``model``: the index's source."""
+    yield from conn.execute(
+        "SELECT id, user_id, embedding, embedding_dim FROM memories"
+        " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL",
+        (model,),
+    )
+
+
+def needing_embedding(
+    conn: sqlite3.Connection,
+    model: str,
+    *,
+    user_id: str | None,
+    after_id: int,
+    limit: int,
+) -> list[tuple[int, str, str]]:
+    """``(id, topic, fact)`` of rows with no vector or one from another model, by id."""
+    params: list[Any] = [model, after_id]
+    user_clause = ""
+    if user_id is not None:
+        user_clause = " AND user_id = ?"
+        params.append(user_id)
+    rows = conn.execute(
+        "SELECT id, topic, fact FROM memories"
+        " WHERE (embedding IS NULL OR embedding_model IS NOT ? OR embedding_model IS NULL)"
+        f" AND id > ?{user_clause} ORDER BY id LIMIT ?",
+        (*params, limit),
+    )
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def count_needing_embedding(conn: sqlite3.Connection, model: str, user_id: str | None) -> int:
+    params: list[Any] = [model]
+    user_clause = ""
+    if user_id is not None:
+        user_clause = " AND user_id = ?"
+        params.append(user_id)
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM memories WHERE (embedding IS NULL OR embedding_model IS NOT ?)"
+            f"{user_clause}",
+            params,
+        ).fetchone()[0]
+    )
+
+
+@dataclass(frozen=True)
+class StoreCounts:
+    total: int
+    live: int
+    superseded: int
+    per_user: dict[str, int]
+    embedded: int
+    stale_embeddings: int
+    unembedded: int
+
+
+def counts(conn: sqlite3.Connection, model: str) -> StoreCounts:
+    """Numbers for /stats in one pass over the table."""
+    row = conn.execute(
+        "SELECT count(*),"
+        " coalesce(sum(superseded_by IS NULL), 0),"
+        " coalesce(sum(embedding IS NOT NULL AND embedding_model = ?), 0),"
+        " coalesce(sum(embedding IS NOT NULL AND embedding_model IS NOT ?), 0),"
+        " coalesce(sum(embedding IS NULL), 0)"
+        " FROM memories",
+        (model, model),
+    ).fetchone()
+    per_user = dict(
+        conn.execute(
+            "SELECT user_id, count(*) FROM memories WHERE superseded_by IS NULL GROUP BY user_id"
+        ).fetchall()
+    )
+    total, live, embedded, stale, unembedded = (int(v) for v in row)
+    return StoreCounts(
+        total=total,
+        live=live,
+        superseded=total - live,
+        per_user=per_user,
+        embedded=embedded,
+        stale_embeddings=stale,
+        unembedded=unembedded,
+    )
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    """What the vector index needs to know about one row."""
+
+    memory_id: int
+    user_id: str | None
+    blob: bytes | None
+    model: str | None
+    dim: int | None
+    superseded_by: int | None
+
+
+def vector_rows(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> list[VectorRow]:
+    """The embedding columns of these rows; a deleted row comes back with everything None."""
+    found = {
+        row[0]: VectorRow(*row)
+        for row in conn.execute(
+            "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by"
+            " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(memory_ids)),),
+        )
+    }
+    return [found.get(mid, VectorRow(mid, None, None, None, None, None)) for mid in memory_ids]

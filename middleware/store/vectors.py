@@ -1,0 +1,166 @@
+"""The in-memory vector index: one normalised float32 matrix per user, kept in step with the BLOBs.
+
+Why per user: search is always scoped to one user, so a per-user matrix makes that scope a
+dictionary lookup rather than a mask over everyone's rows, and one matrix-vector product scores all
+of that user's memories (not the newest 500, as the seed did). SQLite stays the source of truth:
+the index is rebuilt from the BLOBs at start-up and updated after each committed write.
+
+Only rows embedded by the live model, not superseded, are in the index; anything else is simply
+absent, so vectors of different models are never compared.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+_INITIAL_CAPACITY = 64
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    """L2-normalise rows (a zero row stays zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32, copy=False)
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    """Little-endian float32 bytes, the on-disk form of an embedding."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes, dim: int | None = None) -> np.ndarray:
+    """Inverse of :func:`to_blob`; checks the length when ``dim`` is known."""
+    vector = np.frombuffer(blob, dtype="<f4")
+    if dim is not None and vector.shape[0] != dim:
+        raise ValueError(f"embedding has {vector.shape[0]} values, expected {dim}")
+    return vector.astype(np.float32)
+
+
+class _UserMatrix:
+    """Rows of one user in a growable matrix; deletes swap the last row into the hole."""
+
+    def __init__(self, dim: int) -> None:
+        self.matrix = np.zeros((_INITIAL_CAPACITY, dim), dtype=np.float32)
+        self.ids = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        self.size = 0
+        self.row_of: dict[int, int] = {}
+
+    def upsert(self, memory_id: int, vector: np.ndarray) -> None:
+        row = self.row_of.get(memory_id)
+        if row is None:
+            if self.size == self.ids.shape[0]:
+                self._grow()
+            row = self.size
+            self.size += 1
+            self.row_of[memory_id] = row
+            self.ids[row] = memory_id
+        self.matrix[row] = vector
+
+    def remove(self, memory_id: int) -> bool:
+        row = self.row_of.pop(memory_id, None)
+        if row is None:
+            return False
+        last = self.size - 1
+        if row != last:
+            moved_id = int(self.ids[last])
+            self.matrix[row] = self.matrix[last]
+            self.ids[row] = moved_id
+            self.row_of[moved_id] = row
+        self.size = last
+        return True
+
+    def _grow(self) -> None:
+        capacity = self.ids.shape[0] * 2
+        matrix = np.zeros((capacity, self.matrix.shape[1]), dtype=np.float32)
+        matrix[: self.size] = self.matrix[: self.size]
+        ids = np.zeros(capacity, dtype=np.int64)
+        ids[: self.size] = self.ids[: self.size]
+        self.matrix, self.ids = matrix, ids
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    memory_id: int
+    cosine: float
+
+
+class VectorIndex:
+    """Cosine search over each user's live memories.
+
+    Args:
+        model: the embedding model whose vectors this index holds (recorded for /stats).
+        dim: vector length; vectors of another length are refused. ``None``: taken from the first
+            vector (a remote embedder may not have answered yet at start-up).
+    """
+
+    def __init__(self, model: str, dim: int | None = None) -> None:
+        self.model = model
+        self.dim = dim
+        self._users: dict[str, _UserMatrix] = {}
+        self._user_of: dict[int, str] = {}
+        # Writers (the SQLite writer thread) and searchers (reader threads) share the matrices.
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._user_of)
+
+    def contains(self, memory_id: int) -> bool:
+        return memory_id in self._user_of
+
+    def upsert(self, memory_id: int, user_id: str, vector: np.ndarray) -> None:
+        """Add or replace one memory's vector (normalised here)."""
+        vector = normalize(vector)[0]
+        with self._lock:
+            if self.dim is None:
+                self.dim = int(vector.shape[0])
+            if vector.shape[0] != self.dim:
+                raise ValueError(f"vector has {vector.shape[0]} values, index holds {self.dim}")
+            previous_user = self._user_of.get(memory_id)
+            if previous_user is not None and previous_user != user_id:
+                self._users[previous_user].remove(memory_id)
+            self._users.setdefault(user_id, _UserMatrix(self.dim)).upsert(memory_id, vector)
+            self._user_of[memory_id] = user_id
+
+    def remove(self, memory_id: int) -> None:
+        """Forget a memory (deleted, superseded, or re-embedded by another model)."""
+        with self._lock:
+            user_id = self._user_of.pop(memory_id, None)
+            if user_id is not None:
+                self._users[user_id].remove(memory_id)
+
+    def search(self, user_id: str, query: np.ndarray, k: int) -> list[VectorHit]:
+        """Top ``k`` memories of ``user_id`` by cosine to ``query``, best first."""
+        query = normalize(query)[0]
+        with self._lock:
+            user = self._users.get(user_id)
+            if user is None or user.size == 0:
+                return []
+            scores = user.matrix[: user.size] @ query
+            ids = user.ids[: user.size].copy()
+        k = min(k, scores.shape[0])
+        top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [VectorHit(int(ids[i]), float(scores[i])) for i in top]
+
+    def cosines(self, user_id: str, query: np.ndarray, memory_ids: list[int]) -> dict[int, float]:
+        """Exact cosine of ``query`` to the given memories of ``user_id`` (those indexed)."""
+        query = normalize(query)[0]
+        with self._lock:
+            user = self._users.get(user_id)
+            if user is None:
+                return {}
+            rows = [(mid, user.row_of[mid]) for mid in memory_ids if mid in user.row_of]
+            if not rows:
+                return {}
+            scores = user.matrix[[row for _, row in rows]] @ query
+        return {mid: float(score) for (mid, _), score in zip(rows, scores, strict=True)}
+
+    def count_by_user(self) -> dict[str, int]:
+        with self._lock:
+            return {user: m.size for user, m in self._users.items()}
