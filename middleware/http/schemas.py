@@ -8,7 +8,7 @@ or null. Types are strict: ``"limit": "10"`` is a 400, not silently coerced.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -35,6 +35,9 @@ class HybridSearchRequest(_Request):
     query: str = Field(description="Free text; any characters are safe (never raw FTS syntax).")
     user_id: str | None = Field(None, description="Whose memories; absent/empty → the default user.")
     limit: int | None = Field(None, description="How many results (1…search.max_limit); absent → default.")
+    mode: Literal["hybrid", "fts", "vector"] = Field(
+        "hybrid", description="hybrid (default), or one retriever alone for debugging and benchmarks."
+    )
 
 
 class SearchResultItem(BaseModel):

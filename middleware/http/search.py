@@ -17,7 +17,7 @@ async def hybrid_search(request: web.Request) -> web.Response:
     if not 1 <= limit <= limits.max_limit:
         raise InvalidRequest(f"limit must be between 1 and {limits.max_limit}, got {limit}")
     user_id = resolve_user(request, body.user_id)
-    result = await request.app[SEARCH_SERVICE].search(body.query, user_id, limit)
+    result = await request.app[SEARCH_SERVICE].search(body.query, user_id, limit, body.mode)
     items = [
         SearchResultItem(
             id=hit.memory.id,

@@ -78,15 +78,19 @@ class SearchService:
         self._config = config
         self._query_timeout_s = query_timeout_s
 
-    async def search(self, query: str, user_id: str, limit: int) -> SearchResult:
-        """The best ``limit`` live memories of ``user_id`` for ``query``."""
+    async def search(self, query: str, user_id: str, limit: int, mode: str = "hybrid") -> SearchResult:
+        """The best ``limit`` live memories of ``user_id`` for ``query``.
+
+        ``mode`` ``"fts"`` or ``"vector"`` runs one retriever alone (for benchmarks and debugging);
+        the fused score keeps its formula, with the other part 0.
+        """
         started = time.perf_counter()
         query = query[: self._config.max_query_chars]
-        fts_query = build_query(query)
+        fts_query = build_query(query) if mode != "vector" else FtsQuery()
         k = max(self._config.candidates, limit)
 
         fts_task = asyncio.ensure_future(self._fts(user_id, fts_query, k))
-        query_vector = await self._query_vector(query)
+        query_vector = await self._query_vector(query) if mode != "fts" else None
         fts_scores = await fts_task
         after_fts = time.perf_counter()
 
