@@ -17,12 +17,14 @@ from .keys import (
     CONFIG,
     DATABASE,
     EMBEDDER,
+    INDEX_SYNC,
     MEMORY_SERVICE,
     SEARCH_SERVICE,
     STATS_SERVICE,
     VECTOR_INDEX,
 )
 from .models.embedders import Embedder, create_embedder
+from .services.index_sync import IndexSync
 from .services.memories import MemoryService
 from .services.search import SearchService
 from .services.stats import StatsService
@@ -51,6 +53,7 @@ def create_app(config: Config, *, embedder: Embedder | None = None) -> web.Appli
     )
     index = VectorIndex(embedder.model, embedder.dim)
     memory_service = MemoryService(db, index, embedder)
+    index_sync = IndexSync(db, index, config.database.external_write_check_s)
 
     app[CONFIG] = config
     app[DATABASE] = db
@@ -58,6 +61,7 @@ def create_app(config: Config, *, embedder: Embedder | None = None) -> web.Appli
     app[VECTOR_INDEX] = index
     app[MEMORY_SERVICE] = memory_service
     app[SEARCH_SERVICE] = SearchService(db, index, embedder, config.search, config.embeddings.query_timeout_s)
+    app[INDEX_SYNC] = index_sync
     app[STATS_SERVICE] = StatsService(memory_service, db.path, index, embedder)
 
     async def database_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -81,7 +85,9 @@ def create_app(config: Config, *, embedder: Embedder | None = None) -> web.Appli
             "vector index built",
             extra={"rows": loaded, "model": index.model, "seconds": round(time.perf_counter() - started, 2)},
         )
+        await index_sync.start()
         yield
+        await index_sync.stop()
 
     app.cleanup_ctx.extend([database_ctx, embedder_ctx, vector_index_ctx])
     setup_routes(app)

@@ -49,6 +49,11 @@ class DatabaseConfig(BaseModel):
     read_connections: int = Field(
         4, ge=1, le=64, description="Read-only connections (threads) that serve searches."
     )
+    external_write_check_s: float = Field(
+        5.0,
+        gt=0,
+        description="How often to look for vectors written by another process (the backfill script).",
+    )
 
 
 class EmbeddingsConfig(BaseModel):
@@ -91,6 +96,10 @@ class SearchConfig(BaseModel):
 
     fts_weight: float = Field(0.4, ge=0, description="Weight of the normalised FTS5 bm25 score.")
     vector_weight: float = Field(0.6, ge=0, description="Weight of the cosine similarity.")
+    fts_normalization: Literal["coverage", "max"] = Field(
+        "coverage",
+        description="coverage: bm25 / Σ idf of the query terms; max: bm25 / best bm25 (the seed's).",
+    )
     candidates: int = Field(50, ge=1, le=5000, description="Candidates taken from each side before fusion.")
     default_limit: int = Field(10, ge=1, description="Results when the request names no limit.")
     max_limit: int = Field(200, ge=1, description="Largest limit a request may ask for.")

@@ -6,6 +6,7 @@ from aiohttp import web
 
 from .config import Config
 from .models.embedders import Embedder
+from .services.index_sync import IndexSync
 from .services.memories import MemoryService
 from .services.search import SearchService
 from .services.stats import StatsService
@@ -16,6 +17,7 @@ CONFIG = web.AppKey("config", Config)
 DATABASE = web.AppKey("database", Database)
 EMBEDDER = web.AppKey("embedder", Embedder)
 VECTOR_INDEX = web.AppKey("vector_index", VectorIndex)
+INDEX_SYNC = web.AppKey("index_sync", IndexSync)
 MEMORY_SERVICE = web.AppKey("memory_service", MemoryService)
 SEARCH_SERVICE = web.AppKey("search_service", SearchService)
 STATS_SERVICE = web.AppKey("stats_service", StatsService)

@@ -4,7 +4,9 @@ Method (``score = w_fts·fts_norm + w_vec·cosine``, weights 0.4/0.6 by default 
 
 1. Gather candidates from both sides at once: bm25 over the word and trigram indexes (the query
    embedding is computed meanwhile), and the top cosines over *all* of the user's vectors.
-2. ``fts_norm`` is ``-bm25`` divided by the best ``-bm25`` of this query, so it lies in (0, 1].
+2. ``fts_norm`` lies in (0, 1]: by default ``-bm25`` over the sum of the query terms' IDF (how
+   much of the question's information the row covers); ``search.fts_normalization: max`` gives the
+   seed's ``-bm25 / best -bm25`` (see ``store.memories.fts_candidates``).
 3. Unlike the seed, the cosine of an FTS-only candidate is not taken as 0: the exact cosine of
    every candidate is read from the in-memory matrix (it is one small product), so a keyword hit
    that is also semantically close is not penalised for missing the vector top-k. ``source`` still
@@ -102,10 +104,9 @@ class SearchService:
             )
         after_vector = time.perf_counter()
 
-        best_fts = max(fts_scores.values(), default=0.0)
         fused: list[tuple[float, float, float, int, str]] = []
         for memory_id in set(fts_scores) | vector_candidates:
-            fts_norm = fts_scores.get(memory_id, 0.0) / best_fts if best_fts > 0 else 0.0
+            fts_norm = fts_scores.get(memory_id, 0.0)
             cosine = max(vector_scores.get(memory_id, 0.0), 0.0)
             score = self._config.fts_weight * fts_norm + self._config.vector_weight * cosine
             in_fts, in_vec = memory_id in fts_scores, memory_id in vector_candidates
@@ -137,7 +138,10 @@ class SearchService:
     async def _fts(self, user_id: str, fts_query: FtsQuery, k: int) -> dict[int, float]:
         if fts_query.empty:
             return {}
-        return await self._db.read(lambda conn: memory_sql.fts_candidates(conn, user_id, fts_query, k))
+        normalization = self._config.fts_normalization
+        return await self._db.read(
+            lambda conn: memory_sql.fts_candidates(conn, user_id, fts_query, k, normalization=normalization)
+        )
 
     async def _query_vector(self, query: str) -> np.ndarray | None:
         if self._embedder is None or self._index is None or not query.strip():

@@ -32,7 +32,8 @@ T = TypeVar("T")
 MIGRATIONS_PACKAGE = "middleware.store.migrations"
 
 
-def _open(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+def connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A connection with this project's pragmas (WAL, synchronous=NORMAL, busy timeout, rows by name)."""
     if read_only:
         conn = sqlite3.connect(
             f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
@@ -122,7 +123,7 @@ class Database:
     def open(self) -> None:
         """Create the file, apply migrations and start the threads. Blocking: call at start-up."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = _open(self.path, read_only=False, busy_timeout_ms=self._busy_timeout_ms)
+        conn = connect(self.path, read_only=False, busy_timeout_ms=self._busy_timeout_ms)
         try:
             apply_migrations(conn)
         finally:
@@ -157,7 +158,7 @@ class Database:
             self._all_connections.clear()
 
     def _init_thread(self, read_only: bool) -> None:
-        conn = _open(self.path, read_only=read_only, busy_timeout_ms=self._busy_timeout_ms)
+        conn = connect(self.path, read_only=read_only, busy_timeout_ms=self._busy_timeout_ms)
         self._local.conn = conn
         with self._connections_lock:
             self._all_connections.append(conn)
@@ -199,6 +200,13 @@ class Database:
 
         return await asyncio.get_running_loop().run_in_executor(self._writer, run)
 
+    async def on_writer(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(conn)`` on the writer thread *without* opening a transaction: for pragmas and
+        for reads that must be ordered with the writes (the vector index refresh)."""
+        if self._writer is None:
+            raise StoreUnavailable("database is not open")
+        return await asyncio.get_running_loop().run_in_executor(self._writer, lambda: work(self._local.conn))
+
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(conn)`` on a read-only connection in a reader thread."""
         if self._readers is None:
@@ -211,7 +219,7 @@ class Database:
 
     def read_blocking(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Synchronous read for start-up code and scripts (opens a short-lived connection)."""
-        conn = _open(self.path, read_only=True, busy_timeout_ms=self._busy_timeout_ms)
+        conn = connect(self.path, read_only=True, busy_timeout_ms=self._busy_timeout_ms)
         try:
             return work(conn)
         finally:

@@ -48,6 +48,7 @@ class FtsQuery:
     """What to ask each index; an empty part means: do not query that index."""
 
     words: str = ""  # MATCH expression for the porter/unicode61 index
+    terms: tuple[str, ...] = ()  # the quoted word terms one by one (for their document counts)
     trigrams: str = ""  # MATCH expression for the trigram index
     substrings: tuple[str, ...] = field(default_factory=tuple)  # short CJK runs for LIKE
 
@@ -66,7 +67,7 @@ def word_terms(text: str) -> list[str]:
     seen: dict[str, None] = {}
     for match in _WORD.finditer(text.lower()):
         token = match.group().replace("’", "'")
-        if token in STOP_WORDS or (len(token) < 2 and not token.isdigit()):
+        if token in STOP_WORDS:
             continue
         # Possessives and contractions: "caroline's" → "caroline" (unicode61 splits on ').
         token = token.split("'")[0]
@@ -89,6 +90,7 @@ def build_query(text: str) -> FtsQuery:
             substrings.setdefault(run, None)
     return FtsQuery(
         words=" OR ".join(quote(t) for t in words),
+        terms=tuple(quote(t) for t in words),
         trigrams=" OR ".join(quote(t) for t in list(trigram_terms)[:MAX_TERMS]),
         substrings=tuple(list(substrings)[:MAX_TERMS]),
     )

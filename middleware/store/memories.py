@@ -7,6 +7,7 @@ transactions stay in the caller's hands; every value is a bound parameter.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -189,33 +190,59 @@ def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: 
 
 
 # -- search ---------------------------------------------------------------------------------
-def fts_candidates(conn: sqlite3.Connection, user_id: str, query: FtsQuery, limit: int) -> dict[int, float]:
-    """Best FTS candidates of one user as ``{id: relevance}`` (higher is better, > 0).
+def fts_candidates(
+    conn: sqlite3.Connection,
+    user_id: str,
+    query: FtsQuery,
+    limit: int,
+    *,
+    normalization: str = "coverage",
+) -> dict[int, float]:
+    """Best FTS candidates of one user as ``{id: fts_norm}`` with ``fts_norm`` in (0, 1].
 
-    Relevance is ``-bm25`` from the word index; trigram and substring hits (scripts without
-    spaces) are added on the same scale so one normalisation serves all three.
+    ``normalization``:
+
+    - ``"max"`` (the seed's): ``-bm25 / best -bm25 of this query``. The best hit always gets 1.0,
+      even when it matched one minor word of the question.
+    - ``"coverage"`` (default): ``-bm25 / Σ idf(term)`` over the query's terms, the score a row
+      of average length matching every term once would get. A row matching only a small part of the
+      question's information gets a small share, and a term found nowhere still counts against
+      (it is information the row does not have). IDF is FTS5's own:
+      ``ln((N - n + 0.5) / (n + 0.5))``, floored at 1e-6, with ``n`` the rows matching the term.
+
+    Trigram hits (scripts without spaces) are normalised by their best hit, and short CJK
+    substrings score the fraction of them a row contains; a row keeps its best part.
     """
     scores: dict[int, float] = {}
     if query.words:
-        for memory_id, rank in conn.execute(
+        rows = conn.execute(
             "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts"
             " JOIN memories m ON m.id = memories_fts.rowid"
             " WHERE memories_fts MATCH ? AND m.user_id = ? AND m.superseded_by IS NULL"
             " ORDER BY rank LIMIT ?",
             (query.words, user_id, limit),
-        ):
-            scores[memory_id] = max(scores.get(memory_id, 0.0), -rank)
+        ).fetchall()
+        if rows:
+            if normalization == "max":
+                scale = -rows[0][1]
+            else:
+                scale = _ideal_bm25(conn, query.terms)
+            for memory_id, rank in rows:
+                scores[memory_id] = min(1.0, -rank / scale) if scale > 0 else 0.0
     if query.trigrams:
-        for memory_id, rank in conn.execute(
+        rows = conn.execute(
             "SELECT m.id, bm25(memories_trigram) AS rank FROM memories_trigram"
             " JOIN memories m ON m.id = memories_trigram.rowid"
             " WHERE memories_trigram MATCH ? AND m.user_id = ? AND m.superseded_by IS NULL"
             " ORDER BY rank LIMIT ?",
             (query.trigrams, user_id, limit),
-        ):
-            scores[memory_id] = scores.get(memory_id, 0.0) + (-rank)
+        ).fetchall()
+        best = -rows[0][1] if rows else 0.0
+        for memory_id, rank in rows:
+            share = -rank / best if best > 0 else 0.0
+            scores[memory_id] = max(scores.get(memory_id, 0.0), share)
     if query.substrings:
-        top = max(scores.values(), default=1.0)
+        found: dict[int, int] = {}
         for substring in query.substrings:
             pattern = like_pattern(substring)
             for (memory_id,) in conn.execute(
@@ -223,8 +250,23 @@ def fts_candidates(conn: sqlite3.Connection, user_id: str, query: FtsQuery, limi
                 " AND (fact LIKE ? ESCAPE '\\' OR topic LIKE ? ESCAPE '\\') ORDER BY id DESC LIMIT ?",
                 (user_id, pattern, pattern, limit),
             ):
-                scores[memory_id] = scores.get(memory_id, 0.0) + top / len(query.substrings)
+                found[memory_id] = found.get(memory_id, 0) + 1
+        for memory_id, hits in found.items():
+            share = hits / len(query.substrings)
+            scores[memory_id] = max(scores.get(memory_id, 0.0), share)
     return dict(sorted(scores.items(), key=lambda item: -item[1])[:limit])
+
+
+def _ideal_bm25(conn: sqlite3.Connection, terms: Sequence[str]) -> float:
+    """Σ FTS5 idf over ``terms`` (each already a quoted FTS5 string)."""
+    total_rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    ideal = 0.0
+    for term in terms:
+        matching = conn.execute(
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (term,)
+        ).fetchone()[0]
+        ideal += max(1e-6, math.log((total_rows - matching + 0.5) / (matching + 0.5)))
+    return ideal
 
 
 def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, bytes, int]]:

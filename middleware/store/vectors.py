@@ -134,6 +134,16 @@ class VectorIndex:
             if user_id is not None:
                 self._users[user_id].remove(memory_id)
 
+    def sync(self, wanted: dict[int, tuple[str, np.ndarray]]) -> int:
+        """Make the index hold exactly ``wanted`` (id → (user, vector)); returns ids added or removed."""
+        stale = [memory_id for memory_id in list(self._user_of) if memory_id not in wanted]
+        added = sum(1 for memory_id in wanted if memory_id not in self._user_of)
+        for memory_id in stale:
+            self.remove(memory_id)
+        for memory_id, (user_id, vector) in wanted.items():
+            self.upsert(memory_id, user_id, vector)
+        return len(stale) + added
+
     def search(self, user_id: str, query: np.ndarray, k: int) -> list[VectorHit]:
         """Top ``k`` memories of ``user_id`` by cosine to ``query``, best first."""
         query = normalize(query)[0]

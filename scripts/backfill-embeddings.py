@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Embed memories that have no vector, or one from another model, straight in the SQLite file.
+
+Use it after switching ``embeddings.model`` (rows of the old model are skipped by search until
+re-embedded) or after the embedder was down while memories were written.
+
+Safe while the daemon runs: each batch is one short ``BEGIN IMMEDIATE`` transaction (the daemon's
+writes wait at most that long, within its busy timeout), and the daemon notices the new vectors by
+itself within ``database.external_write_check_s``. Resumable: work goes in id order and every batch
+is committed, so after Ctrl-C a new run simply continues with what is left.
+
+    python scripts/backfill-embeddings.py [--config PATH] [--db PATH] [--user ID]
+                                          [--batch-size N] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tqdm import tqdm  # noqa: E402
+
+from middleware.config import load_config  # noqa: E402
+from middleware.models.embedders import create_embedder  # noqa: E402
+from middleware.services.memories import embedding_text  # noqa: E402
+from middleware.store import memories as memory_sql  # noqa: E402
+from middleware.store.db import apply_migrations, connect  # noqa: E402
+from middleware.store.vectors import to_blob  # noqa: E402
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", type=Path, help="YAML config (default: config/config.yaml)")
+    parser.add_argument("--db", type=Path, help="database file (default: database.path from config)")
+    parser.add_argument("--user", help="only this user's memories")
+    parser.add_argument("--batch-size", type=int, default=64, help="memories per transaction (default 64)")
+    parser.add_argument("--dry-run", action="store_true", help="count what would be embedded, change nothing")
+    args = parser.parse_args(argv)
+    if args.batch_size < 1:
+        parser.error("--batch-size must be at least 1")
+    return args
+
+
+async def backfill(args: argparse.Namespace) -> int:
+    overrides = {"database": {"path": args.db}} if args.db else {}
+    config = load_config(args.config, overrides)
+    path = config.database.path
+    if not path.exists():
+        print(f"no database at {path}", file=sys.stderr)
+        return 2
+    model = config.embeddings.model
+    conn = connect(path, read_only=False, busy_timeout_ms=config.database.busy_timeout_ms)
+    apply_migrations(conn)  # an older file gets the current schema first
+    total = memory_sql.count_needing_embedding(conn, model, args.user)
+    scope = f" of user {args.user!r}" if args.user else ""
+    print(f"{total} memories{scope} need a {model} embedding ({path})")
+    if args.dry_run or total == 0:
+        return 0
+
+    embedder = create_embedder(config.embeddings)
+    await embedder.start()
+    done, after_id, started = 0, 0, time.monotonic()
+    try:
+        with tqdm(total=total, unit="memory", desc="embedding") as progress:
+            while True:
+                batch = memory_sql.needing_embedding(
+                    conn, model, user_id=args.user, after_id=after_id, limit=args.batch_size
+                )
+                if not batch:
+                    break
+                vectors = await embedder.embed_documents(
+                    [embedding_text(topic, fact) for _, topic, fact in batch]
+                )
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for (memory_id, topic, fact), vector in zip(batch, vectors, strict=True):
+                        # Only if the text is still what was embedded (the daemon may have edited it).
+                        current = memory_sql.get(conn, memory_id)
+                        if current is not None and (current.topic, current.fact) == (topic, fact):
+                            memory_sql.set_embedding(
+                                conn, memory_id, to_blob(vector), model, int(vector.shape[0])
+                            )
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                after_id = batch[-1][0]
+                done += len(batch)
+                progress.update(len(batch))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted after {done} memories; run again to continue where it stopped")
+        return 130
+    finally:
+        await embedder.close()
+        conn.close()
+    print(f"embedded {done} memories in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return asyncio.run(backfill(parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Shared fixtures: real SQLite files in tmp_path, a real aiohttp server on a loopback port, and the
+real all-MiniLM-L6-v2 model from its PyPI package (loaded once per session: ~5-15 s)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from middleware.app import create_app
+from middleware.config import Config, EmbeddingsConfig
+from middleware.models.embedders import SentenceTransformerEmbedder
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _no_cortex_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see only the config they build, never the developer's MEMORY_CORTEX_* variables."""
+    for name in list(os.environ):
+        if name.startswith("MEMORY_CORTEX_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Iterator[SentenceTransformerEmbedder]:
+    """The real default embedder, started (and warmed) once for the whole run."""
+    embedder = SentenceTransformerEmbedder(EmbeddingsConfig())
+    asyncio.run(embedder.start())
+    yield embedder
+    asyncio.run(embedder.close())
+
+
+def make_config(tmp_path: Path, **sections: Any) -> Config:
+    """A config whose database lives in ``tmp_path``; ``sections`` override whole sections."""
+    database = {"path": tmp_path / "memories.db", **sections.pop("database", {})}
+    # A generous query-embedding timeout: a busy CI box must not turn a test FTS-only by chance.
+    embeddings = {"query_timeout_s": 10.0, **sections.pop("embeddings", {})}
+    return Config(database=database, embeddings=embeddings, **sections)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    return make_config(tmp_path)
+
+
+@pytest.fixture
+async def client(aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder) -> TestClient:
+    """The whole app on a real loopback port, with the real model."""
+    return await aiohttp_client(create_app(config, embedder=minilm))
+
+
+@pytest.fixture
+async def restartable(
+    aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
+) -> AsyncIterator[Any]:
+    """Start the app, stop it, start a new one on the same database file."""
+    clients: list[TestClient] = []
+
+    async def start() -> TestClient:
+        if clients:
+            await clients[-1].close()
+        clients.append(await aiohttp_client(create_app(config, embedder=minilm)))
+        return clients[-1]
+
+    yield start

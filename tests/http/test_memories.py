@@ -1,0 +1,144 @@
+"""/memories CRUD through the real server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from middleware.keys import VECTOR_INDEX
+from tests.helpers import search, store
+
+
+async def test_single_memory_is_created_embedded_and_readable(client: TestClient) -> None:
+    response = await client.post(
+        "/memories",
+        json={
+            "user_id": "ann",
+            "topic": "pets",
+            "fact": "Ann has a cat named Miso.",
+            "importance": 7,
+            "category": "relationship",
+            "source_session": "s1",
+            "source_channel": "telegram",
+            "ref": "D1:1",
+            "metadata": {"mood": "happy"},
+            "created_at": "2023-05-08T13:56:00Z",
+        },
+    )
+    assert response.status == 201
+    created = await response.json()
+    assert created["embedded"] is True and created["embedding_model"] == "all-MiniLM-L6-v2"
+    assert created["created_at"].startswith("2023-05-08T13:56:00")
+    fetched = await (await client.get(f"/memories/{created['id']}")).json()
+    assert fetched == created
+
+
+async def test_batch_in_either_shape_is_one_transaction(client: TestClient) -> None:
+    as_object = await store(client, {"fact": "one"}, {"fact": "two"})
+    response = await client.post("/memories", json=[{"fact": "three"}])
+    assert response.status == 201
+    assert [m["fact"] for m in as_object] == ["one", "two"]
+    # One invalid item rejects the whole batch: nothing is half-stored.
+    response = await client.post("/memories", json={"memories": [{"fact": "four"}, {"fact": ""}]})
+    assert response.status == 400
+    stats = await (await client.get("/stats")).json()
+    assert stats["total_memories"] == 3
+
+
+async def test_list_filters_and_paginates_newest_first(client: TestClient) -> None:
+    await store(
+        client, *({"user_id": "pat", "topic": "t" + str(i % 2), "fact": f"fact {i}"} for i in range(7))
+    )
+    await store(client, {"user_id": "other", "fact": "not pat's"})
+    seen: list[str] = []
+    before: int | None = None
+    while True:
+        params: dict[str, Any] = {"user_id": "pat", "limit": "3"}
+        if before is not None:
+            params["before_id"] = str(before)
+        page = await (await client.get("/memories", params=params)).json()
+        seen += [m["fact"] for m in page["memories"]]
+        before = page["next_before_id"]
+        if before is None:
+            break
+    assert seen == [f"fact {i}" for i in reversed(range(7))]
+    topic = await (await client.get("/memories", params={"user_id": "pat", "topic": "t0"})).json()
+    assert topic["count"] == 4
+
+
+async def test_patch_re_embeds_new_text(client: TestClient) -> None:
+    (memory,) = await store(client, {"user_id": "kim", "fact": "Kim plays the violin."})
+    await store(client, {"user_id": "kim", "fact": "Kim owns a red bicycle."})
+    response = await client.patch(f"/memories/{memory['id']}", json={"fact": "Kim studies marine biology."})
+    assert response.status == 200
+    patched = await response.json()
+    assert patched["fact"] == "Kim studies marine biology." and patched["embedded"] is True
+    body = await search(client, "ocean science", "kim", mode="vector", limit=1)
+    assert body["results"][0]["id"] == memory["id"]
+
+
+async def test_delete_removes_row_and_vector(client: TestClient) -> None:
+    (memory,) = await store(client, {"user_id": "lee", "fact": "Lee is afraid of heights."})
+    index = client.app[VECTOR_INDEX]
+    assert index.contains(memory["id"])
+    response = await client.delete(f"/memories/{memory['id']}")
+    assert response.status == 200 and (await response.json()) == {"deleted": True, "id": memory["id"]}
+    assert not index.contains(memory["id"])
+    assert (await client.get(f"/memories/{memory['id']}")).status == 404
+    assert (await client.delete(f"/memories/{memory['id']}")).status == 404
+    assert (await search(client, "heights", "lee"))["count"] == 0
+
+
+async def test_user_scope_on_single_memory_routes(client: TestClient) -> None:
+    (memory,) = await store(client, {"user_id": "owner", "fact": "secret plan"})
+    for method in ("get", "delete"):
+        response = await getattr(client, method)(f"/memories/{memory['id']}", params={"user_id": "intruder"})
+        assert response.status == 404
+        assert (await response.json())["error"]["code"] == "memory_not_found"
+    response = await client.patch(
+        f"/memories/{memory['id']}", params={"user_id": "intruder"}, json={"fact": "x"}
+    )
+    assert response.status == 404
+    assert (await client.get(f"/memories/{memory['id']}", params={"user_id": "owner"})).status == 200
+
+
+async def test_superseding_across_users_is_refused(client: TestClient) -> None:
+    (mine,) = await store(client, {"user_id": "a", "fact": "mine"})
+    (theirs,) = await store(client, {"user_id": "b", "fact": "theirs"})
+    response = await client.patch(f"/memories/{mine['id']}", json={"superseded_by": theirs["id"]})
+    assert response.status == 400
+    response = await client.patch(f"/memories/{mine['id']}", json={"superseded_by": mine["id"]})
+    assert response.status == 400
+
+
+async def test_superseded_rows_are_listed_only_when_asked(client: TestClient) -> None:
+    old, new = await store(client, {"user_id": "u", "fact": "old"}, {"user_id": "u", "fact": "new"})
+    await client.patch(f"/memories/{old['id']}", json={"superseded_by": new["id"]})
+    default = await (await client.get("/memories", params={"user_id": "u"})).json()
+    assert [m["id"] for m in default["memories"]] == [new["id"]]
+    everything = await (
+        await client.get("/memories", params={"user_id": "u", "include_superseded": "1"})
+    ).json()
+    assert {m["id"] for m in everything["memories"]} == {old["id"], new["id"]}
+
+
+async def test_stats_counts(client: TestClient) -> None:
+    await store(
+        client, {"user_id": "x", "fact": "a"}, {"user_id": "x", "fact": "b"}, {"user_id": "y", "fact": "c"}
+    )
+    stats = await (await client.get("/stats")).json()
+    assert stats["total_memories"] == 3
+    assert stats["per_user"] == {"x": 2, "y": 1}
+    assert stats["embedded"] == 3 and stats["vector_index_rows"] == 3
+    assert stats["stale_embeddings"] == 0 and stats["unembedded"] == 0
+    assert stats["db_bytes"] > 0 and stats["uptime_s"] >= 0
+    assert stats["embedder"] == {
+        "backend": "sentence_transformers",
+        "model": "all-MiniLM-L6-v2",
+        "ok": True,
+        "dim": 384,
+        "last_error": None,
+    }
+    health = await (await client.get("/health")).json()
+    assert health["status"] == "ok"

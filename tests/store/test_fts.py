@@ -1,0 +1,75 @@
+"""The FTS query builder: any text becomes MATCH expressions SQLite accepts."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from middleware.store import memories as memory_sql
+from middleware.store.db import apply_migrations
+from middleware.store.fts import build_query, like_pattern, quote, word_terms
+from middleware.store.memories import NewMemory
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
+    path: Path = tmp_path_factory.mktemp("fts") / "fts.db"
+    connection = sqlite3.connect(path, isolation_level=None)
+    apply_migrations(connection)
+    for fact in (
+        "Eve writes C++ at work",
+        "Café au lait in Montréal",
+        "我每天早上喝一杯咖啡",
+        "100% sure_thing",
+    ):
+        memory_sql.insert(connection, NewMemory(user_id="u", fact=fact))
+    return connection
+
+
+def run_all(conn: sqlite3.Connection, text: str) -> dict[int, float]:
+    return memory_sql.fts_candidates(conn, "u", build_query(text), 10)
+
+
+def test_operators_and_quotes_are_only_words() -> None:
+    query = build_query('what\'s "C++" AND -rust* NEAR(x) col:val ^start')
+    assert query.words == '"c" OR "rust" OR "x" OR "col" OR "val" OR "start"'
+    assert "AND" not in query.words.replace('" OR "', " ")
+
+
+def test_stop_words_and_possessives_are_dropped() -> None:
+    assert word_terms("What is Caroline's favourite hobby?") == ["caroline", "favourite", "hobby"]
+
+
+def test_quote_doubles_inner_quotes() -> None:
+    assert quote('say "hi"') == '"say ""hi"""'
+
+
+def test_like_pattern_escapes_wildcards() -> None:
+    assert like_pattern("100%_\\") == "%100\\%\\_\\\\%"
+
+
+def test_cjk_runs_become_trigrams_or_substrings() -> None:
+    query = build_query("咖啡 和 我每天早上")
+    assert query.substrings == ("咖啡", "和")
+    assert query.trigrams.split(" OR ") == ['"我每天"', '"每天早"', '"天早上"']
+
+
+def test_diacritics_and_stems_match(conn: sqlite3.Connection) -> None:
+    assert run_all(conn, "cafe montreal")
+    assert run_all(conn, "writing")  # porter: writing → write
+
+
+@given(st.text(max_size=300))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_text_gives_a_valid_match_or_nothing(conn: sqlite3.Connection, text: str) -> None:
+    query = build_query(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # lone surrogates are refused at the HTTP edge before reaching here
+    run_all(conn, text)  # raises sqlite3.OperationalError on a syntax error
+    assert query.words == "" or query.words.startswith('"')

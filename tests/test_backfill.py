@@ -1,0 +1,82 @@
+"""scripts/backfill-embeddings.py against a real database, while a real daemon app is running."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from middleware.app import create_app
+from middleware.keys import INDEX_SYNC, VECTOR_INDEX
+from tests.helpers import search, store
+from tests.http.test_search import _DeadEmbedder
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "backfill-embeddings.py"
+
+
+def run_backfill(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--db", str(db), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+async def test_backfill_embeds_missing_and_foreign_vectors_and_the_daemon_notices(
+    aiohttp_client: Any, config: Any, minilm: Any
+) -> None:
+    down = await aiohttp_client(create_app(config, embedder=_DeadEmbedder(minilm.model, 384)))
+    await store(
+        down,
+        {"user_id": "a", "fact": "Ana rides a unicycle to the office."},
+        {"user_id": "a", "fact": "Ana grows tomatoes."},
+        {"user_id": "b", "fact": "Ben knits scarves."},
+    )
+    await down.close()
+    db = config.database.path
+    conn = sqlite3.connect(db)
+    # One row carries a vector of some other model: it must be re-embedded too, never compared.
+    conn.execute(
+        "UPDATE memories SET embedding = x'0000803f', embedding_model = 'old-model', embedding_dim = 1"
+        " WHERE id = 2"
+    )
+    conn.commit()
+
+    live = await aiohttp_client(create_app(config, embedder=minilm))
+    assert len(live.app[VECTOR_INDEX]) == 0
+    stats = await (await live.get("/stats")).json()
+    assert (stats["unembedded"], stats["stale_embeddings"]) == (2, 1)
+
+    dry = run_backfill(db, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "3 memories need" in dry.stdout
+    assert (
+        conn.execute("SELECT count(*) FROM memories WHERE embedding_model = 'all-MiniLM-L6-v2'").fetchone()[0]
+        == 0
+    )
+
+    result = run_backfill(db, "--user", "a", "--batch-size", "1")
+    assert result.returncode == 0, result.stderr
+    assert "embedded 2 memories" in result.stdout
+    models = dict(conn.execute("SELECT id, embedding_model FROM memories").fetchall())
+    assert models == {1: "all-MiniLM-L6-v2", 2: "all-MiniLM-L6-v2", 3: None}
+
+    # The running daemon picks the new vectors up without a restart.
+    assert await live.app[INDEX_SYNC].check_now() is True
+    assert len(live.app[VECTOR_INDEX]) == 2
+    body = await search(live, "how does she commute?", "a", mode="vector", limit=1)
+    assert body["results"][0]["id"] == 1
+    assert await live.app[INDEX_SYNC].check_now() is False  # nothing new since
+
+    again = run_backfill(db)
+    assert "1 memories need" in again.stdout and "embedded 1 memories" in again.stdout
+    conn.close()

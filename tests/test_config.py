@@ -1,0 +1,71 @@
+"""Config precedence: CLI flags beat MEMORY_CORTEX_* env, which beats the YAML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from middleware.__main__ import build_parser, overrides_from
+from middleware.config import load_config
+
+
+def write_yaml(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_without_a_file(tmp_path: Path) -> None:
+    config = load_config(write_yaml(tmp_path, "{}"))
+    assert (config.server.host, config.server.port) == ("127.0.0.1", 8300)
+    assert (config.search.fts_weight, config.search.vector_weight) == (0.4, 0.6)
+    assert config.embeddings.backend == "sentence_transformers"
+    assert config.users.default_user_id == "default"
+
+
+def test_flags_beat_env_beat_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_yaml(tmp_path, "server:\n  port: 1111\n  host: 10.0.0.1\ndatabase:\n  path: file.db\n")
+    assert load_config(path).server.port == 1111
+    monkeypatch.setenv("MEMORY_CORTEX_SERVER__PORT", "2222")
+    monkeypatch.setenv("MEMORY_CORTEX_SEARCH__FTS_WEIGHT", "0.5")
+    config = load_config(path)
+    assert (config.server.port, config.server.host, config.search.fts_weight) == (2222, "10.0.0.1", 0.5)
+    args = build_parser().parse_args(["serve", "--port", "3333", "--db", "flag.db"])
+    config = load_config(path, overrides_from(args))
+    assert config.server.port == 3333
+    assert config.database.path == Path("flag.db")
+    assert config.server.host == "10.0.0.1"  # untouched by flags or env: from the file
+
+
+def test_flags_work_without_the_serve_verb() -> None:
+    args = build_parser().parse_args(["--host", "0.0.0.0"])
+    assert overrides_from(args) == {"server": {"host": "0.0.0.0"}}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "server:\n  port: 99999\n",
+        "search:\n  fts_weight: -1\n",
+        "search:\n  default_limit: 500\n  max_limit: 10\n",
+        "unknown_section: 1\n",
+        "embeddings:\n  backend: magic\n",
+    ],
+)
+def test_invalid_config_is_refused(tmp_path: Path, text: str) -> None:
+    with pytest.raises(ValidationError):
+        load_config(write_yaml(tmp_path, text))
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_shipped_config_matches_the_defaults() -> None:
+    """config/config.yaml documents the defaults: it must not silently differ from the code."""
+    from middleware.config import DEFAULT_CONFIG_PATH, Config
+
+    assert load_config(DEFAULT_CONFIG_PATH).model_dump() == Config().model_dump()

@@ -1,0 +1,115 @@
+"""Restarts keep everything: in-process on the same file, and the real CLI daemon after SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from middleware.keys import VECTOR_INDEX
+from middleware.store.vectors import from_blob
+from tests.helpers import search, store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def test_restart_keeps_memories_and_rebuilds_the_vector_index(restartable: Any, config: Any) -> None:
+    first = await restartable()
+    stored = await store(
+        first,
+        {"user_id": "r", "fact": "Rosa's bike is a green Bianchi."},
+        {"user_id": "r", "fact": "Rosa teaches chemistry."},
+    )
+    await first.patch(f"/memories/{stored[1]['id']}", json={"fact": "Rosa teaches physics."})
+    second = await restartable()
+    index = second.app[VECTOR_INDEX]
+    assert len(index) == 2
+    # The rebuilt matrix equals the BLOBs, row for row.
+    import sqlite3
+
+    conn = sqlite3.connect(config.database.path)
+    for memory_id, user_id, blob in conn.execute("SELECT id, user_id, embedding FROM memories"):
+        assert np.allclose(index.cosines(user_id, from_blob(blob), [memory_id])[memory_id], 1.0, atol=1e-5)
+    conn.close()
+    body = await search(second, "which bicycle brand?", "r", mode="vector", limit=1)
+    assert body["results"][0]["id"] == stored[0]["id"]
+    body = await search(second, "physics", "r")
+    assert body["results"][0]["fact"] == "Rosa teaches physics."
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def call(port: int, method: str, path: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}",
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def start_daemon(db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+    env["MEMORY_CORTEX_LOGGING__FORMAT"] = "json"
+    with log.open("ab") as log_file:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(
+            [sys.executable, "-m", "middleware", "serve", "--db", str(db), "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"daemon exited with {process.returncode}: {log.read_text()[-2000:]}")
+        try:
+            call(port, "GET", "/health")
+            return process
+        except OSError:
+            time.sleep(0.3)
+    process.kill()
+    raise AssertionError("daemon did not answer /health in 120 s")
+
+
+@pytest.mark.slow
+def test_cli_daemon_stops_cleanly_on_sigterm_and_restarts_with_its_data(tmp_path: Path) -> None:
+    db, log = tmp_path / "daemon.db", tmp_path / "daemon.log"
+    port = free_port()
+    process = start_daemon(db, port, log)
+    try:
+        stored = call(port, "POST", "/memories", {"user_id": "s", "fact": "Sam's locker code is 4812."})
+        assert stored["embedded"] is True
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    assert any(line["message"] == "database closed" for line in lines)
+    # No memory text in the log at INFO.
+    assert "4812" not in log.read_text()
+
+    process = start_daemon(db, port, log)
+    try:
+        body = call(port, "POST", "/hybrid-search", {"query": "locker code", "user_id": "s"})
+        assert body["results"][0]["id"] == stored["id"]
+        assert call(port, "GET", "/stats")["total_memories"] == 1
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
