@@ -24,14 +24,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Memory Cortex: long-term memory daemon for LLM agents.",
     )
     parser.add_argument("--version", action="version", version=f"memory-cortex {__version__}")
-    parser.add_argument("--config", type=Path, help="YAML config file (default: config/config.yaml)")
+    add_server_flags(parser, default=None)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser("serve", help="run the HTTP daemon (the default command)")
-    for target in (parser, serve):
-        target.add_argument("--host", help="address to bind (server.host)")
-        target.add_argument("--port", type=int, help="TCP port (server.port)")
-        target.add_argument("--db", type=Path, help="SQLite database file (database.path)")
+    # SUPPRESS: a flag given before the verb (--port 9000 serve) is not reset by the verb's parser.
+    add_server_flags(serve, default=argparse.SUPPRESS)
     return parser
+
+
+def add_server_flags(parser: argparse.ArgumentParser, *, default: object) -> None:
+    parser.add_argument(
+        "--config", type=Path, default=default, help="YAML config (default: config/config.yaml)"
+    )
+    parser.add_argument("--host", default=default, help="address to bind (server.host)")
+    parser.add_argument("--port", type=int, default=default, help="TCP port (server.port)")
+    parser.add_argument("--db", type=Path, default=default, help="SQLite database file (database.path)")
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:

@@ -115,7 +115,9 @@ class LLMConfig(BaseModel):
         "llama_cpp",
         description="llama_cpp (in-process GGUF), openai (llama-server /v1/chat/completions), rules (no LLM).",
     )
-    model: str = Field("gemma-3-270m-q4_k_m", description="Model name (sent to openai servers; shown in /stats).")
+    model: str = Field(
+        "gemma-3-270m-q4_k_m", description="Model name (sent to openai servers; shown in /stats)."
+    )
     model_path: Path | None = Field(
         None, description="llama_cpp: GGUF file; empty = Gemma 3 270M assembled from its PyPI packages."
     )
@@ -124,8 +126,12 @@ class LLMConfig(BaseModel):
         "gemma", description="llama_cpp chat format; null = the template inside the GGUF (Qwen3 has one)."
     )
     n_ctx: int = Field(4096, ge=512, description="llama_cpp context window (tokens).")
-    n_gpu_layers: int = Field(0, description="llama_cpp layers on the GPU; -1 = all (Radeon via Vulkan/ROCm).")
-    n_threads: int | None = Field(None, ge=1, description="llama_cpp CPU threads; empty = llama.cpp's choice.")
+    n_gpu_layers: int = Field(
+        0, description="llama_cpp layers on the GPU; -1 = all (Radeon via Vulkan/ROCm)."
+    )
+    n_threads: int | None = Field(
+        None, ge=1, description="llama_cpp CPU threads; empty = llama.cpp's choice."
+    )
     url: str = Field("http://127.0.0.1:8301", description="openai: base URL of llama-server (no /v1).")
     api_key: str | None = Field(None, description="openai: bearer token, if the server wants one.")
     timeout_s: float = Field(120.0, gt=0, description="Longest one extraction call may take.")
@@ -138,9 +144,18 @@ class LLMConfig(BaseModel):
 class IngestConfig(BaseModel):
     """The /ingest journal and the extraction worker."""
 
-    debounce_s: float = Field(30.0, ge=0, description="Quiet time after a session's last post before extracting.")
+    debounce_s: float = Field(
+        30.0, ge=0, description="Quiet time after a session's last post before extracting."
+    )
     skip_roles: list[str] = Field(
-        default_factory=lambda: ["system", "tool", "toolResult", "function", "developer", "compactionSummary"],
+        default_factory=lambda: [
+            "system",
+            "tool",
+            "toolResult",
+            "function",
+            "developer",
+            "compactionSummary",
+        ],
         description="Message roles never extracted from.",
     )
     skip_heartbeat: bool = Field(True, description="Skip heartbeat/cron messages (the seed's skipHeartbeat).")
@@ -151,7 +166,9 @@ class IngestConfig(BaseModel):
     max_messages: int = Field(20000, ge=1, description="Most messages one /ingest may carry.")
     max_attempts: int = Field(5, ge=1, description="Extraction tries before a job is marked failed.")
     retry_backoff_s: float = Field(30.0, ge=0, description="First retry delay, doubled per attempt.")
-    context_messages: int = Field(4, ge=0, description="Already-extracted messages shown to the LLM as context.")
+    context_messages: int = Field(
+        4, ge=0, description="Already-extracted messages shown to the LLM as context."
+    )
     dedup_threshold: float = Field(
         0.92, gt=0, le=1, description="Cosine at or above which a new fact updates an existing one."
     )
@@ -164,8 +181,12 @@ class RecallConfig(BaseModel):
     """``/recall`` synthesis and ``/context``."""
 
     max_facts: int = Field(15, ge=1, le=100, description="Facts searched for a recall (recallMaxFacts).")
-    cache_ttl_s: float = Field(300.0, ge=0, description="Synthesis cache lifetime (synthesisCacheTtlMs/1000).")
-    timeout_s: float = Field(10.0, gt=0, description="Longest wait for the synthesis before answering degraded.")
+    cache_ttl_s: float = Field(
+        300.0, ge=0, description="Synthesis cache lifetime (synthesisCacheTtlMs/1000)."
+    )
+    timeout_s: float = Field(
+        10.0, gt=0, description="Longest wait for the synthesis before answering degraded."
+    )
     max_answer_tokens: int = Field(300, ge=16, description="Longest synthesis.")
 
 

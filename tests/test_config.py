@@ -39,9 +39,12 @@ def test_flags_beat_env_beat_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert config.server.host == "10.0.0.1"  # untouched by flags or env: from the file
 
 
-def test_flags_work_without_the_serve_verb() -> None:
-    args = build_parser().parse_args(["--host", "0.0.0.0"])
-    assert overrides_from(args) == {"server": {"host": "0.0.0.0"}}
+def test_flags_work_before_after_or_without_the_serve_verb() -> None:
+    parser = build_parser()
+    assert overrides_from(parser.parse_args(["--host", "0.0.0.0"])) == {"server": {"host": "0.0.0.0"}}
+    assert overrides_from(parser.parse_args(["--port", "9000", "serve"])) == {"server": {"port": 9000}}
+    args = parser.parse_args(["serve", "--config", "x.yaml", "--port", "9001"])
+    assert args.config == Path("x.yaml") and overrides_from(args) == {"server": {"port": 9001}}
 
 
 @pytest.mark.parametrize(

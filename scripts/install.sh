@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Create the virtual environment (if missing) and install Memory Cortex's Python dependencies.
+#
+#   scripts/install.sh [--dev] [--force]
+#
+#   --dev     also install requirements-dev.txt (tests, linters), when that file exists
+#   --force   reinstall even when the requirements have not changed since the last install
+#
+# Idempotent and quick when nothing changed: a SHA-256 of the requirement files installed is kept in
+# the venv, and pip is only run when it differs.
+#
+# Environment:
+#   MEMORY_CORTEX_VENV              the venv folder (default: .venv in the repository)
+#   MEMORY_CORTEX_PYTHON            interpreter that creates the venv (default: python3.11, else python3)
+#   MEMORY_CORTEX_TORCH_INDEX_URL   extra index for the torch wheel, e.g. a CPU-only wheel index
+#
+# torch is installed first, pinned, so that sentence-transformers (which depends on torch) does not pull
+# a different build with gigabytes of CUDA libraries.
+set -euo pipefail
+
+TORCH_REQUIREMENT="torch==2.13.0"
+
+usage() {
+    # The comment block at the top of this file.
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+}
+
+dev=0
+force=0
+for arg in "$@"; do
+    case "$arg" in
+        --dev) dev=1 ;;
+        --force) force=1 ;;
+        -h | --help)
+            usage
+            exit 0
+            ;;
+        *)
+            echo "install.sh: unknown option: $arg (see --help)" >&2
+            exit 2
+            ;;
+    esac
+done
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+repo_root="$(pwd -P)"
+venv="${MEMORY_CORTEX_VENV:-.venv}"
+
+# The venv's interpreter: bin/python in a venv, bin/python3 in a bare prefix that has no `python`.
+venv_python() {
+    local candidate
+    for candidate in "$venv/bin/python" "$venv/bin/python3"; do
+        if [[ -x "$candidate" ]]; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+pick_python() {
+    local candidate
+    for candidate in ${MEMORY_CORTEX_PYTHON:+"$MEMORY_CORTEX_PYTHON"} python3.11 python3; do
+        if command -v "$candidate" >/dev/null 2>&1 &&
+            "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+if ! python="$(venv_python)"; then
+    if ! base_python="$(pick_python)"; then
+        echo "install.sh: Python 3.11 or newer is needed (tried ${MEMORY_CORTEX_PYTHON:-} python3.11 python3)" >&2
+        exit 1
+    fi
+    echo "Creating virtual environment $venv with $base_python ($("$base_python" --version 2>&1))"
+    "$base_python" -m venv "$venv"
+    python="$(venv_python)"
+fi
+
+requirement_files=(requirements.txt)
+if [[ "$dev" == 1 && -f requirements-dev.txt ]]; then
+    requirement_files+=(requirements-dev.txt)
+fi
+if [[ ! -f requirements.txt ]]; then
+    echo "install.sh: $repo_root/requirements.txt not found" >&2
+    exit 1
+fi
+
+# What was installed: the pinned torch, the interpreter, and the requirement files' contents.
+hash_of() {
+    {
+        echo "$TORCH_REQUIREMENT"
+        "$python" -c 'import sys; print(sys.version)'
+        cat "$@"
+    } | "$python" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())'
+}
+requirements_hash="$(hash_of "${requirement_files[@]}")"
+stamp="$venv/.memory-cortex-requirements.sha256"
+installed_hash="$(cat "$stamp" 2>/dev/null || true)"
+
+up_to_date=0
+if [[ "$installed_hash" == "$requirements_hash" ]]; then
+    up_to_date=1
+elif [[ "$dev" == 0 && -f requirements-dev.txt &&
+    "$installed_hash" == "$(hash_of requirements.txt requirements-dev.txt)" ]]; then
+    up_to_date=1 # a --dev install is a superset of this one
+fi
+if [[ "$force" == 0 && "$up_to_date" == 1 ]]; then
+    echo "Dependencies up to date in $venv (${requirement_files[*]} unchanged)"
+    exit 0
+fi
+
+echo "Installing $TORCH_REQUIREMENT into $venv"
+torch_index=()
+if [[ -n "${MEMORY_CORTEX_TORCH_INDEX_URL:-}" ]]; then
+    torch_index=(--extra-index-url "$MEMORY_CORTEX_TORCH_INDEX_URL")
+fi
+"$python" -m pip install ${torch_index[@]+"${torch_index[@]}"} "$TORCH_REQUIREMENT"
+
+if grep -qi '^[[:space:]]*llama[-_]cpp[-_]python' "${requirement_files[@]}" &&
+    ! "$python" -c 'import importlib.metadata as m; m.version("llama-cpp-python")' >/dev/null 2>&1; then
+    echo
+    echo "Note: llama-cpp-python is compiled from source the first time it is installed. This takes"
+    echo "several minutes and needs a C/C++ compiler and cmake. pip caches the built wheel"
+    echo "(~/.cache/pip), so later installs are quick. For a GPU build, set CMAKE_ARGS first"
+    echo "(e.g. CMAKE_ARGS=-DGGML_VULKAN=on; see requirements.txt)."
+    echo
+fi
+
+requirement_args=()
+for file in "${requirement_files[@]}"; do
+    requirement_args+=(-r "$file")
+done
+echo "Installing ${requirement_files[*]} into $venv"
+"$python" -m pip install "${requirement_args[@]}"
+
+echo "$requirements_hash" >"$stamp"
+echo "Dependencies installed in $venv"

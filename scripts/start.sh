@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Start the Memory Cortex daemon in the background and wait until GET /health answers.
+#
+#   scripts/start.sh [--no-install] [DAEMON ARGS...]
+#
+#   --no-install   skip scripts/install.sh (the venv must already have the dependencies)
+#   DAEMON ARGS    passed to `python -m middleware`, e.g. --port 8400 --db /srv/memory.db --config my.yaml
+#
+# Environment:
+#   MEMORY_CORTEX_VENV            venv to run from (default: .venv in the repository)
+#   MEMORY_CORTEX_PID_FILE        PID file (default: run/memory-cortex.pid)
+#   MEMORY_CORTEX_LOG_FILE        log file, appended to (default: logs/memory-cortex.log)
+#   MEMORY_CORTEX_START_TIMEOUT   seconds to wait for /health (default: 120)
+#   MEMORY_CORTEX_<SECTION>__<KEY> daemon settings, e.g. MEMORY_CORTEX_SERVER__PORT=8400
+#
+# Relative paths are taken from the repository root. Stop the daemon with scripts/stop.sh.
+set -euo pipefail
+
+usage() {
+    # The comment block at the top of this file.
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+}
+
+install=1
+daemon_args=()
+for arg in "$@"; do
+    case "$arg" in
+        --no-install) install=0 ;;
+        -h | --help)
+            usage
+            exit 0
+            ;;
+        *) daemon_args+=("$arg") ;;
+    esac
+done
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+venv="${MEMORY_CORTEX_VENV:-.venv}"
+pid_file="${MEMORY_CORTEX_PID_FILE:-run/memory-cortex.pid}"
+log_file="${MEMORY_CORTEX_LOG_FILE:-logs/memory-cortex.log}"
+start_timeout="${MEMORY_CORTEX_START_TIMEOUT:-120}"
+if ! [[ "$start_timeout" =~ ^[0-9]+$ ]]; then
+    echo "start.sh: MEMORY_CORTEX_START_TIMEOUT must be a whole number of seconds, not '$start_timeout'" >&2
+    exit 2
+fi
+
+# True when $1 is a live process (a zombie, exited but not yet reaped, does not count).
+is_alive() {
+    local pid="$1" state
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    if [[ -r "/proc/$pid/stat" ]]; then
+        # Gone between the two checks: the file vanishes with it.
+        state="$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)" || return 1
+        [[ -n "$state" && "$state" != Z ]] || return 1
+    fi
+    return 0
+}
+
+# True when $1 is a live process running the daemon (not a process that was given a recycled PID).
+is_daemon_running() {
+    is_alive "$1" || return 1
+    if [[ -r "/proc/$1/cmdline" ]]; then
+        tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q -- '-m middleware' || return 1
+    fi
+    return 0
+}
+
+# How to stop it, naming the PID file when it is not the default one.
+stop_command="scripts/stop.sh"
+if [[ -n "${MEMORY_CORTEX_PID_FILE:-}" ]]; then
+    stop_command="MEMORY_CORTEX_PID_FILE=$(printf '%q' "$pid_file") scripts/stop.sh"
+fi
+
+if [[ -f "$pid_file" ]]; then
+    old_pid="$(tr -d '[:space:]' <"$pid_file")"
+    if is_daemon_running "$old_pid"; then
+        echo "Memory Cortex is already running (pid $old_pid, PID file $pid_file)."
+        echo "Stop it with: $stop_command"
+        exit 0
+    fi
+    echo "Removing stale PID file $pid_file (pid '${old_pid}' is not running)."
+    rm -f "$pid_file"
+fi
+
+if [[ "$install" == 1 ]]; then
+    bash scripts/install.sh
+fi
+
+python=""
+for candidate in "$venv/bin/python" "$venv/bin/python3"; do
+    if [[ -x "$candidate" ]]; then
+        python="$candidate"
+        break
+    fi
+done
+if [[ -z "$python" ]]; then
+    echo "start.sh: no Python in $venv/bin; run scripts/install.sh (or start without --no-install)" >&2
+    exit 1
+fi
+
+# Where /health will answer. The daemon's own resolution (flags > env > YAML file) is asked first, so
+# that a port set in config/config.yaml or in --config is honoured; if that fails (e.g. a bad flag, which
+# the daemon itself will report in the log), fall back to flags > env > defaults.
+resolve_address() {
+    "$python" - ${daemon_args[@]+"${daemon_args[@]}"} 2>/dev/null <<'PY'
+import sys
+
+from middleware.__main__ import build_parser, overrides_from
+from middleware.config import load_config
+
+args = build_parser().parse_args(sys.argv[1:])
+config = load_config(args.config, overrides_from(args))
+print(config.server.host, config.server.port)
+PY
+}
+
+if address="$(resolve_address)" && [[ -n "$address" ]]; then
+    read -r host port <<<"$address"
+else
+    host="${MEMORY_CORTEX_SERVER__HOST:-127.0.0.1}"
+    port="${MEMORY_CORTEX_SERVER__PORT:-8300}"
+    set -- ${daemon_args[@]+"${daemon_args[@]}"}
+    while (($# > 0)); do
+        case "$1" in
+            --host) host="${2:-$host}" && shift ;;
+            --host=*) host="${1#--host=}" ;;
+            --port) port="${2:-$port}" && shift ;;
+            --port=*) port="${1#--port=}" ;;
+        esac
+        shift
+    done
+fi
+
+# A wildcard bind is reached on loopback; an IPv6 literal needs brackets in a URL.
+case "$host" in
+    "" | 0.0.0.0) probe_host=127.0.0.1 ;;
+    "::" | "[::]") probe_host="[::1]" ;;
+    *:*) probe_host="[${host#[}" && probe_host="${probe_host%]}]" ;;
+    *) probe_host="$host" ;;
+esac
+url="http://$probe_host:$port"
+
+# Prints the status from $url/health; fails while nothing answers there.
+probe_health() {
+    "$python" -I -S - "$url/health" 2>/dev/null <<'PY'
+import json
+import sys
+import urllib.error
+import urllib.request
+
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=2) as response:
+        body = response.read()
+except urllib.error.HTTPError as exc:  # answering at all means it is up
+    body = exc.read()
+except Exception:  # refused, reset, timed out, not HTTP yet: not up
+    sys.exit(1)
+try:
+    print(json.loads(body).get("status", "unknown"))
+except (ValueError, AttributeError):
+    print("unknown")
+PY
+}
+
+# Else the wait below could take another server's answer for this daemon's, which then fails to bind.
+if [[ "$port" != 0 ]] && status="$(probe_health)"; then
+    echo "start.sh: something already answers at $url (status: $status) without a live PID file" >&2
+    echo "($pid_file): another Memory Cortex started by hand or with another PID file? Not starting." >&2
+    exit 1
+fi
+
+mkdir -p "$(dirname "$pid_file")" "$(dirname "$log_file")"
+echo "Starting Memory Cortex: $python -m middleware ${daemon_args[*]+"${daemon_args[*]}"}"
+echo "Log: $log_file"
+{
+    echo
+    echo "=== $(date '+%Y-%m-%d %H:%M:%S %z') scripts/start.sh: python -m middleware ${daemon_args[*]+"${daemon_args[*]}"}"
+} >>"$log_file"
+
+# setsid (where there is one) puts the daemon in a session of its own, so a Ctrl-C in this terminal
+# while waiting below does not reach it. Without job control, bash runs `setsid` without forking, so $!
+# is the daemon's own PID.
+launcher=(nohup)
+if command -v setsid >/dev/null 2>&1; then
+    launcher=(setsid nohup)
+fi
+"${launcher[@]}" "$python" -m middleware ${daemon_args[@]+"${daemon_args[@]}"} >>"$log_file" 2>&1 </dev/null &
+pid=$!
+echo "$pid" >"$pid_file"
+
+if [[ "$port" == 0 ]]; then
+    echo "Started (pid $pid) on a port picked by the system (port 0): /health is not checked; see $log_file."
+    exit 0
+fi
+
+echo -n "Waiting for $url/health (up to ${start_timeout} s)"
+started_at=$SECONDS
+while true; do
+    # Not is_daemon_running: just after the fork the child may not have exec'd python yet.
+    if ! is_alive "$pid"; then
+        wait "$pid" 2>/dev/null && exit_code=0 || exit_code=$?
+        echo
+        echo "Memory Cortex exited during start-up (exit code $exit_code). Last 30 lines of $log_file:" >&2
+        tail -n 30 "$log_file" >&2
+        rm -f "$pid_file"
+        exit 1
+    fi
+    if status="$(probe_health)"; then
+        echo
+        echo "Memory Cortex is up at $url (status: $status, pid $pid, $((SECONDS - started_at)) s)."
+        echo "Stop it with: $stop_command"
+        exit 0
+    fi
+    if ((SECONDS - started_at >= start_timeout)); then
+        echo
+        echo "Memory Cortex (pid $pid) did not answer $url/health within ${start_timeout} s." >&2
+        echo "It is still running; see $log_file, or stop it with: $stop_command. Last 30 lines:" >&2
+        tail -n 30 "$log_file" >&2
+        exit 1
+    fi
+    echo -n "."
+    sleep 1
+done

@@ -1,0 +1,180 @@
+"""systemd/memory-cortex.service runs the daemon as documented, hardened, and systemd accepts it."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from middleware.__main__ import build_parser
+from middleware.config import load_config
+
+UNIT_PATH = Path(__file__).resolve().parents[1] / "systemd" / "memory-cortex.service"
+UNIT_NAME = UNIT_PATH.name
+INSTALL_DIR = "/opt/memory-cortex"
+STATE_DIR = "/var/lib/memory-cortex"
+
+
+def parse_unit(text: str) -> configparser.ConfigParser:
+    """The unit as sections of settings (for a key given twice, the last value)."""
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    # systemd keys are case-sensitive.
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read_string(text)
+    return parser
+
+
+def environment_of(text: str) -> dict[str, str]:
+    """Every ``Environment=`` assignment; configparser keeps only the last line of a repeated key."""
+    assignments: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("Environment="):
+            for word in shlex.split(line.removeprefix("Environment=")):
+                name, _, value = word.partition("=")
+                assignments[name] = value
+    return assignments
+
+
+@pytest.fixture(scope="module")
+def unit_text() -> str:
+    return UNIT_PATH.read_text()
+
+
+@pytest.fixture(scope="module")
+def unit(unit_text: str) -> configparser.ConfigParser:
+    return parse_unit(unit_text)
+
+
+def test_unit_runs_the_daemon_from_the_venv_with_the_etc_config(unit: configparser.ConfigParser) -> None:
+    service = unit["Service"]
+    assert shlex.split(service["ExecStart"]) == [
+        f"{INSTALL_DIR}/.venv/bin/python",
+        "-m",
+        "middleware",
+        "--config",
+        "/etc/memory-cortex/config.yaml",
+    ]
+    assert service["WorkingDirectory"] == INSTALL_DIR
+    assert service["Type"] == "simple"
+
+
+def test_exec_start_flags_are_ones_the_daemon_accepts(unit: configparser.ConfigParser) -> None:
+    args = build_parser().parse_args(shlex.split(unit["Service"]["ExecStart"])[3:])
+    assert args.config == Path("/etc/memory-cortex/config.yaml")
+
+
+def test_unit_runs_as_the_service_user(unit: configparser.ConfigParser) -> None:
+    assert unit["Service"]["User"] == "memory-cortex"
+    assert unit["Service"]["Group"] == "memory-cortex"
+
+
+def test_unit_keeps_the_database_in_the_state_directory(
+    unit: configparser.ConfigParser, unit_text: str
+) -> None:
+    service = unit["Service"]
+    assert service["StateDirectory"] == "memory-cortex"
+    assert service["ReadWritePaths"] == STATE_DIR
+    assert environment_of(unit_text)["MEMORY_CORTEX_DATABASE__PATH"] == f"{STATE_DIR}/memory-cortex.db"
+
+
+def test_database_environment_variable_is_a_real_setting(
+    unit_text: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Guards against a renamed setting: the variable would then be silently ignored.
+    database_path = environment_of(unit_text)["MEMORY_CORTEX_DATABASE__PATH"]
+    monkeypatch.setenv("MEMORY_CORTEX_DATABASE__PATH", database_path)
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text("database:\n  path: data/elsewhere.db\n")
+    assert load_config(config_file).database.path == Path(f"{STATE_DIR}/memory-cortex.db")
+
+
+def test_unit_never_asks_the_model_hub(unit_text: str) -> None:
+    assert environment_of(unit_text)["HF_HUB_OFFLINE"] == "1"
+
+
+def test_unit_restarts_on_failure_and_stops_with_sigterm(unit: configparser.ConfigParser) -> None:
+    service = unit["Service"]
+    assert service["Restart"] == "on-failure"
+    assert float(service["RestartSec"]) > 0
+    assert service["KillSignal"] == "SIGTERM"
+    assert service["TimeoutStopSec"] == "30"
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("NoNewPrivileges", "yes"),
+        ("ProtectSystem", "strict"),
+        ("ProtectHome", "yes"),
+        ("PrivateTmp", "yes"),
+        ("ProtectKernelTunables", "yes"),
+        ("ProtectControlGroups", "yes"),
+        ("RestrictSUIDSGID", "yes"),
+        ("LockPersonality", "yes"),
+        ("RestrictRealtime", "yes"),
+        ("SystemCallArchitectures", "native"),
+        ("UMask", "0077"),
+    ],
+)
+def test_unit_is_hardened(unit: configparser.ConfigParser, key: str, expected: str) -> None:
+    assert unit["Service"].get(key) == expected
+
+
+def test_unit_keeps_gpu_devices_reachable(unit: configparser.ConfigParser) -> None:
+    # /dev/dri and /dev/kfd are needed by pyamdgpuinfo and ROCm.
+    assert unit["Service"]["PrivateDevices"] == "no"
+    assert "DevicePolicy" not in unit["Service"]
+
+
+def test_unit_starts_at_boot_after_the_network(unit: configparser.ConfigParser) -> None:
+    assert unit["Unit"]["After"] == "network-online.target"
+    assert unit["Unit"]["Wants"] == "network-online.target"
+    assert unit["Install"]["WantedBy"] == "multi-user.target"
+
+
+def verifiable_copy(unit_text: str, directory: Path) -> Path:
+    """The unit as ``systemd-analyze verify`` can check it on this machine: it insists that ExecStart's
+    binary exists, and the service user need not exist here."""
+    executable = sys.executable if " " not in sys.executable else f'"{sys.executable}"'
+    text = re.sub(r"^ExecStart=\S+", lambda _: f"ExecStart={executable}", unit_text, flags=re.MULTILINE)
+    text = re.sub(r"^(User|Group)=.*\n", "", text, flags=re.MULTILINE)
+    copy = directory / UNIT_NAME
+    copy.write_text(text)
+    return copy
+
+
+def complaints_about_unit(unit_file: Path) -> list[str]:
+    """``systemd-analyze verify`` lines about this unit; the host's other units may warn too, and their
+    lines are not ours to judge."""
+    systemd_analyze = shutil.which("systemd-analyze")
+    if systemd_analyze is None:
+        pytest.skip("systemd-analyze is not installed (Debian/Ubuntu: apt-get install systemd)")
+    result = subprocess.run(
+        [systemd_analyze, "verify", "--man=no", str(unit_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    complaints = [line for line in output.splitlines() if UNIT_NAME in line]
+    if result.returncode != 0 and not complaints:
+        complaints = [f"systemd-analyze verify exited {result.returncode}:", *output.splitlines()]
+    return complaints
+
+
+def test_systemd_analyze_accepts_the_unit(unit_text: str, tmp_path: Path) -> None:
+    assert complaints_about_unit(verifiable_copy(unit_text, tmp_path)) == []
+
+
+def test_systemd_analyze_check_catches_an_invalid_setting(unit_text: str, tmp_path: Path) -> None:
+    # Without this the test above could pass by not recognising systemd's complaints.
+    broken = unit_text.replace("ProtectSystem=strict", "ProtectSystem=sometimes")
+    complaints = complaints_about_unit(verifiable_copy(broken, tmp_path))
+    assert any("sometimes" in line for line in complaints), complaints
