@@ -52,7 +52,13 @@ def create_app(config: Config, *, embedder: Embedder | None = None) -> web.Appli
         read_connections=config.database.read_connections,
     )
     index = VectorIndex(embedder.model, embedder.dim)
-    memory_service = MemoryService(db, index, embedder)
+    memory_service = MemoryService(
+        db,
+        index,
+        embedder,
+        dedup_threshold=config.ingest.dedup_threshold,
+        supersede_threshold=config.ingest.supersede_threshold,
+    )
     index_sync = IndexSync(db, index, config.database.external_write_check_s)
 
     app[CONFIG] = config

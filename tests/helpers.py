@@ -7,9 +7,10 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 
-async def store(client: TestClient, *memories: dict[str, Any]) -> list[dict[str, Any]]:
+async def store(client: TestClient, *memories: dict[str, Any], dedup: bool = True) -> list[dict[str, Any]]:
     """POST a batch of memories and return them as stored."""
-    response = await client.post("/memories", json={"memories": list(memories)})
+    query = "" if dedup else "?dedup=false"
+    response = await client.post(f"/memories{query}", json={"memories": list(memories)})
     assert response.status == 201, await response.text()
     return (await response.json())["memories"]
 

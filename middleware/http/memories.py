@@ -13,6 +13,7 @@ from .schemas import (
     DeletedResponse,
     MemoryBatchIn,
     MemoryBatchResponse,
+    MemoryCreateQuery,
     MemoryIn,
     MemoryListQuery,
     MemoryListResponse,
@@ -25,8 +26,10 @@ MAX_BATCH = 1000
 _BATCH_LIST = TypeAdapter(list[MemoryIn])
 
 
-def memory_out(record: MemoryRecord) -> MemoryOut:
+def memory_out(record: MemoryRecord, *, action: str | None = None, superseded: int | None = None) -> MemoryOut:
     return MemoryOut(
+        action=action,
+        superseded=superseded,
         id=record.id,
         user_id=record.user_id,
         topic=record.topic,
@@ -81,10 +84,14 @@ async def create_memories(request: web.Request) -> web.Response:
         raise InvalidRequest("body must be a memory object, a list of them, or {memories: [...]}")
     if len(items) > MAX_BATCH:
         raise InvalidRequest(f"at most {MAX_BATCH} memories per request, got {len(items)}")
-    records = await request.app[MEMORY_SERVICE].create([_new_memory(request, item) for item in items])
+    options = parse_query(request, MemoryCreateQuery)
+    outcomes = await request.app[MEMORY_SERVICE].create(
+        [_new_memory(request, item) for item in items], dedup=options.dedup
+    )
+    created = [memory_out(o.record, action=o.action, superseded=o.superseded_id) for o in outcomes]
     if single:
-        return web.json_response(memory_out(records[0]).model_dump(), status=201)
-    body = MemoryBatchResponse(memories=[memory_out(r) for r in records], count=len(records))
+        return web.json_response(created[0].model_dump(), status=201)
+    body = MemoryBatchResponse(memories=created, count=len(created))
     return web.json_response(body.model_dump(), status=201)
 
 

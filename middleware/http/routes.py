@@ -17,6 +17,7 @@ from .schemas import (
     HybridSearchRequest,
     HybridSearchResponse,
     MemoryBatchIn,
+    MemoryCreateQuery,
     MemoryListQuery,
     MemoryListResponse,
     MemoryOut,
@@ -58,6 +59,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         memories.create_memories,
         "Store one memory (object) or a batch ({memories:[...]} or an array); embeds on write.",
         request=MemoryBatchIn,
+        query=MemoryCreateQuery,
         responses={201: MemoryOut, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse},
     ),
     Endpoint(

@@ -140,6 +140,10 @@ class MemoryOut(BaseModel):
     superseded_by: int | None
     embedded: bool = Field(description="True when a vector of the live model is stored.")
     embedding_model: str | None
+    action: str | None = Field(
+        None, description='Writes only: "created", or "merged" into this existing near-duplicate.'
+    )
+    superseded: int | None = Field(None, description="Writes only: id of the older memory this correction hid.")
 
 
 class MemoryListResponse(BaseModel):
@@ -163,6 +167,16 @@ class MemoryListQuery(_Request):
     limit: int = Field(50, ge=1, le=1000)
     before_id: int | None = Field(None, ge=1, description="Keyset cursor: only ids below it.")
     include_superseded: bool = False
+
+
+class MemoryCreateQuery(_Request):
+    """Query string of ``POST /memories``."""
+
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    dedup: bool = Field(
+        True, description="Merge near-duplicates and apply corrections (default); false stores as given."
+    )
 
 
 class ScopeQuery(_Request):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,22 @@ def embedding_text(topic: str, fact: str) -> str:
 
 
 @dataclass(frozen=True)
+class WriteOutcome:
+    """What happened to one memory of a write: ``created`` or ``merged`` into an existing one."""
+
+    record: MemoryRecord
+    action: str
+    superseded_id: int | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    merge_into: int | None = None  # an existing memory to update
+    merge_with_batch: int | None = None  # an earlier item of the same batch
+    supersede: int | None = None  # an older memory this correction replaces
+
+
+@dataclass(frozen=True)
 class _IndexEntry:
     """What the after-commit hook needs to mirror one row into the vector index."""
 
@@ -48,32 +64,115 @@ class MemoryService:
         db: the store.
         index: the vector index of the live model (None when no embedder is configured).
         embedder: embeds on write; failures leave the row unembedded.
+        dedup_threshold: cosine at which a new memory updates an existing one.
+        supersede_threshold: cosine at which a correction supersedes an older memory.
     """
 
-    def __init__(self, db: Database, index: VectorIndex | None, embedder: Embedder | None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        index: VectorIndex | None,
+        embedder: Embedder | None,
+        *,
+        dedup_threshold: float = 0.92,
+        supersede_threshold: float = 0.6,
+    ) -> None:
         self._db = db
         self._index = index
         self._embedder = embedder
+        self._dedup_threshold = dedup_threshold
+        self._supersede_threshold = supersede_threshold
+        # Bumped after every committed write: caches keyed on it (recall) never serve stale facts.
+        self.version = 0
 
     @property
     def model(self) -> str | None:
         return self._index.model if self._index is not None else None
 
     # -- writes ----------------------------------------------------------------------------
-    async def create(self, items: Sequence[NewMemory]) -> list[MemoryRecord]:
-        """Insert memories (one transaction for the whole batch) and return them as stored."""
+    async def create(
+        self,
+        items: Sequence[NewMemory],
+        *,
+        dedup: bool = True,
+        extra_work: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> list[WriteOutcome]:
+        """Store memories in one transaction, merging near-duplicates and applying corrections.
+
+        With ``dedup`` (the default, for extraction and the API alike) a new memory whose cosine to
+        a live memory of the same user is at least ``dedup_threshold`` updates that memory instead
+        (newer wording and vector, the higher importance, one more access); a ``correction`` that is
+        at least ``supersede_threshold`` close to an older memory is stored and the older one is
+        marked ``superseded_by`` it (kept, hidden from search). ``extra_work(conn)`` runs inside
+        the same transaction (the ingest worker records its watermark there, so facts and
+        watermark commit together or not at all).
+        """
         vectors = await self._embed([embedding_text(m.topic, m.fact) for m in items])
-        rows = [
-            self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
-        ]
+        rows = [self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)]
+        plans = self._plan(rows, vectors) if dedup and vectors is not None else [_Plan() for _ in rows]
 
-        def work(conn: sqlite3.Connection) -> tuple[list[MemoryRecord], list[_IndexEntry]]:
-            ids = [memory_sql.insert(conn, row) for row in rows]
-            stored = memory_sql.get_many(conn, ids)
-            return [stored[i] for i in ids], self._index_entries(conn, ids)
+        def work(conn: sqlite3.Connection) -> tuple[list[WriteOutcome], list[_IndexEntry]]:
+            outcomes: list[WriteOutcome] = []
+            touched: list[int] = []
+            for row, plan in zip(rows, plans, strict=True):
+                target = plan.merge_into
+                if plan.merge_with_batch is not None:
+                    target = outcomes[plan.merge_with_batch].record.id
+                outcome = self._write_one(conn, row, target, plan.supersede)
+                outcomes.append(outcome)
+                touched.append(outcome.record.id)
+                if outcome.superseded_id is not None:
+                    touched.append(outcome.superseded_id)
+            if extra_work is not None:
+                extra_work(conn)
+            final = memory_sql.get_many(conn, [o.record.id for o in outcomes])
+            outcomes = [dataclasses.replace(o, record=final[o.record.id]) for o in outcomes]
+            return outcomes, self._index_entries(conn, list(dict.fromkeys(touched)))
 
-        records, _ = await self._db.write(work, after_commit=self._apply_index)
-        return records
+        outcomes, _ = await self._db.write(work, after_commit=self._apply_index)
+        return outcomes
+
+    def _plan(self, rows: list[NewMemory], vectors: np.ndarray) -> list[_Plan]:
+        """Decide, before the transaction, what each new memory does (reads the vector index)."""
+        assert self._index is not None
+        plans: list[_Plan] = []
+        for i, row in enumerate(rows):
+            vector = vectors[i]
+            # A near-duplicate earlier in the same batch: merge into whatever that one became.
+            for j in range(i):
+                if rows[j].user_id == row.user_id and float(vectors[j] @ vector) >= self._dedup_threshold:
+                    plans.append(_Plan(merge_with_batch=j))
+                    break
+            else:
+                hits = self._index.search(row.user_id, vector, 1)
+                best = hits[0] if hits else None
+                if best is not None and row.category == "correction" and best.cosine >= self._supersede_threshold:
+                    # A correction never merges: the older fact stays, hidden, for the record.
+                    plans.append(_Plan(supersede=best.memory_id))
+                elif best is not None and best.cosine >= self._dedup_threshold:
+                    plans.append(_Plan(merge_into=best.memory_id))
+                else:
+                    plans.append(_Plan())
+        return plans
+
+    def _write_one(
+        self, conn: sqlite3.Connection, row: NewMemory, merge_into: int | None, supersede: int | None
+    ) -> WriteOutcome:
+        if merge_into is not None:
+            existing = memory_sql.get(conn, merge_into)
+            # Re-checked inside the transaction: it may have been deleted or superseded meanwhile.
+            if existing is not None and existing.user_id == row.user_id and existing.superseded_by is None:
+                memory_sql.merge_into(conn, merge_into, row)
+                return WriteOutcome(existing, "merged")
+        memory_id = memory_sql.insert(conn, row)
+        record = memory_sql.get(conn, memory_id)
+        assert record is not None
+        if supersede is not None:
+            older = memory_sql.get(conn, supersede)
+            if older is not None and older.user_id == row.user_id and older.superseded_by is None:
+                memory_sql.update(conn, supersede, {"superseded_by": memory_id})
+                return WriteOutcome(record, "created", superseded_id=supersede)
+        return WriteOutcome(record, "created")
 
     async def update(
         self, memory_id: int, changes: dict[str, Any], *, user_id: str | None = None
@@ -187,6 +286,7 @@ class MemoryService:
         return entries
 
     def _apply_index(self, result: tuple[Any, list[_IndexEntry]]) -> None:
+        self.version += 1
         if self._index is None:
             return
         for entry in result[1]:

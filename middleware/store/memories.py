@@ -176,6 +176,28 @@ def update(conn: sqlite3.Connection, memory_id: int, changes: dict[str, Any]) ->
     return cursor.rowcount > 0
 
 
+def merge_into(conn: sqlite3.Connection, memory_id: int, newer: NewMemory) -> None:
+    """A near-duplicate arrived: keep the newer wording and vector, the higher importance, and count
+    the repetition as an access (being said again is a sign the memory matters)."""
+    conn.execute(
+        "UPDATE memories SET fact = ?, topic = CASE WHEN ? <> '' THEN ? ELSE topic END,"
+        " importance = max(importance, ?), access_count = access_count + 1,"
+        f" last_accessed = {NOW_SQL}, updated_at = {NOW_SQL},"
+        " embedding = coalesce(?, embedding), embedding_model = coalesce(?, embedding_model),"
+        " embedding_dim = coalesce(?, embedding_dim) WHERE id = ?",
+        (
+            newer.fact,
+            newer.topic,
+            newer.topic,
+            newer.importance,
+            newer.embedding,
+            newer.embedding_model if newer.embedding is not None else None,
+            newer.embedding_dim if newer.embedding is not None else None,
+            memory_id,
+        ),
+    )
+
+
 def delete(conn: sqlite3.Connection, memory_id: int) -> bool:
     return conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount > 0
 

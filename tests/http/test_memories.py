@@ -30,8 +30,9 @@ async def test_single_memory_is_created_embedded_and_readable(client: TestClient
     created = await response.json()
     assert created["embedded"] is True and created["embedding_model"] == "all-MiniLM-L6-v2"
     assert created["created_at"].startswith("2023-05-08T13:56:00")
+    assert created["action"] == "created"
     fetched = await (await client.get(f"/memories/{created['id']}")).json()
-    assert fetched == created
+    assert fetched == {**created, "action": None}
 
 
 async def test_batch_in_either_shape_is_one_transaction(client: TestClient) -> None:
@@ -48,7 +49,7 @@ async def test_batch_in_either_shape_is_one_transaction(client: TestClient) -> N
 
 async def test_list_filters_and_paginates_newest_first(client: TestClient) -> None:
     await store(
-        client, *({"user_id": "pat", "topic": "t" + str(i % 2), "fact": f"fact {i}"} for i in range(7))
+        client, *({"user_id": "pat", "topic": "t" + str(i % 2), "fact": f"fact {i}"} for i in range(7)), dedup=False
     )
     await store(client, {"user_id": "other", "fact": "not pat's"})
     seen: list[str] = []
@@ -142,3 +143,40 @@ async def test_stats_counts(client: TestClient) -> None:
     }
     health = await (await client.get("/health")).json()
     assert health["status"] == "ok"
+
+
+async def test_paraphrase_merges_into_the_existing_memory(client: TestClient) -> None:
+    (first,) = await store(client, {"user_id": "m", "fact": "Mia's favourite colour is green.", "importance": 4})
+    response = await client.post(
+        "/memories", json={"user_id": "m", "fact": "Mia's favorite color is green.", "importance": 8}
+    )
+    merged = await response.json()
+    assert merged["action"] == "merged" and merged["id"] == first["id"]
+    assert merged["fact"] == "Mia's favorite color is green."  # the newer wording
+    assert merged["importance"] == 8 and merged["access_count"] == 1
+    assert (await (await client.get("/stats")).json())["total_memories"] == 1
+    # Opting out stores it as given.
+    response = await client.post("/memories?dedup=false", json={"user_id": "m", "fact": "Mia's favorite color is green."})
+    assert (await response.json())["action"] == "created"
+
+
+async def test_duplicates_inside_one_batch_become_one_memory(client: TestClient) -> None:
+    stored = await store(
+        client,
+        {"user_id": "n", "fact": "Noah works as a nurse in Lisbon."},
+        {"user_id": "n", "fact": "Noah works as a nurse in Lisbon!"},
+    )
+    assert stored[0]["id"] == stored[1]["id"] and stored[1]["action"] == "merged"
+
+
+async def test_correction_supersedes_the_older_fact(client: TestClient) -> None:
+    (old,) = await store(client, {"user_id": "o", "topic": "home", "fact": "Olga lives in Lyon."})
+    response = await client.post(
+        "/memories", json={"user_id": "o", "topic": "home", "fact": "Olga now lives in Porto, not Lyon.", "category": "correction"}
+    )
+    new = await response.json()
+    assert new["action"] == "created" and new["superseded"] == old["id"]
+    hidden = await (await client.get(f"/memories/{old['id']}")).json()
+    assert hidden["superseded_by"] == new["id"]
+    body = await search(client, "where does Olga live?", "o")
+    assert [item["id"] for item in body["results"]] == [new["id"]]
