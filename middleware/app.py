@@ -7,6 +7,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import Literal
 
 from aiohttp import web
 
@@ -18,14 +19,20 @@ from .keys import (
     DATABASE,
     EMBEDDER,
     INDEX_SYNC,
+    INGEST_SERVICE,
     MEMORY_SERVICE,
+    RECALL_SERVICE,
     SEARCH_SERVICE,
     STATS_SERVICE,
     VECTOR_INDEX,
 )
 from .models.embedders import Embedder, create_embedder
+from .models.llm import LLM, create_llm
+from .services.extraction import ExtractionService
 from .services.index_sync import IndexSync
+from .services.ingest import IngestService
 from .services.memories import MemoryService
+from .services.recall import RecallService
 from .services.search import SearchService
 from .services.stats import StatsService
 from .store import memories as memory_sql
@@ -35,17 +42,26 @@ from .store.vectors import VectorIndex, from_blob
 log = logging.getLogger(__name__)
 
 
-def create_app(config: Config, *, embedder: Embedder | None = None) -> web.Application:
+def create_app(
+    config: Config,
+    *,
+    embedder: Embedder | None = None,
+    llm: LLM | Literal["from_config"] | None = "from_config",
+) -> web.Application:
     """The aiohttp application for ``config``.
 
     Args:
         config: the resolved configuration.
         embedder: an already started embedder to share (tests load the model once); when omitted
             the one named in the config is created, started (warmed) and closed with the app.
+        llm: an already started LLM to share, or None for none (rules only); by default the one
+            named in the config is created, started and closed with the app.
     """
     app = web.Application(client_max_size=config.server.max_body_bytes, middlewares=[error_middleware])
     owns_embedder = embedder is None
     embedder = embedder or create_embedder(config.embeddings)
+    owns_llm = llm == "from_config"
+    chat_model: LLM | None = create_llm(config.llm) if llm == "from_config" else llm
     db = Database(
         config.database.path,
         busy_timeout_ms=config.database.busy_timeout_ms,
@@ -60,15 +76,20 @@ def create_app(config: Config, *, embedder: Embedder | None = None) -> web.Appli
         supersede_threshold=config.ingest.supersede_threshold,
     )
     index_sync = IndexSync(db, index, config.database.external_write_check_s)
+    search_service = SearchService(db, index, embedder, config.search, config.embeddings.query_timeout_s)
+    extraction = ExtractionService(chat_model, config.llm)
+    ingest_service = IngestService(db, memory_service, extraction, config.ingest)
 
     app[CONFIG] = config
     app[DATABASE] = db
     app[EMBEDDER] = embedder
     app[VECTOR_INDEX] = index
     app[MEMORY_SERVICE] = memory_service
-    app[SEARCH_SERVICE] = SearchService(db, index, embedder, config.search, config.embeddings.query_timeout_s)
+    app[SEARCH_SERVICE] = search_service
     app[INDEX_SYNC] = index_sync
-    app[STATS_SERVICE] = StatsService(memory_service, db.path, index, embedder)
+    app[INGEST_SERVICE] = ingest_service
+    app[RECALL_SERVICE] = RecallService(search_service, memory_service, chat_model, config.recall)
+    app[STATS_SERVICE] = StatsService(memory_service, db.path, index, embedder, chat_model, ingest_service)
 
     async def database_ctx(app: web.Application) -> AsyncIterator[None]:
         await asyncio.to_thread(db.open)
@@ -95,7 +116,19 @@ def create_app(config: Config, *, embedder: Embedder | None = None) -> web.Appli
         yield
         await index_sync.stop()
 
-    app.cleanup_ctx.extend([database_ctx, embedder_ctx, vector_index_ctx])
+    async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
+        if owns_llm and chat_model is not None:
+            await chat_model.start()
+        yield
+        if owns_llm and chat_model is not None:
+            await chat_model.close()
+
+    async def ingest_ctx(app: web.Application) -> AsyncIterator[None]:
+        await ingest_service.start()
+        yield
+        await ingest_service.stop(timeout=config.server.shutdown_timeout_s)
+
+    app.cleanup_ctx.extend([database_ctx, embedder_ctx, vector_index_ctx, llm_ctx, ingest_ctx])
     setup_routes(app)
     return app
 

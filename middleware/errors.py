@@ -48,3 +48,14 @@ class StoreUnavailable(CortexError):
 
     code = "store_unavailable"
     status = 503
+
+
+class JobNotFound(CortexError):
+    """No failed ingest job with that id (only failed jobs can be retried)."""
+
+    code = "job_not_found"
+    status = 404
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(f"no failed ingest job {job_id}")
+        self.job_id = job_id

@@ -7,7 +7,9 @@ from aiohttp import web
 from .config import Config
 from .models.embedders import Embedder
 from .services.index_sync import IndexSync
+from .services.ingest import IngestService
 from .services.memories import MemoryService
+from .services.recall import RecallService
 from .services.search import SearchService
 from .services.stats import StatsService
 from .store.db import Database
@@ -21,3 +23,5 @@ INDEX_SYNC = web.AppKey("index_sync", IndexSync)
 MEMORY_SERVICE = web.AppKey("memory_service", MemoryService)
 SEARCH_SERVICE = web.AppKey("search_service", SearchService)
 STATS_SERVICE = web.AppKey("stats_service", StatsService)
+INGEST_SERVICE = web.AppKey("ingest_service", IngestService)
+RECALL_SERVICE = web.AppKey("recall_service", RecallService)

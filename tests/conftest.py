@@ -42,7 +42,9 @@ def make_config(tmp_path: Path, **sections: Any) -> Config:
     database = {"path": tmp_path / "memories.db", **sections.pop("database", {})}
     # A generous query-embedding timeout: a busy CI box must not turn a test FTS-only by chance.
     embeddings = {"query_timeout_s": 10.0, **sections.pop("embeddings", {})}
-    return Config(database=database, embeddings=embeddings, **sections)
+    # Rules-only extraction unless a test asks for a model: apps start fast and deterministic.
+    llm = {"backend": "rules", **sections.pop("llm", {})}
+    return Config(database=database, embeddings=embeddings, llm=llm, **sections)
 
 
 @pytest.fixture

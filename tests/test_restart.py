@@ -65,9 +65,14 @@ def call(port: int, method: str, path: str, body: Any = None) -> Any:
         return json.loads(response.read())
 
 
-def start_daemon(db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def start_daemon(
+    db: Path, port: int, log: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
     env["MEMORY_CORTEX_LOGGING__FORMAT"] = "json"
+    # Rules-only extraction: these tests are about the daemon, not the model.
+    env["MEMORY_CORTEX_LLM__BACKEND"] = "rules"
+    env.update(extra_env or {})
     with log.open("ab") as log_file:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
             [sys.executable, "-m", "middleware", "serve", "--db", str(db), "--port", str(port)],

@@ -26,7 +26,9 @@ MAX_BATCH = 1000
 _BATCH_LIST = TypeAdapter(list[MemoryIn])
 
 
-def memory_out(record: MemoryRecord, *, action: str | None = None, superseded: int | None = None) -> MemoryOut:
+def memory_out(
+    record: MemoryRecord, *, action: str | None = None, superseded: int | None = None
+) -> MemoryOut:
     return MemoryOut(
         action=action,
         superseded=superseded,

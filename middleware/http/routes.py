@@ -8,20 +8,29 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from pydantic import BaseModel
 
-from . import memories, search, stats
+from . import ingest, memories, recall, search, stats
 from .openapi import build_openapi
 from .schemas import (
+    ContextRequest,
+    ContextResponse,
     DeletedResponse,
     ErrorResponse,
     HealthResponse,
     HybridSearchRequest,
     HybridSearchResponse,
+    IngestAccepted,
+    IngestJobsQuery,
+    IngestJobsResponse,
+    IngestRequestBody,
     MemoryBatchIn,
     MemoryCreateQuery,
     MemoryListQuery,
     MemoryListResponse,
     MemoryOut,
     MemoryPatch,
+    RecallRequest,
+    RecallResponse,
+    RetryResponse,
     ScopeQuery,
     StatsResponse,
 )
@@ -94,6 +103,45 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Delete a memory for good.",
         query=ScopeQuery,
         responses={200: DeletedResponse, 404: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/ingest",
+        ingest.ingest,
+        "Journal a whole session transcript (committed before the 202); extraction runs after the debounce.",
+        request=IngestRequestBody,
+        responses={202: IngestAccepted, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/ingest/jobs",
+        ingest.list_jobs,
+        "Recent extraction jobs, newest first, by status.",
+        query=IngestJobsQuery,
+        responses={200: IngestJobsResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/ingest/jobs/{job_id}/retry",
+        ingest.retry_job,
+        "Queue a failed extraction job again.",
+        responses={200: RetryResponse, 404: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/recall",
+        recall.recall,
+        "An answer grounded only in the user's top memories (LLM synthesis, cached); degraded list when the LLM is down.",
+        request=RecallRequest,
+        responses={200: RecallResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/context",
+        recall.context,
+        'The "## Long-Term Memories" prompt block: facts by importance then score, capped at max_tokens.',
+        request=ContextRequest,
+        responses={200: ContextResponse, 400: ErrorResponse},
     ),
     Endpoint("GET", "/stats", stats.stats, "Counts, sizes, embedder state.", responses={200: StatsResponse}),
     Endpoint(

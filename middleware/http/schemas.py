@@ -143,7 +143,9 @@ class MemoryOut(BaseModel):
     action: str | None = Field(
         None, description='Writes only: "created", or "merged" into this existing near-duplicate.'
     )
-    superseded: int | None = Field(None, description="Writes only: id of the older memory this correction hid.")
+    superseded: int | None = Field(
+        None, description="Writes only: id of the older memory this correction hid."
+    )
 
 
 class MemoryListResponse(BaseModel):
@@ -192,12 +194,128 @@ class DeletedResponse(BaseModel):
     id: int
 
 
+# -- ingest, recall, context ---------------------------------------------------------------
+class IngestMessage(BaseModel):
+    """One message as OpenClaw sends it: extra keys (name, timestamp…) are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    role: str = Field(max_length=64, strict=True)
+    content: str | list[Any] | None = Field(
+        None, description="Text, or a list of blocks ({type: 'text', text}); other blocks are ignored."
+    )
+
+
+class IngestRequestBody(BaseModel):
+    """``POST /ingest``: the whole session history every time; only the new part is extracted."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    messages: list[IngestMessage] = Field(description="The full session history, oldest first.")
+    session_id: str | int | None = Field(
+        None, union_mode="left_to_right", description="Session; absent → one default session per user."
+    )
+    channel: str | None = Field(None, max_length=200, strict=True)
+    user_id: str | None = Field(None, strict=True, description="Absent/empty → the default user.")
+    debounce: bool = Field(
+        True, strict=True, description="false: extract now (before a compaction, at session end)."
+    )
+
+
+class IngestAccepted(BaseModel):
+    status: Literal["queued"]
+    session_id: str | None
+    pending: int = Field(description="Jobs waiting in the queue, this one included.")
+
+
+class IngestJobOut(BaseModel):
+    id: int
+    user_id: str
+    session_id: str | None
+    channel: str | None
+    status: str
+    attempts: int
+    last_error: str | None
+    received_at: str
+    message_count: int
+    started_at: str | None
+    finished_at: str | None
+    duration_ms: int | None
+    new_messages: int | None
+    facts_stored: int | None
+    method: str | None
+
+
+class IngestJobsQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    status: Literal["pending", "running", "done", "failed"] | None = None
+    limit: int = Field(50, ge=1, le=500)
+
+
+class IngestJobsResponse(BaseModel):
+    jobs: list[IngestJobOut]
+    count: int
+
+
+class RetryResponse(BaseModel):
+    retried: bool
+    id: int
+
+
+class RecallRequest(_Request):
+    """``POST /recall``: the seed's shape."""
+
+    query: str = Field(max_length=20000)
+    user_id: str | None = None
+
+
+class RecallResponse(BaseModel):
+    response: str
+    memories_searched: int = Field(description="Live memories of the user that the search covered.")
+    memories_used: int = Field(description="Facts given to the synthesis (or listed when degraded).")
+    degraded: bool = Field(description="True when the LLM was down or slow: response lists the facts.")
+    cached: bool
+
+
+class ContextRequest(_Request):
+    """``POST /context``: the prompt block every client would otherwise rebuild."""
+
+    query: str = Field(max_length=20000)
+    user_id: str | None = None
+    max_tokens: int = Field(500, ge=1, le=20000, description="Cap, at ~4 characters per token.")
+    max_facts: int = Field(15, ge=1, le=200)
+
+
+class ContextResponse(BaseModel):
+    context: str = Field(description='"## Long-Term Memories" and one line per fact; "" when none.')
+    facts: int
+
+
 # -- stats and health -----------------------------------------------------------------------
 class EmbedderState(BaseModel):
     backend: str
     model: str
     ok: bool
     dim: int | None
+    last_error: str | None
+
+
+class LLMState(BaseModel):
+    backend: str
+    model: str
+    ok: bool
+    last_error: str | None
+    last_latency_s: float | None
+
+
+class IngestState(BaseModel):
+    pending: int
+    running: int
+    done: int
+    failed: int
+    running_job: int | None
+    last_latency_ms: int | None
     last_error: str | None
 
 
@@ -213,6 +331,8 @@ class StatsResponse(BaseModel):
     db_bytes: int = Field(description="Database file plus its WAL.")
     uptime_s: float
     embedder: EmbedderState
+    llm: LLMState
+    ingest: IngestState
 
 
 class HealthResponse(BaseModel):

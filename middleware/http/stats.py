@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from aiohttp import web
 
 from ..keys import STATS_SERVICE
-from .schemas import EmbedderState, HealthResponse, StatsResponse
+from .schemas import EmbedderState, HealthResponse, IngestState, LLMState, StatsResponse
 
 
 async def stats(request: web.Request) -> web.Response:
@@ -22,6 +24,8 @@ async def stats(request: web.Request) -> web.Response:
         vector_index_rows=result.vector_index_rows,
         db_bytes=result.db_bytes,
         uptime_s=result.uptime_s,
+        llm=LLMState(**dataclasses.asdict(result.llm)),
+        ingest=IngestState.model_validate(result.ingest),
         embedder=EmbedderState(
             backend=health.backend if health else "none",
             model=health.model if health else "",

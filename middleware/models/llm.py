@@ -82,6 +82,24 @@ def strip_thinking(text: str) -> str:
     return _THINK.sub("", text).strip()
 
 
+NO_THINK_SUFFIX = " /no_think"
+
+
+def with_no_think(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """Qwen3's soft switch: `` /no_think`` appended to the last user message (once).
+
+    Other models see a harmless tag. A conversation without a user message is returned unchanged.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user":
+            if message.content.rstrip().endswith(NO_THINK_SUFFIX.strip()):
+                return list(messages)
+            patched = ChatMessage(role="user", content=message.content + NO_THINK_SUFFIX)
+            return [*messages[:index], patched, *messages[index + 1 :]]
+    return list(messages)
+
+
 def create_llm(config: LLMConfig) -> LLM | None:
     """The backend named in the config; ``None`` for ``rules`` (no model at all)."""
     if config.backend == "llama_cpp":

@@ -108,7 +108,9 @@ class MemoryService:
         watermark commit together or not at all).
         """
         vectors = await self._embed([embedding_text(m.topic, m.fact) for m in items])
-        rows = [self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)]
+        rows = [
+            self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
+        ]
         plans = self._plan(rows, vectors) if dedup and vectors is not None else [_Plan() for _ in rows]
 
         def work(conn: sqlite3.Connection) -> tuple[list[WriteOutcome], list[_IndexEntry]]:
@@ -146,7 +148,11 @@ class MemoryService:
             else:
                 hits = self._index.search(row.user_id, vector, 1)
                 best = hits[0] if hits else None
-                if best is not None and row.category == "correction" and best.cosine >= self._supersede_threshold:
+                if (
+                    best is not None
+                    and row.category == "correction"
+                    and best.cosine >= self._supersede_threshold
+                ):
                     # A correction never merges: the older fact stays, hidden, for the record.
                     plans.append(_Plan(supersede=best.memory_id))
                 elif best is not None and best.cosine >= self._dedup_threshold:

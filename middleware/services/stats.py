@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..models.embedders import Embedder, EmbedderHealth
+from ..models.llm import LLM, LLMHealth
 from ..store.memories import StoreCounts
 from ..store.vectors import VectorIndex
+from .ingest import IngestService
 from .memories import MemoryService
 
 
@@ -19,6 +22,8 @@ class Stats:
     db_bytes: int
     uptime_s: float
     embedder: EmbedderHealth | None
+    llm: LLMHealth
+    ingest: dict[str, Any]
 
 
 class StatsService:
@@ -29,6 +34,8 @@ class StatsService:
         db_path: the database file, to report its size with the WAL.
         index: the vector index (rows it holds).
         embedder: for its health.
+        llm: for its health (None: rules only).
+        ingest: for the queue.
     """
 
     def __init__(
@@ -37,7 +44,11 @@ class StatsService:
         db_path: Path,
         index: VectorIndex | None,
         embedder: Embedder | None,
+        llm: LLM | None,
+        ingest: IngestService,
     ) -> None:
+        self._llm = llm
+        self._ingest = ingest
         self._memories = memories
         self._db_path = db_path
         self._index = index
@@ -66,4 +77,6 @@ class StatsService:
             db_bytes=self.db_bytes(),
             uptime_s=self.uptime_s,
             embedder=self.embedder_health(),
+            llm=self._llm.health() if self._llm is not None else LLMHealth("rules", "rules", True),
+            ingest=await self._ingest.queue(),
         )

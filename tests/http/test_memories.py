@@ -49,7 +49,9 @@ async def test_batch_in_either_shape_is_one_transaction(client: TestClient) -> N
 
 async def test_list_filters_and_paginates_newest_first(client: TestClient) -> None:
     await store(
-        client, *({"user_id": "pat", "topic": "t" + str(i % 2), "fact": f"fact {i}"} for i in range(7)), dedup=False
+        client,
+        *({"user_id": "pat", "topic": "t" + str(i % 2), "fact": f"fact {i}"} for i in range(7)),
+        dedup=False,
     )
     await store(client, {"user_id": "other", "fact": "not pat's"})
     seen: list[str] = []
@@ -146,7 +148,9 @@ async def test_stats_counts(client: TestClient) -> None:
 
 
 async def test_paraphrase_merges_into_the_existing_memory(client: TestClient) -> None:
-    (first,) = await store(client, {"user_id": "m", "fact": "Mia's favourite colour is green.", "importance": 4})
+    (first,) = await store(
+        client, {"user_id": "m", "fact": "Mia's favourite colour is green.", "importance": 4}
+    )
     response = await client.post(
         "/memories", json={"user_id": "m", "fact": "Mia's favorite color is green.", "importance": 8}
     )
@@ -156,7 +160,9 @@ async def test_paraphrase_merges_into_the_existing_memory(client: TestClient) ->
     assert merged["importance"] == 8 and merged["access_count"] == 1
     assert (await (await client.get("/stats")).json())["total_memories"] == 1
     # Opting out stores it as given.
-    response = await client.post("/memories?dedup=false", json={"user_id": "m", "fact": "Mia's favorite color is green."})
+    response = await client.post(
+        "/memories?dedup=false", json={"user_id": "m", "fact": "Mia's favorite color is green."}
+    )
     assert (await response.json())["action"] == "created"
 
 
@@ -172,7 +178,13 @@ async def test_duplicates_inside_one_batch_become_one_memory(client: TestClient)
 async def test_correction_supersedes_the_older_fact(client: TestClient) -> None:
     (old,) = await store(client, {"user_id": "o", "topic": "home", "fact": "Olga lives in Lyon."})
     response = await client.post(
-        "/memories", json={"user_id": "o", "topic": "home", "fact": "Olga now lives in Porto, not Lyon.", "category": "correction"}
+        "/memories",
+        json={
+            "user_id": "o",
+            "topic": "home",
+            "fact": "Olga now lives in Porto, not Lyon.",
+            "category": "correction",
+        },
     )
     new = await response.json()
     assert new["action"] == "created" and new["superseded"] == old["id"]

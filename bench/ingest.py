@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Ingestion benchmark: /ingest acknowledgement latency, and extraction speed per backend.
+
+1. Acknowledgement: the real daemon as a subprocess; ``--sessions`` concurrent sessions (20) each
+   post their whole, growing history ``--posts`` times, starting at ``--history`` messages (1,000),
+   as OpenClaw does after every turn. The debounce is set to an hour so only the journal write is
+   measured (extraction never competes). Target: p95 < 20 ms.
+2. Extraction: real LoCoMo conversation sessions (``../shared/bench/locomo``) as transcripts, run
+   through :class:`ExtractionService` in-process with each backend present: ``rules`` always,
+   ``llama_cpp`` (the packaged Gemma 3 270M) when llama-cpp-python is installed, ``openai`` when
+   ``--openai-url`` names a llama-server. Prints seconds per 1k transcript tokens (tokens estimated
+   as characters / 4) and facts per 1k tokens.
+
+    python bench/ingest.py [--sessions 20] [--posts 15] [--history 1000] [--extract-sessions 3]
+                           [--openai-url http://host:8301 --openai-model qwen3-8b] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._harness import REPO_ROOT, Daemon, format_table, percentile, write_json
+from middleware.config import LLMConfig
+from middleware.models.llm import create_llm
+from middleware.services.extraction import Delta, ExtractionService, Message
+
+LOCOMO = REPO_ROOT.parent / "shared" / "bench" / "locomo"
+
+
+def synthetic_history(size: int, session: int) -> list[dict[str, str]]:
+    lines = []
+    for i in range(size):
+        role = "user" if i % 2 == 0 else "assistant"
+        lines.append(
+            {
+                "role": role,
+                "content": f"Session {session} message {i}: I talked about trip {i % 37} and plans.",
+            }
+        )
+    return lines
+
+
+async def measure_acks(url: str, sessions: int, posts: int, history: int) -> list[float]:
+    timings: list[float] = []
+    progress = tqdm(total=sessions * posts, desc="/ingest posts", unit="post")
+
+    async def one_session(client: httpx.AsyncClient, session: int) -> None:
+        messages = synthetic_history(history, session)
+        for turn in range(posts):
+            messages += [
+                {"role": "user", "content": f"turn {turn}: remember that my code {session}-{turn} is new"},
+                {"role": "assistant", "content": "Noted."},
+            ]
+            body = {"messages": messages, "session_id": f"bench-{session}", "user_id": f"u{session % 5}"}
+            started = time.perf_counter()
+            response = await client.post("/ingest", json=body)
+            timings.append((time.perf_counter() - started) * 1000)
+            if response.status_code != 202:
+                raise RuntimeError(f"/ingest answered {response.status_code}: {response.text[:200]}")
+            progress.update(1)
+
+    async with httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(30.0, connect=2.0)) as client:
+        await asyncio.gather(*(one_session(client, s) for s in range(sessions)))
+    progress.close()
+    return timings
+
+
+def locomo_transcripts(count: int) -> list[list[Message]]:
+    files = sorted(LOCOMO.glob("conv-*.json"))
+    if not files:
+        raise SystemExit(f"no LoCoMo data in {LOCOMO}")
+    conversation = json.loads(files[0].read_text())
+    speaker_a = conversation["speakers"][0]
+    transcripts = []
+    for session in conversation["sessions"][:count]:
+        transcripts.append(
+            [
+                Message("user" if turn["speaker"] == speaker_a else "assistant", turn["text"])
+                for turn in session["turns"]
+            ]
+        )
+    return transcripts
+
+
+async def measure_extraction(
+    backend: str, config: LLMConfig, transcripts: list[list[Message]]
+) -> dict[str, Any]:
+    llm = create_llm(config)
+    if llm is not None:
+        await llm.start()
+    service = ExtractionService(llm, config)
+    chars = facts = calls = 0
+    started = time.perf_counter()
+    try:
+        for messages in tqdm(transcripts, desc=f"extract ({backend})", unit="session"):
+            delta = Delta(new=messages, context=[], history_hashes=[])
+            result = await service.extract(delta, allow_rules_only=True)
+            chars += sum(len(m.text) + len(m.role) + 2 for m in messages)
+            facts += len(result.facts)
+            calls += result.llm_calls
+    finally:
+        if llm is not None:
+            await llm.close()
+    seconds = time.perf_counter() - started
+    tokens = chars / 4
+    return {
+        "backend": backend,
+        "model": config.model if backend != "rules" else "-",
+        "transcript_tokens": int(tokens),
+        "seconds": round(seconds, 2),
+        "s_per_1k_tokens": round(seconds / (tokens / 1000), 3),
+        "facts_per_1k_tokens": round(facts / (tokens / 1000), 2),
+        "llm_calls": calls,
+    }
+
+
+def available_backends(args: argparse.Namespace, models_dir: Path) -> list[tuple[str, LLMConfig]]:
+    backends = [("rules", LLMConfig(backend="rules"))]
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        print("llama-cpp-python not installed: llama_cpp backend skipped")
+    else:
+        backends.append(("llama_cpp", LLMConfig(backend="llama_cpp", models_dir=models_dir, n_ctx=4096)))
+    if args.openai_url:
+        backends.append(("openai", LLMConfig(backend="openai", url=args.openai_url, model=args.openai_model)))
+    return backends
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--posts", type=int, default=15)
+    parser.add_argument("--history", type=int, default=1000)
+    parser.add_argument("--extract-sessions", type=int, default=3, help="LoCoMo sessions per backend")
+    parser.add_argument("--openai-url", help="llama-server base URL to include the openai backend")
+    parser.add_argument("--openai-model", default="qwen3-8b")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    report: dict[str, Any] = {"ack": {}, "extraction": []}
+    with tempfile.TemporaryDirectory(prefix="cortex-ingest-bench-") as tmp:
+        workdir = Path(tmp)
+        daemon = Daemon(
+            workdir / "bench.db",
+            workdir / "daemon.log",
+            env={"MEMORY_CORTEX_INGEST__DEBOUNCE_S": "3600", "MEMORY_CORTEX_LLM__BACKEND": "rules"},
+        )
+        daemon.start()
+        try:
+            timings = asyncio.run(measure_acks(daemon.url, args.sessions, args.posts, args.history))
+        finally:
+            daemon.stop()
+        report["ack"] = {
+            "sessions": args.sessions,
+            "posts": len(timings),
+            "history_messages": f"{args.history}..{args.history + 2 * args.posts}",
+            "p50_ms": round(percentile(timings, 50), 2),
+            "p95_ms": round(percentile(timings, 95), 2),
+            "p99_ms": round(percentile(timings, 99), 2),
+        }
+        transcripts = locomo_transcripts(args.extract_sessions)
+        for backend, config in available_backends(args, workdir / "models"):
+            report["extraction"].append(asyncio.run(measure_extraction(backend, config, transcripts)))
+
+    ack = report["ack"]
+    print()
+    print(
+        format_table(
+            [
+                "concurrent sessions",
+                "posts",
+                "history (messages)",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+                "target p95",
+            ],
+            [
+                [
+                    ack["sessions"],
+                    ack["posts"],
+                    ack["history_messages"],
+                    ack["p50_ms"],
+                    ack["p95_ms"],
+                    ack["p99_ms"],
+                    "< 20 ms",
+                ]
+            ],
+            title="/ingest acknowledgement (journal committed before the 202)",
+        )
+    )
+    print()
+    print(
+        format_table(
+            [
+                "backend",
+                "model",
+                "transcript tokens",
+                "seconds",
+                "s / 1k tokens",
+                "facts / 1k tokens",
+                "LLM calls",
+            ],
+            [
+                [
+                    r["backend"],
+                    r["model"],
+                    r["transcript_tokens"],
+                    r["seconds"],
+                    r["s_per_1k_tokens"],
+                    r["facts_per_1k_tokens"],
+                    r["llm_calls"],
+                ]
+                for r in report["extraction"]
+            ],
+            title=f"Extraction of {args.extract_sessions} real LoCoMo sessions (tokens ≈ characters / 4)",
+        )
+    )
+    if args.json:
+        write_json(args.json, report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""``POST /ingest`` and the job list/retry endpoints."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ..errors import InvalidRequest, JobNotFound
+from ..keys import CONFIG, INGEST_SERVICE
+from ..services.ingest import IngestRequest
+from .common import json_body, parse_query, resolve_user
+from .schemas import (
+    IngestAccepted,
+    IngestJobOut,
+    IngestJobsQuery,
+    IngestJobsResponse,
+    IngestRequestBody,
+    RetryResponse,
+)
+
+
+async def ingest(request: web.Request) -> web.Response:
+    data = await json_body(request)
+    if not isinstance(data, dict):
+        raise InvalidRequest("request body must be a JSON object")
+    body = IngestRequestBody.model_validate(data)
+    limit = request.app[CONFIG].ingest.max_messages
+    if len(body.messages) > limit:
+        raise InvalidRequest(f"at most {limit} messages per request, got {len(body.messages)}")
+    session_id = None if body.session_id is None else str(body.session_id)
+    pending = await request.app[INGEST_SERVICE].submit(
+        IngestRequest(
+            user_id=resolve_user(request, body.user_id),
+            session_id=session_id,
+            channel=body.channel,
+            messages=[m.model_dump() for m in body.messages],
+            debounce=body.debounce,
+        )
+    )
+    accepted = IngestAccepted(status="queued", session_id=session_id, pending=pending)
+    return web.json_response(accepted.model_dump(), status=202)
+
+
+async def list_jobs(request: web.Request) -> web.Response:
+    query = parse_query(request, IngestJobsQuery)
+    jobs = await request.app[INGEST_SERVICE].jobs(status=query.status, limit=query.limit)
+    items = [IngestJobOut.model_validate(job, from_attributes=True) for job in jobs]
+    return web.json_response(IngestJobsResponse(jobs=items, count=len(items)).model_dump())
+
+
+async def retry_job(request: web.Request) -> web.Response:
+    raw = request.match_info["job_id"]
+    if not raw.isascii() or not raw.isdigit():
+        raise InvalidRequest("job id must be a positive integer")
+    job_id = int(raw)
+    if not await request.app[INGEST_SERVICE].retry(job_id):
+        raise JobNotFound(job_id)
+    return web.json_response(RetryResponse(retried=True, id=job_id).model_dump())

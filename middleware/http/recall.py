@@ -1,0 +1,30 @@
+"""``POST /recall`` and ``POST /context``."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ..keys import RECALL_SERVICE
+from .common import parse_body, resolve_user
+from .schemas import ContextRequest, ContextResponse, RecallRequest, RecallResponse
+
+
+async def recall(request: web.Request) -> web.Response:
+    body = await parse_body(request, RecallRequest)
+    answer = await request.app[RECALL_SERVICE].recall(body.query, resolve_user(request, body.user_id))
+    response = RecallResponse(
+        response=answer.response,
+        memories_searched=answer.memories_searched,
+        memories_used=answer.memories_used,
+        degraded=answer.degraded,
+        cached=answer.cached,
+    )
+    return web.json_response(response.model_dump())
+
+
+async def context(request: web.Request) -> web.Response:
+    body = await parse_body(request, ContextRequest)
+    text, facts = await request.app[RECALL_SERVICE].context(
+        body.query, resolve_user(request, body.user_id), max_tokens=body.max_tokens, max_facts=body.max_facts
+    )
+    return web.json_response(ContextResponse(context=text, facts=facts).model_dump())

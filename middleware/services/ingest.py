@@ -1,0 +1,270 @@
+"""The ingest journal, the per-session debounce, and the one extraction worker.
+
+Every accepted ``/ingest`` is committed to the ``ingest_jobs`` table before the 202 goes out, so
+nothing acknowledged is lost, even on kill -9. A re-post of the same session replaces its pending
+job and restarts the debounce timer (``due_at``). One worker (one GPU) takes due jobs one at a
+time: it computes the delta against the session watermark, extracts, and commits the facts, the new
+watermark and the job's completion in ONE transaction, so a crash either leaves the job pending (and
+it runs again) or fully done; a turn is never extracted twice. Failures go back to pending with an
+exponential back-off; after ``max_attempts`` the job is failed (kept, retryable from the API).
+
+Worker recipe (as everywhere here): a wake event, a stop flag, catch-and-log per job so the worker
+never dies, and a timed stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import IngestConfig
+from ..models.llm import LLMUnavailable
+from ..store import ingest as ingest_sql
+from ..store.db import Database
+from ..store.ingest import IngestJob
+from ..store.memories import NewMemory
+from .extraction import ExtractionService, clean_messages, compute_delta
+from .memories import MemoryService
+
+log = logging.getLogger(__name__)
+
+# Something that may hold a job back (the GPU-aware gate of the hardware issue plugs in here).
+Gate = Callable[[IngestJob], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class IngestRequest:
+    user_id: str
+    session_id: str | None
+    channel: str | None
+    messages: list[dict[str, Any]]
+    debounce: bool
+
+
+def session_key(user_id: str, session_id: str | None) -> str:
+    """Sessions are per user: two users may reuse the same session id."""
+    return f"{user_id}\x1f{session_id or ''}"
+
+
+@dataclass
+class WorkerState:
+    running_job: int | None = None
+    last_latency_ms: int | None = None
+    last_error: str | None = None
+    jobs_done: int = 0
+    jobs_failed: int = 0
+
+
+class IngestService:
+    """Accepts transcripts and runs the extraction worker.
+
+    Args:
+        db: the store (journal, watermarks, memories).
+        memories: writes facts with dedup/supersession.
+        extraction: turns messages into facts.
+        config: debounce, retries, skipping rules.
+        gate: awaited before each job runs (may wait, never raises); None = run at once.
+        clock: wall clock in unix seconds (tests inject one).
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        memories: MemoryService,
+        extraction: ExtractionService,
+        config: IngestConfig,
+        *,
+        gate: Gate | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._db = db
+        self._memories = memories
+        self._extraction = extraction
+        self._config = config
+        self._gate = gate
+        self._clock = clock
+        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.state = WorkerState()
+
+    # -- the HTTP side ---------------------------------------------------------------------
+    async def submit(self, request: IngestRequest) -> int:
+        """Journal the request (committed on return) and return how many jobs are pending."""
+        delay = self._config.debounce_s if request.debounce else 0.0
+        due_at = self._clock() + delay
+        key = session_key(request.user_id, request.session_id)
+
+        def work(conn: sqlite3.Connection) -> int:
+            ingest_sql.enqueue(
+                conn,
+                session_key=key,
+                user_id=request.user_id,
+                session_id=request.session_id,
+                channel=request.channel,
+                messages=request.messages,
+                due_at=due_at,
+            )
+            return ingest_sql.queue_counts(conn)["pending"]
+
+        pending = await self._db.write(work)
+        self._wake.set()
+        return pending
+
+    async def queue(self) -> dict[str, Any]:
+        counts = await self._db.read(ingest_sql.queue_counts)
+        return {
+            **counts,
+            "running_job": self.state.running_job,
+            "last_latency_ms": self.state.last_latency_ms,
+            "last_error": self.state.last_error,
+        }
+
+    async def jobs(self, *, status: str | None, limit: int) -> list[IngestJob]:
+        return await self._db.read(lambda conn: ingest_sql.recent_jobs(conn, status=status, limit=limit))
+
+    async def retry(self, job_id: int) -> bool:
+        done = await self._db.write(lambda conn: ingest_sql.retry_failed(conn, job_id, self._clock()))
+        self._wake.set()
+        return done
+
+    # -- the worker ------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Resume after a restart: jobs left running run again; then start the worker."""
+        resumed = await self._db.write(lambda conn: ingest_sql.requeue_running(conn, self._clock()))
+        if resumed:
+            log.info("resumed interrupted ingest jobs", extra={"jobs": resumed})
+        self._task = asyncio.create_task(self._run(), name="extraction-worker")
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        """Let the running job finish (up to ``timeout``); an unfinished one simply runs next start."""
+        self._stop.set()
+        self._wake.set()
+        if self._task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout)
+        except TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            log.warning("extraction worker stopped mid-job; it will run again at next start")
+
+    async def run_due_jobs(self) -> int:
+        """Run every job that is due now; returns how many ran (tests and the worker use it)."""
+        ran = 0
+        while not self._stop.is_set():
+            job = await self._db.write(lambda conn: ingest_sql.claim_due(conn, self._clock()))
+            if job is None:
+                return ran
+            await self._process(job)
+            ran += 1
+        return ran
+
+    async def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                await self.run_due_jobs()
+                next_due = await self._db.read(ingest_sql.next_due_at)
+            except Exception:  # never let the worker die: log, pause, go on
+                log.exception("extraction worker error")
+                next_due = self._clock() + 5
+            wait = 3600.0 if next_due is None else max(0.0, next_due - self._clock())
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=wait + 0.01)
+
+    async def _process(self, job: IngestJob) -> None:
+        self.state.running_job = job.id
+        started = time.perf_counter()
+        try:
+            if self._gate is not None:
+                await self._gate(job)
+            facts_stored, new_count, method = await self._extract_and_store(job)
+        except Exception as exc:
+            await self._record_failure(job, exc)
+        else:
+            self.state.last_latency_ms = int((time.perf_counter() - started) * 1000)
+            self.state.jobs_done += 1
+            self.state.last_error = None
+            log.info(
+                "ingest job done",
+                extra={
+                    "job": job.id,
+                    "new_messages": new_count,
+                    "facts": facts_stored,
+                    "method": method,
+                    "ms": self.state.last_latency_ms,
+                },
+            )
+        finally:
+            self.state.running_job = None
+
+    async def _extract_and_store(self, job: IngestJob) -> tuple[int, int, str]:
+        started = time.perf_counter()
+        watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
+        messages = clean_messages(job.messages, self._config)
+        delta = compute_delta(
+            messages, watermark.message_hashes if watermark else [], self._config.context_messages
+        )
+        last_attempt = job.attempts >= self._config.max_attempts
+        result = await self._extraction.extract(delta, allow_rules_only=last_attempt)
+        items = [
+            NewMemory(
+                user_id=job.user_id,
+                topic=fact.topic,
+                fact=fact.fact,
+                importance=fact.importance,
+                category=fact.category,
+                source_session=job.session_id,
+                source_channel=job.channel,
+                metadata={"ingest_job": job.id, "extractor": result.method},
+            )
+            for fact in result.facts
+        ]
+
+        def finish(conn: sqlite3.Connection) -> None:
+            ingest_sql.save_watermark(
+                conn,
+                session_key=job.session_key,
+                user_id=job.user_id,
+                session_id=job.session_id,
+                hashes=delta.history_hashes[-10000:],
+                history_hash=delta.history_hash,
+            )
+            ingest_sql.finish(
+                conn,
+                job.id,
+                duration_ms=int((time.perf_counter() - started) * 1000),
+                new_messages=len(delta.new),
+                facts_stored=len(items),
+                method=result.method,
+            )
+
+        if items:
+            await self._memories.create(items, extra_work=finish)
+        else:
+            await self._db.write(finish)
+        return len(items), len(delta.new), result.method
+
+    async def _record_failure(self, job: IngestJob, exc: Exception) -> None:
+        reason = f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, LLMUnavailable):
+            log.exception("ingest job failed", extra={"job": job.id, "attempt": job.attempts})
+        retry_at = None
+        if job.attempts < self._config.max_attempts:
+            retry_at = self._clock() + self._config.retry_backoff_s * 2 ** (job.attempts - 1)
+        await self._db.write(lambda conn: ingest_sql.fail(conn, job.id, reason, retry_at=retry_at))
+        self.state.last_error = reason[:500]
+        if retry_at is None:
+            self.state.jobs_failed += 1
+        log.warning(
+            "ingest job will be retried" if retry_at else "ingest job failed for good",
+            extra={"job": job.id, "attempt": job.attempts, "reason": reason[:300]},
+        )

@@ -1,0 +1,148 @@
+"""``/recall`` (an LLM answer grounded only in the user's top facts) and ``/context`` (the prompt block).
+
+The synthesis is cached per (user, normalised query, memory version) for ``cache_ttl_s``: the
+version moves with every committed write, so a cached answer never predates a fact it should know.
+When the LLM is down or slower than ``timeout_s`` the answer is the facts themselves as a list,
+marked ``degraded`` — never a hang, never a 5xx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from ..config import RecallConfig
+from ..models.llm import LLM, ChatMessage, LLMUnavailable
+from .memories import MemoryService
+from .search import SearchHit, SearchService
+
+log = logging.getLogger(__name__)
+
+CONTEXT_HEADER = "## Long-Term Memories"
+CHARS_PER_TOKEN = 4  # the seed's estimate for the context cap
+
+SYNTHESIS_PROMPT = """You answer a question about the user using ONLY the numbered facts below, which
+come from the user's long-term memory. Be brief (1-3 sentences). If the facts do not answer the
+question, say that nothing relevant is remembered. Do not invent anything."""
+
+
+@dataclass(frozen=True)
+class RecallAnswer:
+    response: str
+    memories_searched: int
+    memories_used: int
+    degraded: bool
+    cached: bool
+
+
+class RecallService:
+    """Recall synthesis with a small TTL cache.
+
+    Args:
+        search: hybrid search.
+        memories: for its write version (cache invalidation) and per-user counts.
+        llm: the synthesis model (None → always the degraded list).
+        config: facts, TTL, timeout.
+        max_cache_entries: bound on cached answers (oldest dropped first).
+    """
+
+    def __init__(
+        self,
+        search: SearchService,
+        memories: MemoryService,
+        llm: LLM | None,
+        config: RecallConfig,
+        *,
+        max_cache_entries: int = 1024,
+    ) -> None:
+        self._search = search
+        self._memories = memories
+        self._llm = llm
+        self._config = config
+        self._cache: OrderedDict[tuple[str, str, int], tuple[float, RecallAnswer]] = OrderedDict()
+        self._max_cache_entries = max_cache_entries
+
+    async def recall(self, query: str, user_id: str) -> RecallAnswer:
+        key = (user_id, " ".join(query.lower().split()), self._memories.version)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            self._cache.move_to_end(key)
+            answer = cached[1]
+            return RecallAnswer(answer.response, answer.memories_searched, answer.memories_used, False, True)
+
+        result = await self._search.search(query, user_id, self._config.max_facts)
+        hits = result.hits
+        searched = (await self._memories.counts()).per_user.get(user_id, 0)
+        if not hits:
+            return RecallAnswer("No relevant memories found.", searched, 0, False, False)
+        try:
+            response = await self._synthesise(query, hits)
+        except LLMUnavailable as exc:
+            log.info("recall degraded", extra={"reason": str(exc)[:200]})
+            return RecallAnswer(facts_as_list(hits), searched, len(hits), True, False)
+        answer = RecallAnswer(response, searched, len(hits), False, False)
+        self._remember(key, answer)
+        return answer
+
+    async def context(self, query: str, user_id: str, *, max_tokens: int, max_facts: int) -> tuple[str, int]:
+        """The prompt block: facts by importance then score, cut to ~``max_tokens``."""
+        result = await self._search.search(query, user_id, max_facts)
+        if not result.hits:
+            return "", 0
+        ordered = sorted(result.hits, key=lambda hit: (-hit.memory.importance, -hit.score))
+        budget = max_tokens * CHARS_PER_TOKEN
+        lines = [CONTEXT_HEADER]
+        used = len(CONTEXT_HEADER)
+        count = 0
+        for hit in ordered:
+            line = f"- {hit.memory.fact}"
+            if hit.memory.topic:
+                line = f"- [{hit.memory.topic}] {hit.memory.fact}"
+            if used + len(line) + 1 > budget:
+                break
+            lines.append(line)
+            used += len(line) + 1
+            count += 1
+        if count == 0:
+            return "", 0
+        return "\n".join(lines), count
+
+    async def _synthesise(self, query: str, hits: list[SearchHit]) -> str:
+        if self._llm is None:
+            raise LLMUnavailable("no LLM configured (llm.backend: rules)")
+        facts = "\n".join(f"{i}. {hit.memory.fact}" for i, hit in enumerate(hits, 1))
+        messages = [
+            ChatMessage("system", SYNTHESIS_PROMPT),
+            ChatMessage("user", f"Facts:\n{facts}\n\nQuestion: {query}"),
+        ]
+        try:
+            text = await asyncio.wait_for(
+                self._llm.chat(
+                    messages,
+                    max_tokens=self._config.max_answer_tokens,
+                    temperature=0.2,
+                    timeout=self._config.timeout_s,
+                ),
+                timeout=self._config.timeout_s + 0.5,
+            )
+        except TimeoutError as exc:
+            raise LLMUnavailable(f"synthesis took longer than {self._config.timeout_s}s") from exc
+        if not text.strip():
+            raise LLMUnavailable("empty synthesis")
+        return text.strip()
+
+    def _remember(self, key: tuple[str, str, int], answer: RecallAnswer) -> None:
+        if self._config.cache_ttl_s <= 0:
+            return
+        self._cache[key] = (time.monotonic() + self._config.cache_ttl_s, answer)
+        self._cache.move_to_end(key)
+        while len(self._cache) > self._max_cache_entries:
+            self._cache.popitem(last=False)
+
+
+def facts_as_list(hits: list[SearchHit]) -> str:
+    """The degraded answer: the facts themselves, most relevant first."""
+    return "\n".join(f"- {hit.memory.fact}" for hit in hits)

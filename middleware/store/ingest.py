@@ -1,0 +1,217 @@
+"""All SQL about the ingest journal and session watermarks."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from .memories import NOW_SQL
+
+
+@dataclass(frozen=True)
+class IngestJob:
+    id: int
+    session_key: str
+    user_id: str
+    session_id: str | None
+    channel: str | None
+    messages: list[dict[str, str]]
+    message_count: int
+    status: str
+    attempts: int
+    last_error: str | None
+    received_at: str
+    due_at: float
+    started_at: str | None
+    finished_at: str | None
+    duration_ms: int | None
+    new_messages: int | None
+    facts_stored: int | None
+    method: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> IngestJob:
+        data = dict(row)
+        data["messages"] = json.loads(data["messages"])
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Watermark:
+    session_key: str
+    message_count: int
+    history_hash: str
+    message_hashes: list[str]
+
+
+def enqueue(
+    conn: sqlite3.Connection,
+    *,
+    session_key: str,
+    user_id: str,
+    session_id: str | None,
+    channel: str | None,
+    messages: list[dict[str, str]],
+    due_at: float,
+) -> int:
+    """Journal a request: replace the session's pending job (restarting its timer) or add one."""
+    row = conn.execute(
+        "INSERT INTO ingest_jobs (session_key, user_id, session_id, channel, messages, message_count, due_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (session_key) WHERE status = 'pending' DO UPDATE SET"
+        "  messages = excluded.messages, message_count = excluded.message_count,"
+        "  channel = coalesce(excluded.channel, channel), due_at = excluded.due_at,"
+        f"  received_at = {NOW_SQL}"
+        " RETURNING id",
+        (
+            session_key,
+            user_id,
+            session_id,
+            channel,
+            json.dumps(messages, ensure_ascii=False),
+            len(messages),
+            due_at,
+        ),
+    ).fetchone()
+    return int(row[0])
+
+
+def next_due_at(conn: sqlite3.Connection) -> float | None:
+    row = conn.execute("SELECT min(due_at) FROM ingest_jobs WHERE status = 'pending'").fetchone()
+    return None if row[0] is None else float(row[0])
+
+
+def claim_due(conn: sqlite3.Connection, now: float) -> IngestJob | None:
+    """Mark the oldest due pending job running and return it (inside the caller's transaction)."""
+    row = conn.execute(
+        "UPDATE ingest_jobs SET status = 'running', attempts = attempts + 1,"
+        f" started_at = {NOW_SQL}"
+        " WHERE id = (SELECT id FROM ingest_jobs WHERE status = 'pending' AND due_at <= ?"
+        "             ORDER BY due_at, id LIMIT 1)"
+        " RETURNING *",
+        (now,),
+    ).fetchone()
+    return IngestJob.from_row(row) if row else None
+
+
+def requeue_running(conn: sqlite3.Connection, now: float) -> int:
+    """After a crash, jobs left 'running' run again (their facts were never committed).
+
+    A session may meanwhile have a newer pending job; then the older one is superseded by it (the
+    newer one carries the whole history anyway) and is closed as done without work.
+    """
+    conn.execute(
+        "UPDATE ingest_jobs SET status = 'done', finished_at = " + NOW_SQL + ","
+        " last_error = 'superseded by a newer request after restart', facts_stored = 0"
+        " WHERE status = 'running' AND session_key IN"
+        "  (SELECT session_key FROM ingest_jobs WHERE status = 'pending')"
+    )
+    return conn.execute(
+        "UPDATE ingest_jobs SET status = 'pending', due_at = min(due_at, ?) WHERE status = 'running'",
+        (now,),
+    ).rowcount
+
+
+def finish(
+    conn: sqlite3.Connection,
+    job_id: int,
+    *,
+    duration_ms: int,
+    new_messages: int,
+    facts_stored: int,
+    method: str,
+) -> None:
+    """Close a job; its message copy is dropped (the watermark keeps what matters)."""
+    conn.execute(
+        "UPDATE ingest_jobs SET status = 'done', finished_at = " + NOW_SQL + ", duration_ms = ?,"
+        " new_messages = ?, facts_stored = ?, method = ?, last_error = NULL, messages = '[]' WHERE id = ?",
+        (duration_ms, new_messages, facts_stored, method, job_id),
+    )
+
+
+def fail(conn: sqlite3.Connection, job_id: int, error: str, *, retry_at: float | None) -> None:
+    """Record a failure: back to pending at ``retry_at``, or failed for good when None.
+
+    When the session got a newer pending job meanwhile, that one carries the full history: this
+    one is closed instead of being retried (the unique pending index allows only one).
+    """
+    newer = conn.execute(
+        "SELECT 1 FROM ingest_jobs WHERE status = 'pending' AND session_key ="
+        " (SELECT session_key FROM ingest_jobs WHERE id = ?)",
+        (job_id,),
+    ).fetchone()
+    if retry_at is not None and newer is None:
+        conn.execute(
+            "UPDATE ingest_jobs SET status = 'pending', last_error = ?, due_at = ? WHERE id = ?",
+            (error[:2000], retry_at, job_id),
+        )
+    else:
+        status = "failed" if retry_at is None else "done"
+        conn.execute(
+            "UPDATE ingest_jobs SET status = ?, last_error = ?, finished_at = " + NOW_SQL + " WHERE id = ?",
+            (status, error[:2000], job_id),
+        )
+
+
+def retry_failed(conn: sqlite3.Connection, job_id: int, now: float) -> bool:
+    """Put a failed job back in the queue (the dashboard's retry button)."""
+    return (
+        conn.execute(
+            "UPDATE ingest_jobs SET status = 'pending', attempts = 0, due_at = ? WHERE id = ? AND status = 'failed'"
+            " AND NOT EXISTS (SELECT 1 FROM ingest_jobs p WHERE p.status = 'pending'"
+            "   AND p.session_key = ingest_jobs.session_key)",
+            (now, job_id),
+        ).rowcount
+        > 0
+    )
+
+
+def get_watermark(conn: sqlite3.Connection, session_key: str) -> Watermark | None:
+    row = conn.execute(
+        "SELECT session_key, message_count, history_hash, message_hashes FROM session_watermarks"
+        " WHERE session_key = ?",
+        (session_key,),
+    ).fetchone()
+    if row is None:
+        return None
+    return Watermark(row[0], row[1], row[2], json.loads(row[3]))
+
+
+def save_watermark(
+    conn: sqlite3.Connection,
+    *,
+    session_key: str,
+    user_id: str,
+    session_id: str | None,
+    hashes: list[str],
+    history_hash: str,
+) -> None:
+    conn.execute(
+        "INSERT INTO session_watermarks (session_key, user_id, session_id, message_count, history_hash,"
+        " message_hashes) VALUES (?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (session_key) DO UPDATE SET message_count = excluded.message_count,"
+        f" history_hash = excluded.history_hash, message_hashes = excluded.message_hashes, updated_at = {NOW_SQL}",
+        (session_key, user_id, session_id, len(hashes), history_hash, json.dumps(hashes)),
+    )
+
+
+def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
+    counts.update(dict(conn.execute("SELECT status, count(*) FROM ingest_jobs GROUP BY status").fetchall()))
+    return counts
+
+
+def recent_jobs(conn: sqlite3.Connection, *, status: str | None, limit: int) -> list[IngestJob]:
+    clause, params = ("WHERE status = ?", [status]) if status else ("", [])
+    rows = conn.execute(f"SELECT * FROM ingest_jobs {clause} ORDER BY id DESC LIMIT ?", (*params, limit))
+    return [IngestJob.from_row(row) for row in rows]
+
+
+def last_finished(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT id, duration_ms, finished_at, facts_stored, method FROM ingest_jobs"
+        " WHERE status = 'done' AND duration_ms IS NOT NULL ORDER BY finished_at DESC LIMIT 1"
+    ).fetchone()
+    return dict(row) if row else None
