@@ -37,6 +37,18 @@ def minilm() -> Iterator[SentenceTransformerEmbedder]:
     asyncio.run(embedder.close())
 
 
+@pytest.fixture(scope="session")
+def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The real packaged Gemma 3 270M through llama-cpp-python, assembled and loaded once per run."""
+    from middleware.config import LLMConfig
+    from middleware.models.llama_cpp_backend import LlamaCppLLM
+
+    llm = LlamaCppLLM(LLMConfig(models_dir=tmp_path_factory.mktemp("models"), n_ctx=2048))
+    asyncio.run(llm.start())
+    yield llm
+    asyncio.run(llm.close())
+
+
 def make_config(tmp_path: Path, **sections: Any) -> Config:
     """A config whose database lives in ``tmp_path``; ``sections`` override whole sections."""
     database = {"path": tmp_path / "memories.db", **sections.pop("database", {})}

@@ -6,6 +6,7 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient
 
 from middleware.app import create_app
@@ -223,3 +224,23 @@ async def test_context_block_orders_by_importance_and_respects_the_cap(
     assert small["facts"] == 1 and len(small["context"]) <= 13 * 4
     none = await (await client.post("/context", json={"query": "zebra", "user_id": "nobody"})).json()
     assert none == {"context": "", "facts": 0}
+
+
+@pytest.mark.slow
+async def test_real_gemma_through_llama_cpp_extracts_end_to_end(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any, gemma: Any
+) -> None:
+    """The embedded default path: /ingest → worker → llama.cpp (Gemma) + rules → validated facts."""
+    client = await start(aiohttp_client, tmp_path, minilm, gemma, debounce_s=0)
+    messages = [
+        {"role": "user", "content": "Remember that my daughter's name is Lena and she is seven."},
+        {"role": "assistant", "content": "I will remember that."},
+        {"role": "user", "content": "I prefer green tea over coffee."},
+    ]
+    await client.post("/ingest", json={"messages": messages, "session_id": "g", "user_id": "gem", "debounce": False})
+    await wait_idle(client, timeout=120)
+    (job,) = (await (await client.get("/ingest/jobs")).json())["jobs"]
+    assert job["status"] == "done" and job["method"] in {"llm", "llm+rules", "rules"}
+    stored = (await (await client.get("/memories", params={"user_id": "gem"})).json())["memories"]
+    assert stored and all(1 <= m["importance"] <= 10 for m in stored)
+    assert any("Lena" in m["fact"] for m in stored)

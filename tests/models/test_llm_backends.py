@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -306,17 +306,6 @@ async def test_llama_chat_before_start_is_unavailable() -> None:
 
 
 # --- llama.cpp backend: the real Gemma 3 270M ------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaCppLLM]:
-    """The real packaged Gemma, assembled and loaded once per run."""
-    llm = LlamaCppLLM(LLMConfig(models_dir=tmp_path_factory.mktemp("models"), n_ctx=2048))
-    started = time.perf_counter()
-    asyncio.run(llm.start())
-    print(f"\ngemma: assembled + loaded + warmed up in {time.perf_counter() - started:.2f}s")
-    yield llm
-    asyncio.run(llm.close())
 
 
 @pytest.mark.slow
