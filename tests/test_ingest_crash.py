@@ -19,7 +19,7 @@ def test_ingest_survives_sigkill_before_the_timer_fires(tmp_path: Path) -> None:
     process = start_daemon(db, port, log, env)
     try:
         messages = [
-            {"role": "user", "content": "Remember that my bike lock code is 9317."},
+            {"role": "user", "content": "Remember that my bike is a green Bianchi from 1987."},
             {"role": "assistant", "content": "Got it."},
         ]
         accepted = call(port, "POST", "/ingest", {"messages": messages, "session_id": "k", "user_id": "kim"})
@@ -33,11 +33,11 @@ def test_ingest_survives_sigkill_before_the_timer_fires(tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            body = call(port, "POST", "/hybrid-search", {"query": "bike lock code", "user_id": "kim"})
+            body = call(port, "POST", "/hybrid-search", {"query": "what bike do I ride", "user_id": "kim"})
             if body["count"]:
                 break
             time.sleep(0.2)
-        assert "9317" in body["results"][0]["fact"]
+        assert "Bianchi" in body["results"][0]["fact"]
         jobs = call(port, "GET", "/ingest/jobs")["jobs"]
         assert [job["status"] for job in jobs] == ["done"]
     finally:

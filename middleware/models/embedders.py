@@ -174,8 +174,11 @@ class SentenceTransformerEmbedder(_HealthTracking):
     def _load(self, path: Path) -> Any:
         if not path.is_dir():
             raise EmbedderUnavailable(f"embedding model folder not found: {path}")
+        import torch
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
+
+        torch.set_num_threads(self.config.torch_threads)
 
         transformers_logging.disable_progress_bar()  # a bar on stderr is noise in a daemon log
 

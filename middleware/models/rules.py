@@ -147,8 +147,16 @@ _ADVERBS = frozenset(
     "normally currently now already definitely absolutely truly primarily mainly even totally "
     "honestly personally strongly much typically rarely seldom occasionally genuinely".split()
 )
-_VERB_THIRD_PERSON = {"am": "is", "have": "has", "do": "does", "go": "goes", "be": "is",
-                      "don't": "doesn't", "dont": "doesn't", "haven't": "hasn't"}
+_VERB_THIRD_PERSON = {
+    "am": "is",
+    "have": "has",
+    "do": "does",
+    "go": "goes",
+    "be": "is",
+    "don't": "doesn't",
+    "dont": "doesn't",
+    "haven't": "hasn't",
+}
 _VERB_UNCHANGED = frozenset(
     "can could will would shall should must might may did was were had used gotta got went made "
     "bought saw said told took knew thought came began grew wrote ran left found felt kept met paid "
@@ -157,9 +165,17 @@ _VERB_UNCHANGED = frozenset(
     "sang sank sat slept spoke stood stole stuck swam threw understood woke wore not".split()
 )
 _FIRST_PERSON = frozenset({"i", "i'm", "im", "i've", "i'd", "i'll", "me", "my", "mine"})
-_ASSISTANT_WORDS = {"you": "the assistant", "your": "the assistant's", "yours": "the assistant's",
-                    "yourself": "itself", "you're": "the assistant is", "you'll": "the assistant will",
-                    "you've": "the assistant has", "you'd": "the assistant would", "u": "the assistant"}
+_ASSISTANT_WORDS = {
+    "you": "the assistant",
+    "your": "the assistant's",
+    "yours": "the assistant's",
+    "yourself": "itself",
+    "you're": "the assistant is",
+    "you'll": "the assistant will",
+    "you've": "the assistant has",
+    "you'd": "the assistant would",
+    "u": "the assistant",
+}
 
 
 def _third_person_verb(word: str) -> str:
@@ -167,8 +183,12 @@ def _third_person_verb(word: str) -> str:
     low = word.lower()
     if low in _VERB_THIRD_PERSON:
         return _VERB_THIRD_PERSON[low]
-    if (low in _VERB_UNCHANGED or "'" in low or not low.isalpha()
-            or (low.endswith("ed") and not low.endswith("eed"))):
+    if (
+        low in _VERB_UNCHANGED
+        or "'" in low
+        or not low.isalpha()
+        or (low.endswith("ed") and not low.endswith("eed"))
+    ):
         return word
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return word + "es"
@@ -243,8 +263,9 @@ def _en_fact(text: str, voice: _Voice, *, to_assistant: bool = False) -> str:
     return _en_sentence(_third_person(text, voice, to_assistant=to_assistant))
 
 
-_WE_START = re.compile(r"^(?:(?P<have>we've|we\s+have)|(?P<are>we're|we\s+are)|(?P<will>we'll|we\s+will)|we)\b",
-                       re.IGNORECASE)
+_WE_START = re.compile(
+    r"^(?:(?P<have>we've|we\s+have)|(?P<are>we're|we\s+are)|(?P<will>we'll|we\s+will)|we)\b", re.IGNORECASE
+)
 
 
 def _team_fact(text: str, voice: _Voice) -> str:
@@ -253,21 +274,24 @@ def _team_fact(text: str, voice: _Voice) -> str:
     if m is None:
         return _en_fact(text, voice)
     aux = " have" if m["have"] else " are" if m["are"] else " will" if m["will"] else ""
-    rest = re.sub(r"\bour\b", "their", text[m.end():], flags=re.IGNORECASE)
+    rest = re.sub(r"\bour\b", "their", text[m.end() :], flags=re.IGNORECASE)
     rest = re.sub(r"\bus\b", "them", rest, flags=re.IGNORECASE)
     return _en_sentence(f"{voice.subject} and their team{aux}{_third_person(rest, voice, named=True)}")
 
 
 _TOPIC_WORD = re.compile(r"[^\W_][\w'+#.-]*")
-_TOPIC_SKIP = frozenset(
-    "a an the to some my your our their his her its very really any all both more most much many "
-    "lots lot of being it".split()
-) | _ADVERBS
+_TOPIC_SKIP = (
+    frozenset(
+        "a an the to some my your our their his her its very really any all both more most much many "
+        "lots lot of being it".split()
+    )
+    | _ADVERBS
+)
 _TOPIC_DROP = frozenset("my your our their his her its the a an".split())
 _TOPIC_STOP = frozenset(
     "over than and or but when because in on at for with from by as instead rather so that which who "
     "if during after before since every each especially named called whose where while to not is are "
-    "was were too also until unless better more less whenever of".split()
+    "was were too also until unless better more less whenever of e.g eg i.e ie etc".split()
 )
 
 
@@ -313,8 +337,10 @@ def _en(pattern: str) -> re.Pattern[str]:
 
 _IM = r"(?:i'm|i\s+am|im)"
 _IHAVE = r"(?:i\s+have|i've\s+got|i\s+have\s+got|ive\s+got)"
-_ADV = (r"(?:(?:really|truly|absolutely|also|generally|usually|definitely|always|mostly|actually|"
-        r"personally|strongly|much|still|just|honestly|totally|genuinely|do|currently|now|only)\s+)*")
+_ADV = (
+    r"(?:(?:really|truly|absolutely|also|generally|usually|definitely|always|mostly|actually|"
+    r"personally|strongly|much|still|just|honestly|totally|genuinely|do|currently|now|only)\s+)*"
+)
 _RELATION_WORDS = (
     "sister sisters brother brothers sibling siblings mother mom mum mommy mummy mama father dad daddy papa "
     "parent parents wife husband partner spouse fiance fiancé fiancee fiancée girlfriend boyfriend son sons "
@@ -330,9 +356,13 @@ _REL = "(?:" + "|".join(sorted(map(re.escape, _RELATION_WORDS), key=len, reverse
 _REL_PHRASE = rf"(?:(?:best|older|younger|big|little|baby|twin|eldest|oldest|youngest|step)\s+)?{_REL}"
 
 _NAME_WORD = r"[^\W\d_][\w'.-]*"
-_NAME_TAIL = (r"(?:\s+(?:and|but|or|btw|by\s+the\s+way|though|so|from\s+now\s+on|please|instead|"
-              r"for\s+short)\b.*|\s*\(.*\))?$")
-_ANY_NAME = rf"(?P<name>{_NAME_WORD}(?:\s+(?!(?:and|but|or|btw|by|though|so|from|please)\b){_NAME_WORD}){{0,3}})"
+_NAME_TAIL = (
+    r"(?:\s+(?:and|but|or|btw|by\s+the\s+way|though|so|from\s+now\s+on|please|instead|"
+    r"for\s+short)\b.*|\s*\(.*\))?$"
+)
+_ANY_NAME = (
+    rf"(?P<name>{_NAME_WORD}(?:\s+(?!(?:and|but|or|btw|by|though|so|from|please)\b){_NAME_WORD}){{0,3}})"
+)
 _CAP_NAME = r"(?P<name>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*)){0,2})"
 _NOT_NAMES = frozenset(
     "not irrelevant unimportant secret private a an the also too hard long short weird spelled spelt "
@@ -351,8 +381,9 @@ def _name_is(m: re.Match[str], voice: _Voice) -> _Draft | None:
     if not _name_ok(m["name"]):
         return None
     kind = m["kind"] or ""
-    return _Draft(f"{_cap(voice.possessive)} {kind}name is {m['name']}.", f"{kind.strip()} name".strip(),
-                  "identity", 10)
+    return _Draft(
+        f"{_cap(voice.possessive)} {kind}name is {m['name']}.", f"{kind.strip()} name".strip(), "identity", 10
+    )
 
 
 def _called(m: re.Match[str], voice: _Voice) -> _Draft | None:
@@ -421,7 +452,9 @@ _PROJECT_NOUNS = frozenset(
     "team framework codebase branch api budget domain product client customer launch release backend "
     "frontend deployment pipeline service".split()
 )
-_GOAL_NOUNS = frozenset("goal goals plan plans dream dreams aim priority priorities ambition resolution".split())
+_GOAL_NOUNS = frozenset(
+    "goal goals plan plans dream dreams aim priority priorities ambition resolution".split()
+)
 _TRANSIENT = re.compile(
     r"^(?:not|so|too|very|kind\s+of|sort\s+of|a\s+bit|a\s+little|still|already|broken|slow|down|failing|"
     r"fine|ok|okay|good|bad|great|done|ready|here|there|gone|missing|wrong|right|correct|different|same|"
@@ -468,8 +501,12 @@ _INSTRUCTION_VERBS = (
 def _always_never(m: re.Match[str], voice: _Voice) -> _Draft | None:
     body = _third_person(m["body"], voice, to_assistant=True, named=True)
     adverb = "never" if m["adv"].lower() in ("never", "ever") else "always"
-    return _Draft(_en_sentence(f"{voice.title} wants the assistant to {adverb} {body}"),
-                  _topic_from(m["body"], "instructions"), "preference", 8)
+    return _Draft(
+        _en_sentence(f"{voice.title} wants the assistant to {adverb} {body}"),
+        _topic_from(m["body"], "instructions"),
+        "preference",
+        8,
+    )
 
 
 def _age(m: re.Match[str], voice: _Voice) -> _Draft | None:
@@ -506,8 +543,12 @@ def _todo_note(m: re.Match[str], voice: _Voice) -> _Draft | None:
     task = m["task"].strip()
     if not _is_content(task):
         return None
-    return _Draft(_en_sentence(f"To-do for {voice.subject}: {_third_person(task, voice, named=True)}"),
-                  _topic_from(task, "todo"), "todo", 6)
+    return _Draft(
+        _en_sentence(f"To-do for {voice.subject}: {_third_person(task, voice, named=True)}"),
+        _topic_from(task, "todo"),
+        "todo",
+        6,
+    )
 
 
 def _dont_let_me_forget(m: re.Match[str], voice: _Voice) -> _Draft | None:
@@ -515,8 +556,12 @@ def _dont_let_me_forget(m: re.Match[str], voice: _Voice) -> _Draft | None:
     if not _is_content(task):
         return None
     prep = (m["prep"] or "about").lower()
-    return _Draft(_en_sentence(f"{voice.title} wants to be reminded {prep} {_third_person(task, voice, named=True)}"),
-                  _topic_from(task, "reminder"), "todo", 7)
+    return _Draft(
+        _en_sentence(f"{voice.title} wants to be reminded {prep} {_third_person(task, voice, named=True)}"),
+        _topic_from(task, "reminder"),
+        "todo",
+        7,
+    )
 
 
 def _decision(m: re.Match[str], voice: _Voice) -> _Draft | None:
@@ -531,7 +576,9 @@ def _decision(m: re.Match[str], voice: _Voice) -> _Draft | None:
 def _lets(m: re.Match[str], voice: _Voice) -> _Draft | None:
     if not _is_content(m["obj"]):
         return None
-    fact = _en_sentence(f"{voice.title} decided to {m['verb'].lower()} {_third_person(m['obj'], voice, named=True)}")
+    fact = _en_sentence(
+        f"{voice.title} decided to {m['verb'].lower()} {_third_person(m['obj'], voice, named=True)}"
+    )
     return _Draft(fact, _topic_from(m["obj"], "decision"), "decision", 6)
 
 
@@ -539,111 +586,274 @@ _EN_RULES: tuple[_Rule, ...] = tuple(
     _Rule(_en(pattern), handler, _first_words(starts))
     for starts, pattern, handler in (
         # --- names
-        ('my', rf"^my\s+(?P<kind>(?:first|full|last|real|given|legal|middle|preferred)\s+|nick)?name(?:'s|\s+is)\s+"
-         rf"{_ANY_NAME}{_NAME_TAIL}", _name_is),
-        ('you please just pls call', rf"^(?:(?:you\s+can|you\s+may|please|just|pls)\s+)*call\s+me\s+{_CAP_NAME}{_NAME_TAIL}", _called),
-        ('I people everyone my friends', rf"^(?:i\s+go\s+by|{_IM}\s+called|people\s+call\s+me|everyone\s+calls\s+me|(?:my\s+)?friends\s+"
-         rf"call\s+me)\s+{_CAP_NAME}{_NAME_TAIL}", _goes_by),
-        ('I', rf"^{_IM}\s+(?:happily\s+)?(?:married|engaged)\s+to\s+(?P<obj>.+)$", _say("relationship", 8, "partner")),
-        ('I', rf"^{_IM}\s+(?:currently\s+)?dating\s+(?P<obj>.+)$", _say("relationship", 7, "partner")),
+        (
+            "my",
+            rf"^my\s+(?P<kind>(?:first|full|last|real|given|legal|middle|preferred)\s+|nick)?name(?:'s|\s+is)\s+"
+            rf"{_ANY_NAME}{_NAME_TAIL}",
+            _name_is,
+        ),
+        (
+            "you please just pls call",
+            rf"^(?:(?:you\s+can|you\s+may|please|just|pls)\s+)*call\s+me\s+{_CAP_NAME}{_NAME_TAIL}",
+            _called,
+        ),
+        (
+            "I people everyone my friends",
+            rf"^(?:i\s+go\s+by|{_IM}\s+called|people\s+call\s+me|everyone\s+calls\s+me|(?:my\s+)?friends\s+"
+            rf"call\s+me)\s+{_CAP_NAME}{_NAME_TAIL}",
+            _goes_by,
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:happily\s+)?(?:married|engaged)\s+to\s+(?P<obj>.+)$",
+            _say("relationship", 8, "partner"),
+        ),
+        ("I", rf"^{_IM}\s+(?:currently\s+)?dating\s+(?P<obj>.+)$", _say("relationship", 7, "partner")),
         # --- health, diet: high importance, checked before the generic "I'm a…"
-        ('I', rf"^{_IM}\s+(?:very\s+|severely\s+|highly\s+|extremely\s+|deathly\s+|quite\s+|mildly\s+|also\s+)?"
-         r"allergic\s+to\s+(?P<obj>.+)$", _say("identity", 9, "allergy")),
-        ('I', rf"^{_IHAVE}\s+(?:a\s+|an\s+)?(?:severe\s+|serious\s+|mild\s+|bad\s+)?(?P<obj>[\w -]{{1,40}}?)\s+"
-         r"allerg(?:y|ies)$", _say("identity", 9, "allergy")),
-        ('I', rf"^{_IHAVE}\s+(?:an?\s+)?allerg(?:y|ies)\s+to\s+(?P<obj>.+)$", _say("identity", 9, "allergy")),
-        ('I', r"^i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|tolerate|digest)\s+(?P<obj>.+)$",
-         _say("identity", 8, "diet")),
-        ('I', r"^i\s+(?:don't|do\s+not|dont|never)\s+(?:eat|drink)\s+(?P<obj>.+)$", _say("preference", 7, "diet")),
-        ('I', rf"^{_IM}\s+(?:a\s+|an\s+)?(?:strict\s+|also\s+)?(?P<obj>vegan|vegetarian|pescatarian|pescetarian|"
-         r"teetotal(?:er|ler)?|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|halal|"
-         r"kosher)\b.*$", _say("identity", 8, "diet")),
-        ('I', rf"^{_IHAVE}\s+(?P<obj>(?:type\s+[12]\s+)?diabetes|asthma|adhd|epilepsy|dyslexia|autism|"
-         r"c[oe]?eliac\s+disease|crohn's(?:\s+disease)?|migraines|a\s+heart\s+condition|high\s+blood\s+"
-         r"pressure|hypertension|tinnitus|colou?r\s*blindness|arthritis)\b.*$", _say("identity", 8, "health")),
-        ('I', rf"^{_IM}\s+(?P<obj>colou?r[- ]?blind|deaf|hard\s+of\s+hearing|blind|autistic|dyslexic|epileptic|"
-         r"pregnant|left[- ]handed|right[- ]handed|disabled|neurodivergent|married|single|divorced|widowed|"
-         r"retired|unemployed|self[- ]employed)\b.*$", _say("identity", 8)),
+        (
+            "I",
+            rf"^{_IM}\s+(?:very\s+|severely\s+|highly\s+|extremely\s+|deathly\s+|quite\s+|mildly\s+|also\s+)?"
+            r"allergic\s+to\s+(?P<obj>.+)$",
+            _say("identity", 9, "allergy"),
+        ),
+        (
+            "I",
+            rf"^{_IHAVE}\s+(?:a\s+|an\s+)?(?:severe\s+|serious\s+|mild\s+|bad\s+)?(?P<obj>[\w -]{{1,40}}?)\s+"
+            r"allerg(?:y|ies)$",
+            _say("identity", 9, "allergy"),
+        ),
+        ("I", rf"^{_IHAVE}\s+(?:an?\s+)?allerg(?:y|ies)\s+to\s+(?P<obj>.+)$", _say("identity", 9, "allergy")),
+        (
+            "I",
+            r"^i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|tolerate|digest)\s+(?P<obj>.+)$",
+            _say("identity", 8, "diet"),
+        ),
+        (
+            "I",
+            r"^i\s+(?:don't|do\s+not|dont|never)\s+(?:eat|drink)\s+(?P<obj>.+)$",
+            _say("preference", 7, "diet"),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:a\s+|an\s+)?(?:strict\s+|also\s+)?(?P<obj>vegan|vegetarian|pescatarian|pescetarian|"
+            r"teetotal(?:er|ler)?|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|halal|"
+            r"kosher)\b.*$",
+            _say("identity", 8, "diet"),
+        ),
+        (
+            "I",
+            rf"^{_IHAVE}\s+(?P<obj>(?:type\s+[12]\s+)?diabetes|asthma|adhd|epilepsy|dyslexia|autism|"
+            r"c[oe]?eliac\s+disease|crohn's(?:\s+disease)?|migraines|a\s+heart\s+condition|high\s+blood\s+"
+            r"pressure|hypertension|tinnitus|colou?r\s*blindness|arthritis)\b.*$",
+            _say("identity", 8, "health"),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?P<obj>colou?r[- ]?blind|deaf|hard\s+of\s+hearing|blind|autistic|dyslexic|epileptic|"
+            r"pregnant|left[- ]handed|right[- ]handed|disabled|neurodivergent|married|single|divorced|widowed|"
+            r"retired|unemployed|self[- ]employed)\b.*$",
+            _say("identity", 8),
+        ),
         # --- relationships
         (None, rf"^{_CAP_NAME}\s+is\s+my\s+(?P<rel>{_REL_PHRASE})\b.*$", _named_relation),
-        (None, rf"^{_CAP_NAME}\s+is\s+my\s+(?:absolute\s+|all-time\s+)?favou?rite\s+(?P<thing>.+)$", _named_favourite),
-        ('I', rf"^{_IHAVE}\s+(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:[\w-]+\s+){{0,2}}?"
-         rf"(?P<obj>{_REL})\b.*$", _say("relationship", 7)),
+        (
+            None,
+            rf"^{_CAP_NAME}\s+is\s+my\s+(?:absolute\s+|all-time\s+)?favou?rite\s+(?P<thing>.+)$",
+            _named_favourite,
+        ),
+        (
+            "I",
+            rf"^{_IHAVE}\s+(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:[\w-]+\s+){{0,2}}?"
+            rf"(?P<obj>{_REL})\b.*$",
+            _say("relationship", 7),
+        ),
         # --- "my X is Y"
-        ('my', r"^my\s+(?P<x>[^\W\d_][\w-]*(?:'s)?(?:\s+[^\W\d_][\w-]*(?:'s)?){0,3}?)\s+(?:is|are)\s+(?P<y>.+)$",
-         _my_x_is_y),
+        (
+            "my",
+            r"^my\s+(?P<x>[^\W\d_][\w-]*(?:'s)?(?:\s+[^\W\d_][\w-]*(?:'s)?){0,3}?)\s+(?:is|are)\s+(?P<y>.+)$",
+            _my_x_is_y,
+        ),
         # --- standing instructions to the assistant
-        ('please always never', rf"^(?:please\s+)?(?P<adv>always|never)\s+(?P<body>{_INSTRUCTION_VERBS}\b.*)$", _always_never),
-        ("please don't do", r"^(?:please\s+)?(?:don't|do\s+not)\s+(?P<adv>ever)\s+(?P<body>.+)$", _always_never),
+        (
+            "please always never",
+            rf"^(?:please\s+)?(?P<adv>always|never)\s+(?P<body>{_INSTRUCTION_VERBS}\b.*)$",
+            _always_never,
+        ),
+        (
+            "please don't do",
+            r"^(?:please\s+)?(?:don't|do\s+not)\s+(?P<adv>ever)\s+(?P<body>.+)$",
+            _always_never,
+        ),
         # --- identity: who, where, what work
-        ('I', rf"^{_IM}\s+(?P<age>\d{{1,3}})(?:\s*(?:years?|yrs?|y/?o)(?:\s+old)?)?$", _age),
-        ('I', rf"^{_IM}\s+(?:also\s+|currently\s+|now\s+|actually\s+)?(?:a|an)\s+(?!(?:bit|little|lot|tad|fan|big|"
-         r"huge|massive|great|fool|idiot|moron|mess|genius|liar|real|total|complete|quick|few|sec|second|"
-         r"minute|moment)\b)(?P<obj>[\w-].*)$", _say("identity", 8)),
-        ('I', rf"^{_IM}\s+(?:the\s+)?(?P<obj>(?:ceo|cto|cfo|coo|founder|co-?founder|owner|tech\s+lead|lead\s+"
-         r"developer|maintainer|author|creator|director|president|vp)\b.*)$", _say("identity", 8)),
-        ('I', r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?(?:live|reside)\s+(?:in|at|near|on|outside(?:\s+of)?)"
-         r"\s+(?P<obj>.+)$", _say("identity", 8, "home")),
-        ('I', rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:living|based|located|residing)\s+(?:in|at|near|out\s+of|"
-         r"outside)\s+(?P<obj>.+)$", _say("identity", 8, "home")),
-        ('I', r"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+"
-         r"(?P<obj>.+)$", _say("identity", 8, "home")),
-        ('I', rf"^(?:{_IM}|i\s+come)\s+(?:originally\s+)?from\s+(?!(?:here|there|work|home|the\s+future|the\s+past|"
-         r"school|now|scratch)\b)(?P<obj>.+)$", _say("identity", 8, "origin")),
-        ('I', r"^i\s+was\s+born\s+(?:and\s+raised\s+)?in\s+(?P<obj>.+)$", _say("identity", 8, "birthplace")),
-        ('I', r"^i\s+was\s+born\s+on\s+(?P<obj>.+)$", _say("identity", 8, "birthday")),
-        ('I', r"^i\s+grew\s+up\s+in\s+(?P<obj>.+)$", _say("identity", 7, "origin")),
-        ('I', r"^i\s+(?:currently\s+|now\s+|also\s+)?work\s+as\s+(?P<obj>.+)$", _say("identity", 8, "job")),
-        ('I', r"^i\s+(?:currently\s+|now\s+|also\s+)?work\s+(?:at|for)\s+(?P<obj>.+)$", _say("identity", 8, "employer")),
-        ('I', rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+(?:as|at|for)\s+(?P<obj>.+)$",
-         _say("identity", 8, "job")),
-        ('I', rf"^(?:i\s+(?:currently\s+)?study|{_IM}\s+(?:currently\s+)?studying|{_IM}\s+majoring\s+in|i\s+teach)"
-         r"\s+(?P<obj>.+)$", _say("identity", 7, "studies")),
-        ('I', rf"^(?:i\s+(?:currently\s+|mainly\s+|mostly\s+)?work|{_IM}\s+(?:currently\s+|now\s+)?working)\s+on\s+"
-         r"(?P<obj>.+)$", _say("project_state", 6)),
-        ('I', r"^i\s+(?:run|own|founded|co-?founded|started)\s+(?:a|an|my\s+own)\s+(?P<obj>.+)$", _say("identity", 7)),
+        ("I", rf"^{_IM}\s+(?P<age>\d{{1,3}})(?:\s*(?:years?|yrs?|y/?o)(?:\s+old)?)?$", _age),
+        (
+            "I",
+            rf"^{_IM}\s+(?:also\s+|currently\s+|now\s+|actually\s+)?(?:a|an)\s+(?!(?:bit|little|lot|tad|fan|big|"
+            r"huge|massive|great|fool|idiot|moron|mess|genius|liar|real|total|complete|quick|few|sec|second|"
+            r"minute|moment)\b)(?P<obj>[\w-].*)$",
+            _say("identity", 8),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:the\s+)?(?P<obj>(?:ceo|cto|cfo|coo|founder|co-?founder|owner|tech\s+lead|lead\s+"
+            r"developer|maintainer|author|creator|director|president|vp)\b.*)$",
+            _say("identity", 8),
+        ),
+        (
+            "I",
+            r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?(?:live|reside)\s+(?:in|at|near|on|outside(?:\s+of)?)"
+            r"\s+(?P<obj>.+)$",
+            _say("identity", 8, "home"),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:living|based|located|residing)\s+(?:in|at|near|out\s+of|"
+            r"outside)\s+(?P<obj>.+)$",
+            _say("identity", 8, "home"),
+        ),
+        (
+            "I",
+            r"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+"
+            r"(?P<obj>.+)$",
+            _say("identity", 8, "home"),
+        ),
+        (
+            "I",
+            rf"^(?:{_IM}|i\s+come)\s+(?:originally\s+)?from\s+(?!(?:here|there|work|home|the\s+future|the\s+past|"
+            r"school|now|scratch)\b)(?P<obj>.+)$",
+            _say("identity", 8, "origin"),
+        ),
+        ("I", r"^i\s+was\s+born\s+(?:and\s+raised\s+)?in\s+(?P<obj>.+)$", _say("identity", 8, "birthplace")),
+        ("I", r"^i\s+was\s+born\s+on\s+(?P<obj>.+)$", _say("identity", 8, "birthday")),
+        ("I", r"^i\s+grew\s+up\s+in\s+(?P<obj>.+)$", _say("identity", 7, "origin")),
+        ("I", r"^i\s+(?:currently\s+|now\s+|also\s+)?work\s+as\s+(?P<obj>.+)$", _say("identity", 8, "job")),
+        (
+            "I",
+            r"^i\s+(?:currently\s+|now\s+|also\s+)?work\s+(?:at|for)\s+(?P<obj>.+)$",
+            _say("identity", 8, "employer"),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+(?:as|at|for)\s+(?P<obj>.+)$",
+            _say("identity", 8, "job"),
+        ),
+        (
+            "I",
+            rf"^(?:i\s+(?:currently\s+)?study|{_IM}\s+(?:currently\s+)?studying|{_IM}\s+majoring\s+in|i\s+teach)"
+            r"\s+(?P<obj>.+)$",
+            _say("identity", 7, "studies"),
+        ),
+        (
+            "I",
+            rf"^(?:i\s+(?:currently\s+|mainly\s+|mostly\s+)?work|{_IM}\s+(?:currently\s+|now\s+)?working)\s+on\s+"
+            r"(?P<obj>.+)$",
+            _say("project_state", 6),
+        ),
+        (
+            "I",
+            r"^i\s+(?:run|own|founded|co-?founded|started)\s+(?:a|an|my\s+own)\s+(?P<obj>.+)$",
+            _say("identity", 7),
+        ),
         # --- preferences
-        ('I', rf"^i\s+{_ADV}(?:prefer|like|love|adore|enjoy|hate|dislike|detest|loathe|despise)\s+(?P<obj>.+)$",
-         _say("preference", 6)),
-        ('I', rf"^i\s+{_ADV}(?:don't|do\s+not|dont)\s+(?:really\s+)?(?:like|love|enjoy|care\s+for)\s+(?P<obj>.+)$",
-         _say("preference", 6)),
-        ('I', rf"^i\s+{_ADV}(?:don't|do\s+not|dont)\s+(?:ever\s+)?(?:want|use)\s+(?P<obj>.+)$", _say("preference", 7)),
-        ('I', r"^i\s+(?:can't|cannot)\s+stand\s+(?P<obj>.+)$", _say("preference", 6)),
-        ('I', r"^(?:i'd|i\s+would)\s+(?:much\s+)?(?:rather|prefer)\s+(?!not\s+(?:say|talk|discuss|answer|share|"
-         r"go\s+into)\b)(?P<obj>.+)$", _say("preference", 6)),
-        ('I', rf"^{_IM}\s+(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+|massive\s+|great\s+|real\s+)?fan\s+of\s+(?P<obj>.+)$",
-         _say("preference", 6)),
-        ('I', rf"^{_IM}\s+(?:really\s+)?into\s+(?P<obj>.+)$", _say("preference", 6)),
-        ('I', rf"^i\s+{_ADV}(?:use|code\s+in|program\s+in|write\s+code\s+in|work\s+with|develop\s+(?:in|with))\s+"
-         r"(?P<obj>.+)$", _say("preference", 5)),
+        (
+            "I",
+            rf"^i\s+{_ADV}(?:prefer|like|love|adore|enjoy|hate|dislike|detest|loathe|despise)\s+(?P<obj>.+)$",
+            _say("preference", 6),
+        ),
+        (
+            "I",
+            rf"^i\s+{_ADV}(?:don't|do\s+not|dont)\s+(?:really\s+)?(?:like|love|enjoy|care\s+for)\s+(?P<obj>.+)$",
+            _say("preference", 6),
+        ),
+        (
+            "I",
+            rf"^i\s+{_ADV}(?:don't|do\s+not|dont)\s+(?:ever\s+)?(?:want|use)\s+(?P<obj>.+)$",
+            _say("preference", 7),
+        ),
+        ("I", r"^i\s+(?:can't|cannot)\s+stand\s+(?P<obj>.+)$", _say("preference", 6)),
+        (
+            "I",
+            r"^(?:i'd|i\s+would)\s+(?:much\s+)?(?:rather|prefer)\s+(?!not\s+(?:say|talk|discuss|answer|share|"
+            r"go\s+into)\b)(?P<obj>.+)$",
+            _say("preference", 6),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+|massive\s+|great\s+|real\s+)?fan\s+of\s+(?P<obj>.+)$",
+            _say("preference", 6),
+        ),
+        ("I", rf"^{_IM}\s+(?:really\s+)?into\s+(?P<obj>.+)$", _say("preference", 6)),
+        (
+            "I",
+            rf"^i\s+{_ADV}(?:use|code\s+in|program\s+in|write\s+code\s+in|work\s+with|develop\s+(?:in|with))\s+"
+            r"(?P<obj>.+)$",
+            _say("preference", 5),
+        ),
         # --- skills
-        ('I', r"^i\s+(?:can|know\s+how\s+to)\s+(?P<obj>(?:speak|code|program|play|cook|drive|swim|sing|dance|draw|"
-         r"paint|ski|snowboard|surf|knit|sew|juggle|fly|touch[- ]type|read\s+music)\b.*)$", _say("skill", 6)),
-        ('I', r"^i\s+know\s+how\s+to\s+(?P<obj>.+)$", _say("skill", 6)),
-        ('I', r"^i\s+(?:also\s+|fluently\s+)?speak\s+(?P<obj>.+)$", _say("skill", 7, "languages")),
-        ('I', rf"^{_IM}\s+(?:very\s+|pretty\s+|quite\s+|really\s+|fairly\s+|reasonably\s+)?(?:good|great|skilled|"
-         r"proficient|fluent|experienced|an\s+expert|expert|competent|comfortable|decent|familiar)\s+"
-         r"(?:at|in|with)\s+(?P<obj>.+)$", _say("skill", 6)),
-        ('I', rf"^{_IM}\s+(?:not\s+(?:very\s+)?good|bad|terrible|hopeless|new)\s+(?:at|with|to)\s+(?P<obj>.+)$",
-         _say("skill", 5)),
-        ('I', r"^(?:i\s+have|i've\s+got|i've\s+had|i\s+have\s+had)\s+\S+(?:\s+\S+)?\s+years?\s+of\s+experience\s+"
-         r"(?:in|with|as|doing)\s+(?P<obj>.+)$", _say("skill", 7)),
+        (
+            "I",
+            r"^i\s+(?:can|know\s+how\s+to)\s+(?P<obj>(?:speak|code|program|play|cook|drive|swim|sing|dance|draw|"
+            r"paint|ski|snowboard|surf|knit|sew|juggle|fly|touch[- ]type|read\s+music)\b.*)$",
+            _say("skill", 6),
+        ),
+        ("I", r"^i\s+know\s+how\s+to\s+(?P<obj>.+)$", _say("skill", 6)),
+        ("I", r"^i\s+(?:also\s+|fluently\s+)?speak\s+(?P<obj>.+)$", _say("skill", 7, "languages")),
+        (
+            "I",
+            rf"^{_IM}\s+(?:very\s+|pretty\s+|quite\s+|really\s+|fairly\s+|reasonably\s+)?(?:good|great|skilled|"
+            r"proficient|fluent|experienced|an\s+expert|expert|competent|comfortable|decent|familiar)\s+"
+            r"(?:at|in|with)\s+(?P<obj>.+)$",
+            _say("skill", 6),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:not\s+(?:very\s+)?good|bad|terrible|hopeless|new)\s+(?:at|with|to)\s+(?P<obj>.+)$",
+            _say("skill", 5),
+        ),
+        (
+            "I",
+            r"^(?:i\s+have|i've\s+got|i've\s+had|i\s+have\s+had)\s+\S+(?:\s+\S+)?\s+years?\s+of\s+experience\s+"
+            r"(?:in|with|as|doing)\s+(?P<obj>.+)$",
+            _say("skill", 7),
+        ),
         # --- decisions
-        ("I we we've", r"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|already\s+|now\s+)?(?:decided|chosen|chose|settled"
-         r"\s+on|opted|committed)\b\s*(?P<obj>.+)$", _decision),
+        (
+            "I we we've",
+            r"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|already\s+|now\s+)?(?:decided|chosen|chose|settled"
+            r"\s+on|opted|committed)\b\s*(?P<obj>.+)$",
+            _decision,
+        ),
         ("I we're we", rf"^(?:{_IM}|we're|we\s+are)\s+going\s+(?:to\s+go\s+)?with\s+(?P<obj>.+)$", _decision),
-        ("let's", r"^let's\s+(?P<verb>go\s+with|use|stick\s+with|stay\s+with|switch\s+to|settle\s+on)\s+(?P<obj>.+)$",
-         _lets),
-        ('I', r"^i(?:'ll|\s+will)\s+(?:go\s+with|stick\s+with|switch\s+to)\s+(?P<obj>.+)$", _say("decision", 6)),
+        (
+            "let's",
+            r"^let's\s+(?P<verb>go\s+with|use|stick\s+with|stay\s+with|switch\s+to|settle\s+on)\s+(?P<obj>.+)$",
+            _lets,
+        ),
+        (
+            "I",
+            r"^i(?:'ll|\s+will)\s+(?:go\s+with|stick\s+with|switch\s+to)\s+(?P<obj>.+)$",
+            _say("decision", 6),
+        ),
         # --- to-dos
-        ("I we we've", r"^(?P<who>i|we)(?:(?:'ve|\s+have)\s+got\s+to|\s+(?:still\s+|really\s+|also\s+|definitely\s+|urgently\s+)?"
-         r"(?:need\s+to|have\s+to|must|gotta|got\s+to|should\s+remember\s+to))\s+(?P<task>.+)$", _todo),
-        ('please remind', r"^(?:please\s+)?remind\s+me\s+(?P<task>.+)$", _remind_me),
-        ('todo to-do to note reminder', r"^(?:todo|to-do|to\s+do|note\s+to\s+self|reminder)\s*[:\-–]\s*(?P<task>.+)$", _todo_note),
-        ("please don't do", r"^(?:please\s+)?(?:don't|do\s+not)\s+let\s+me\s+forget\s+(?:(?P<prep>to|about|that)\s+)?(?P<task>.+)$",
-         _dont_let_me_forget),
+        (
+            "I we we've",
+            r"^(?P<who>i|we)(?:(?:'ve|\s+have)\s+got\s+to|\s+(?:still\s+|really\s+|also\s+|definitely\s+|urgently\s+)?"
+            r"(?:need\s+to|have\s+to|must|gotta|got\s+to|should\s+remember\s+to))\s+(?P<task>.+)$",
+            _todo,
+        ),
+        ("please remind", r"^(?:please\s+)?remind\s+me\s+(?P<task>.+)$", _remind_me),
+        (
+            "todo to-do to note reminder",
+            r"^(?:todo|to-do|to\s+do|note\s+to\s+self|reminder)\s*[:\-–]\s*(?P<task>.+)$",
+            _todo_note,
+        ),
+        (
+            "please don't do",
+            r"^(?:please\s+)?(?:don't|do\s+not)\s+let\s+me\s+forget\s+(?:(?P<prep>to|about|that)\s+)?(?P<task>.+)$",
+            _dont_let_me_forget,
+        ),
         # --- last: a bare "I'm Ana" / "I'm Brazilian" (capitalised, nothing after it)
-        ('I', rf"^{_IM}\s+{_CAP_NAME}$", _im_name),
+        ("I", rf"^{_IM}\s+{_CAP_NAME}$", _im_name),
     )
 )
 
@@ -657,11 +867,13 @@ _EN_NOW_ON = _en(
     r"[\s,:;\-]*(?P<body>.*)$"
 )
 _EN_STRONG_CORRECTION = (
-    _en(r"^(?P<marker>correction|to\s+correct\s+(?:myself|that)|let\s+me\s+correct\s+(?:myself|that)|i\s+"
+    _en(
+        r"^(?P<marker>correction|to\s+correct\s+(?:myself|that)|let\s+me\s+correct\s+(?:myself|that)|i\s+"
         r"misspoke|i\s+made\s+a\s+mistake|i\s+was\s+wrong|i\s+stand\s+corrected|(?:(?:no|nope|sorry|oops|wait|"
         r"actually)[\s,!.]+)?(?:that's|that\s+is|that\s+was|thats)\s+(?:wrong|not\s+right|incorrect|not\s+"
         r"correct|not\s+true|a\s+mistake)|(?:sorry|oops)[\s,!.]+(?:i\s+)?(?:typo|mistyped|misspelled|meant\s+"
-        r"to\s+say))\b[\s,:;.!\-]*(?P<body>.*)$"),
+        r"to\s+say))\b[\s,:;.!\-]*(?P<body>.*)$"
+    ),
     _en(r"^(?P<marker>(?:(?:no|nope|sorry|oops|wait|actually)[\s,!.]+)*)(?P<body>i\s+meant\b.*)$"),
 )
 _EN_WEAK_CORRECTION = _en(
@@ -684,32 +896,55 @@ _EN_WH_START = _en(r"^(?:what|when|where|who|why|how|which|whether)\b")
 
 def _en_now_on(marker: str, body: str, voice: _Voice) -> _Draft | None:
     marker = _cap(_SPACES.sub(" ", marker.strip()).lower())
-    body = re.sub(r"^(?:(?:please|pls|kindly)\s+|(?:i\s+want\s+you\s+to|i'd\s+like\s+you\s+to|i\s+would\s+like\s+"
-                  r"you\s+to|you\s+should|you\s+must|you\s+need\s+to|you\s+have\s+to|you\s+will|you'll|make\s+"
-                  r"sure\s+(?:to|you))\s+)+", "", body.strip(), flags=re.IGNORECASE)
+    body = re.sub(
+        r"^(?:(?:please|pls|kindly)\s+|(?:i\s+want\s+you\s+to|i'd\s+like\s+you\s+to|i\s+would\s+like\s+"
+        r"you\s+to|you\s+should|you\s+must|you\s+need\s+to|you\s+have\s+to|you\s+will|you'll|make\s+"
+        r"sure\s+(?:to|you))\s+)+",
+        "",
+        body.strip(),
+        flags=re.IGNORECASE,
+    )
     if not _is_content(body) or len(body) < 2:
         return None
     topic = _topic_from(body, "instructions")
     if re.match(r"^(?:i|i'll|i'm|i've|i'd|we|we'll|we're)\b", body, re.IGNORECASE):
         fact = _team_fact(body, voice) if body.lower().startswith("we") else _third_person(body, voice)
-        subject_stripped = re.sub(r"^\S+\s+(?:(?:will|am|is|are|going\s+to|want\s+to|plan\s+to)\s+)*", "", body)
-        return _Draft(_en_sentence(f"{marker}, {fact}"),
-                      _topic_from(subject_stripped, "plan"), "decision", 8)
-    language = re.match(r"^(?:answer|reply|respond|write|speak|talk|communicate|chat)(?:\s+to\s+me)?(?:\s+only)?\s+"
-                        r"in\s+(?P<lang>.+)$", body, re.IGNORECASE)
+        subject_stripped = re.sub(
+            r"^\S+\s+(?:(?:will|am|is|are|going\s+to|want\s+to|plan\s+to)\s+)*", "", body
+        )
+        return _Draft(_en_sentence(f"{marker}, {fact}"), _topic_from(subject_stripped, "plan"), "decision", 8)
+    language = re.match(
+        r"^(?:answer|reply|respond|write|speak|talk|communicate|chat)(?:\s+to\s+me)?(?:\s+only)?\s+"
+        r"in\s+(?P<lang>.+)$",
+        body,
+        re.IGNORECASE,
+    )
     if language:
-        return _Draft(_en_sentence(f"{marker}, {voice.subject} wants answers in {language['lang']}"),
-                      "answer language", "preference", 8)
+        return _Draft(
+            _en_sentence(f"{marker}, {voice.subject} wants answers in {language['lang']}"),
+            "answer language",
+            "preference",
+            8,
+        )
     negative = re.match(r"^(?:don't|do\s+not|never|stop)\s+(?P<rest>.+)$", body, re.IGNORECASE)
     if negative:
         rest = _third_person(negative["rest"], voice, to_assistant=True, named=True)
-        return _Draft(_en_sentence(f"{marker}, {voice.subject} wants the assistant not to {rest}"),
-                      _topic_from(negative["rest"], "instructions"), "preference", 8)
-    if re.match(r"^(?:the|a|an|this|that|it|there|our|their|his|her|everything|all|any|he|she|they)\b", body,
-                re.IGNORECASE):
+        return _Draft(
+            _en_sentence(f"{marker}, {voice.subject} wants the assistant not to {rest}"),
+            _topic_from(negative["rest"], "instructions"),
+            "preference",
+            8,
+        )
+    if re.match(
+        r"^(?:the|a|an|this|that|it|there|our|their|his|her|everything|all|any|he|she|they)\b",
+        body,
+        re.IGNORECASE,
+    ):
         return _Draft(_en_fact(f"{marker}, {body}", voice), topic, "fact", 7)
     rest = _third_person(body, voice, to_assistant=True, named=True)
-    return _Draft(_en_sentence(f"{marker}, {voice.subject} wants the assistant to {rest}"), topic, "preference", 8)
+    return _Draft(
+        _en_sentence(f"{marker}, {voice.subject} wants the assistant to {rest}"), topic, "preference", 8
+    )
 
 
 def _en_correction(body: str, voice: _Voice) -> _Draft | None:
@@ -720,8 +955,12 @@ def _en_correction(body: str, voice: _Voice) -> _Draft | None:
         return None  # "I meant it": sincerity, not a correction
     if re.match(r"^(?:i|i'm|i've|i'd|i'll|my|me)\b", body, re.IGNORECASE):
         return _Draft(_en_fact(body, voice), "correction", "correction", 7)
-    return _Draft(_en_sentence(f"{voice.title} corrected: {_third_person(body, voice, named=True)}"), "correction",
-                  "correction", 7)
+    return _Draft(
+        _en_sentence(f"{voice.title} corrected: {_third_person(body, voice, named=True)}"),
+        "correction",
+        "correction",
+        7,
+    )
 
 
 def _en_remember(body: str, voice: _Voice) -> _Draft | None:
@@ -729,8 +968,14 @@ def _en_remember(body: str, voice: _Voice) -> _Draft | None:
     if task:
         if len(task["task"].split()) < 2 and not _is_content(task["task"]):
             return None
-        return _Draft(_en_sentence(f"{voice.title} asked to remember to {_third_person(task['task'], voice, named=True)}"),
-                      _topic_from(task["task"], "todo"), "todo", 6)
+        return _Draft(
+            _en_sentence(
+                f"{voice.title} asked to remember to {_third_person(task['task'], voice, named=True)}"
+            ),
+            _topic_from(task["task"], "todo"),
+            "todo",
+            6,
+        )
     if _EN_WH_START.match(body) or len(body.split()) < 3 or not _EN_CLAUSEY.search(body):
         return None  # "remember when…", "remember that file": no statement to keep
     if not _is_content(body) and not body.lower().startswith(("it's", "that's")):
@@ -755,7 +1000,9 @@ _ZH_IDENTITY_NOUNS = re.compile(
     r"名字|生日|年龄|年齡|工作|职业|職業|邮箱|郵箱|电子邮件|電子郵件|电话|電話|手机号|手機號|地址|国籍|國籍|"
     r"母语|母語|专业|專業|星座|血型|家乡|家鄉|老家"
 )
-_ZH_PROJECT_NOUNS = re.compile(r"项目|項目|公司|网站|網站|服务器|伺服器|数据库|數據庫|仓库|倉庫|团队|團隊|产品|產品")
+_ZH_PROJECT_NOUNS = re.compile(
+    r"项目|項目|公司|网站|網站|服务器|伺服器|数据库|數據庫|仓库|倉庫|团队|團隊|产品|產品"
+)
 _ZH_DISCOURSE = re.compile(r"^(?:问题|問題|意思|错|錯|天|看法|想法|建议|建議|回答|感觉|感覺|猜测|猜測)$")
 _ZH_DEICTIC = re.compile(r"^(?:你|您|这|這|那|它|他们|他們|吗|嗎|什么|什麼|啥|谁|誰|哪|死)")
 
@@ -797,7 +1044,9 @@ def _zh_relation(m: re.Match[str], voice: _Voice) -> _Draft | None:
     """'我妹妹叫安娜' → '用户的妹妹叫安娜。'"""
     if _ZH_DEICTIC.match(m["y"]):
         return None
-    return _Draft(_cjk_sentence(f"{voice.zh}的" + _zh_third(m.string[1:], voice)), m["rel"], "relationship", 7)
+    return _Draft(
+        _cjk_sentence(f"{voice.zh}的" + _zh_third(m.string[1:], voice)), m["rel"], "relationship", 7
+    )
 
 
 def _zh_possessive(m: re.Match[str], voice: _Voice) -> _Draft | None:
@@ -830,8 +1079,11 @@ def _zh_decision(m: re.Match[str], voice: _Voice) -> _Draft | None:
 
 def _zh_todo(m: re.Match[str], voice: _Voice) -> _Draft | None:
     task = m["task"].strip()
-    if len(task) < 2 or re.match(r"走|睡|休息|想|知道|问|問|下线|下線|说|說|承认|承認|先走|去睡|冷静|冷靜|帮助|幫助|帮忙|幫忙|"
-                                 r"你的帮助|你的幫助", task):
+    if len(task) < 2 or re.match(
+        r"走|睡|休息|想|知道|问|問|下线|下線|说|說|承认|承認|先走|去睡|冷静|冷靜|帮助|幫助|帮忙|幫忙|"
+        r"你的帮助|你的幫助",
+        task,
+    ):
         return None
     return _Draft(_cjk_sentence(_zh_third(m.string, voice)), task[:12], "todo", 5)
 
@@ -850,8 +1102,11 @@ def _zh_todo_note(m: re.Match[str], voice: _Voice) -> _Draft | None:
 
 def _zh_identity(m: re.Match[str], voice: _Voice) -> _Draft | None:
     obj = m["obj"]
-    if re.match(r"说|說|不是|在|的|想|觉得|覺得|要|因为|因為|这样|這樣|那样|那樣|问|問|开玩笑|開玩笑|认真|認真|指|"
-                r"故意|来|來|真的|有点|有點|随便|隨便", obj) or _ZH_DEICTIC.match(obj):
+    if re.match(
+        r"说|說|不是|在|的|想|觉得|覺得|要|因为|因為|这样|這樣|那样|那樣|问|問|开玩笑|開玩笑|认真|認真|指|"
+        r"故意|来|來|真的|有点|有點|随便|隨便",
+        obj,
+    ) or _ZH_DEICTIC.match(obj):
         return None
     return _Draft(_cjk_sentence(_zh_third(m.string, voice)), "身份", "identity", 8)
 
@@ -863,27 +1118,51 @@ _ZH_RULES: tuple[_Rule, ...] = tuple(
         (rf"^我(?:的)?名字(?:是|叫){_ZH_NAME}{_ZH_PARTICLE}$", _zh_name),
         (rf"^我叫{_ZH_NAME}{_ZH_PARTICLE}$", _zh_called),
         (rf"^(?:你|您)?(?:可以|就|请|請)?(?:叫|称呼|稱呼)我{_ZH_NAME}{_ZH_PARTICLE}$", _zh_call_me),
-        (r"^我(?:[对對])(?P<obj>.+?)(?:严重|嚴重|有点|有點|有些)?(?:过敏|過敏)$", _zh_say("identity", 9, "过敏")),
+        (
+            r"^我(?:[对對])(?P<obj>.+?)(?:严重|嚴重|有点|有點|有些)?(?:过敏|過敏)$",
+            _zh_say("identity", 9, "过敏"),
+        ),
         (r"^我(?:不|从不|從不|不能|不可以)(?:吃|喝)(?P<obj>.+)$", _zh_say("preference", 7, "饮食")),
-        (r"^我(?:是)?(?:素食者|素食主义者|素食主義者|吃素的?|纯素食者|純素食者)$", _zh_say("identity", 8, "饮食")),
+        (
+            r"^我(?:是)?(?:素食者|素食主义者|素食主義者|吃素的?|纯素食者|純素食者)$",
+            _zh_say("identity", 8, "饮食"),
+        ),
         (rf"^我(?P<rel>{_ZH_RELATION})(?:的名字)?(?:是|叫)(?P<y>.+)$", _zh_relation),
         (r"^我的?(?P<x>最(?:喜欢|喜歡|爱|愛)的[^，,。是]{1,10}?)(?:是|就是)(?P<y>.+)$", _zh_possessive),
         (r"^我的(?P<x>[^，,。是叫]{1,12}?)(?:是|叫|就是)(?P<y>.+)$", _zh_possessive),
-        (rf"^我(?:有)(?:一|两|兩|三|四|五|几|幾|\d+)?(?:个|個|只|隻|条|條|位)?(?P<obj>{_ZH_RELATION})(?:.*)$",
-         _zh_say("relationship", 7)),
-        (r"^我(?:现在|現在|目前|一直|也)?(?:住在|住|生活在|居住在|定居在|搬到了?|搬去了?)(?P<obj>.+)$",
-         _zh_say("identity", 8, "居住地")),
+        (
+            rf"^我(?:有)(?:一|两|兩|三|四|五|几|幾|\d+)?(?:个|個|只|隻|条|條|位)?(?P<obj>{_ZH_RELATION})(?:.*)$",
+            _zh_say("relationship", 7),
+        ),
+        (
+            r"^我(?:现在|現在|目前|一直|也)?(?:住在|住|生活在|居住在|定居在|搬到了?|搬去了?)(?P<obj>.+)$",
+            _zh_say("identity", 8, "居住地"),
+        ),
         (r"^我(?:来自|來自)(?P<obj>.+)$", _zh_say("identity", 8, "出身")),
-        (r"^我(?:现在|現在|目前)?在(?P<obj>.+?)(?:工作|上班|任职|任職|实习|實習|上学|上學|读书|讀書)$",
-         _zh_say("identity", 8, "工作")),
+        (
+            r"^我(?:现在|現在|目前)?在(?P<obj>.+?)(?:工作|上班|任职|任職|实习|實習|上学|上學|读书|讀書)$",
+            _zh_say("identity", 8, "工作"),
+        ),
         (r"^我(?:是)?(?:做|搞)(?P<obj>.+?)的$", _zh_say("identity", 7, "职业")),
-        (r"^我(?:现在|現在|目前)?(?:正在|在)(?:开发|開發|维护|維護)(?P<obj>.+)$", _zh_say("project_state", 6)),
-        (rf"^我{_ZH_ADV}(?:喜欢|喜歡|爱|愛|热爱|熱愛|偏好|偏爱|偏愛|讨厌|討厭|不喜欢|不喜歡|不爱|不愛|受不了|"
-         r"反感)(?P<obj>.+)$", _zh_say("preference", 6)),
-        (r"^我(?P<we>们|們)?(?:已经|已經|最终|最終|终于|終於|刚|剛|刚刚|剛剛)?(?:决定|決定|选择了|選擇了|选了|選了|"
-         r"打算)(?P<obj>.+)$", _zh_decision),
-        (r"^我(?:会|會|能)(?:说|說|讲|講|弹|彈|拉|编程|編程|写代码|寫代碼|做饭|做飯|开车|開車|游泳|画画|畫畫|跳舞|"
-         r"唱歌|滑雪)(?P<obj>.*)$", _zh_say("skill", 6, "技能")),
+        (
+            r"^我(?:现在|現在|目前)?(?:正在|在)(?:开发|開發|维护|維護)(?P<obj>.+)$",
+            _zh_say("project_state", 6),
+        ),
+        (
+            rf"^我{_ZH_ADV}(?:喜欢|喜歡|爱|愛|热爱|熱愛|偏好|偏爱|偏愛|讨厌|討厭|不喜欢|不喜歡|不爱|不愛|受不了|"
+            r"反感)(?P<obj>.+)$",
+            _zh_say("preference", 6),
+        ),
+        (
+            r"^我(?P<we>们|們)?(?:已经|已經|最终|最終|终于|終於|刚|剛|刚刚|剛剛)?(?:决定|決定|选择了|選擇了|选了|選了|"
+            r"打算)(?P<obj>.+)$",
+            _zh_decision,
+        ),
+        (
+            r"^我(?:会|會|能)(?:说|說|讲|講|弹|彈|拉|编程|編程|写代码|寫代碼|做饭|做飯|开车|開車|游泳|画画|畫畫|跳舞|"
+            r"唱歌|滑雪)(?P<obj>.*)$",
+            _zh_say("skill", 6, "技能"),
+        ),
         (r"^我(?:精通|擅长|擅長|熟悉|熟练掌握|熟練掌握|会用|會用)(?P<obj>.+)$", _zh_say("skill", 6)),
         (r"^(?:请|請|麻烦|麻煩)?(?:你|您)?(?:记得)?提醒我(?P<task>.+)$", _zh_remind),
         (r"^我(?:还|還)?(?:需要|必须|必須|得|要记得|要記得)(?P<task>.+)$", _zh_todo),
@@ -897,8 +1176,10 @@ _ZH_NOW_ON = re.compile(
     r"從今天起|从今天开始|從今天開始|往后|往後)(?:请|請)?[，,：:\s]*(?P<body>.*)$"
 )
 _ZH_STRONG_CORRECTION = (
-    re.compile(r"^(?P<marker>更正|纠正|糾正|我说错了|我說錯了|说错了|說錯了|我搞错了|我搞錯了|搞错了|搞錯了|"
-               r"不对|不對|错了|錯了|我写错了|我寫錯了)(?:一下)?[，,：:。！!\s]*(?P<body>.*)$"),
+    re.compile(
+        r"^(?P<marker>更正|纠正|糾正|我说错了|我說錯了|说错了|說錯了|我搞错了|我搞錯了|搞错了|搞錯了|"
+        r"不对|不對|错了|錯了|我写错了|我寫錯了)(?:一下)?[，,：:。！!\s]*(?P<body>.*)$"
+    ),
 )
 _ZH_WEAK_CORRECTION = re.compile(r"^(?P<marker>不是|不|其实|其實)[，,\s]+(?P<body>.*)$")
 _ZH_CONTRAST = re.compile(r"不是|而不是|而非")
@@ -915,8 +1196,12 @@ def _zh_now_on(marker: str, body: str, voice: _Voice) -> _Draft | None:
         return None
     if _ZH_I.match(body):
         return _Draft(_cjk_sentence(f"{marker}，{_zh_third(body, voice)}"), body[1:13], "decision", 8)
-    return _Draft(_cjk_sentence(f"{voice.zh}要求：{marker}{_zh_third(body, voice, to_assistant=True)}"),
-                  body[:12], "preference", 8)
+    return _Draft(
+        _cjk_sentence(f"{voice.zh}要求：{marker}{_zh_third(body, voice, to_assistant=True)}"),
+        body[:12],
+        "preference",
+        8,
+    )
 
 
 def _zh_correction(body: str, voice: _Voice) -> _Draft | None:
@@ -1010,8 +1295,15 @@ def _ja_remind(m: re.Match[str], voice: _Voice) -> _Draft | None:
 
 def _ja_identity(m: re.Match[str], voice: _Voice) -> _Draft | None:
     obj = m["obj"]
-    if (re.match(r"大丈夫|元気|平気|了解|賛成|反対|いい|結構|無理|暇|忙しい|本気|冗談|まだ|ちょっと|分かり|わかり|"
-                 r"知り|そう|ここ|今", obj) or _JA_DEICTIC.match(obj) or re.search(r"(?:ない|たい|好き|嫌い)$", obj)):
+    if (
+        re.match(
+            r"大丈夫|元気|平気|了解|賛成|反対|いい|結構|無理|暇|忙しい|本気|冗談|まだ|ちょっと|分かり|わかり|"
+            r"知り|そう|ここ|今",
+            obj,
+        )
+        or _JA_DEICTIC.match(obj)
+        or re.search(r"(?:ない|たい|好き|嫌い)$", obj)
+    ):
         return None
     return _Draft(_cjk_sentence(_ja_third(m.string, voice)), "アイデンティティ", "identity", 8)
 
@@ -1020,27 +1312,53 @@ _JA_POLITE = r"(?:です|だ|でございます|なんです|なんだ)?(?:よ|�
 _JA_RULES: tuple[_Rule, ...] = tuple(
     _Rule(re.compile(pattern), handler)
     for pattern, handler in (
-        (rf"^(?:{_JA_I}の)?名前は{_JA_NAME}(?:です|だ|といいます|と言います|と申します)?(?:よ|ね)?$", _ja_name),
+        (
+            rf"^(?:{_JA_I}の)?名前は{_JA_NAME}(?:です|だ|といいます|と言います|と申します)?(?:よ|ね)?$",
+            _ja_name,
+        ),
         (rf"^(?:{_JA_I}は)?{_JA_NAME}(?:と申します|といいます|と言います)$", _ja_name),
-        (rf"^(?:{_JA_I}のことを|{_JA_I}を)?{_JA_NAME}(?:と|って)呼んで(?:ください|下さい|ね|ほしい|欲しい)?(?:です)?$",
-         _ja_call_me),
-        (rf"^{_JA_TOP}(?P<obj>.+?)(?:に|の)?アレルギー(?:です|だ|があります|がある|持ちです)$",
-         _ja_say("identity", 9, "アレルギー")),
-        (rf"^{_JA_TOP}(?:ベジタリアン|ヴィーガン|ビーガン|菜食主義者)(?:です|だ)$", _ja_say("identity", 8, "食事")),
+        (
+            rf"^(?:{_JA_I}のことを|{_JA_I}を)?{_JA_NAME}(?:と|って)呼んで(?:ください|下さい|ね|ほしい|欲しい)?(?:です)?$",
+            _ja_call_me,
+        ),
+        (
+            rf"^{_JA_TOP}(?P<obj>.+?)(?:に|の)?アレルギー(?:です|だ|があります|がある|持ちです)$",
+            _ja_say("identity", 9, "アレルギー"),
+        ),
+        (
+            rf"^{_JA_TOP}(?:ベジタリアン|ヴィーガン|ビーガン|菜食主義者)(?:です|だ)$",
+            _ja_say("identity", 8, "食事"),
+        ),
         (rf"^{_JA_I}の(?P<x>[^はが、。]{{1,12}})(?:は|が)(?P<y>.+)$", _ja_possessive),
-        (rf"^{_JA_TOP}(?P<obj>.+?)(?:が|は)(?:大好き|好き|大嫌い|嫌い|苦手|好きじゃない|好きではない|好きではありません|"
-         rf"好きじゃありません){_JA_POLITE}$", _ja_say("preference", 6)),
-        (rf"^{_JA_TOP}(?P<obj>.+?)に(?:住んでいます|住んでる|住んでいる|住んでます|暮らしています|暮らしてる|"
-         r"引っ越しました|引っ越した)$", _ja_say("identity", 8, "居住地")),
+        (
+            rf"^{_JA_TOP}(?P<obj>.+?)(?:が|は)(?:大好き|好き|大嫌い|嫌い|苦手|好きじゃない|好きではない|好きではありません|"
+            rf"好きじゃありません){_JA_POLITE}$",
+            _ja_say("preference", 6),
+        ),
+        (
+            rf"^{_JA_TOP}(?P<obj>.+?)に(?:住んでいます|住んでる|住んでいる|住んでます|暮らしています|暮らしてる|"
+            r"引っ越しました|引っ越した)$",
+            _ja_say("identity", 8, "居住地"),
+        ),
         (rf"^{_JA_TOP}(?P<obj>.+?)(?:出身|生まれ|在住){_JA_POLITE}$", _ja_say("identity", 8, "出身")),
-        (rf"^{_JA_TOP}(?P<obj>.+?)(?:で働いています|で働いてる|に勤めています|に勤務しています|で仕事をしています|"
-         r"として働いています|をしています)$", _ja_say("identity", 8, "仕事")),
-        (rf"^{_JA_TOP}(?P<obj>.+?)(?:が|を)(?:話せます|話せる|話します|できます|できる|得意です|得意)$",
-         _ja_say("skill", 6)),
-        (rf"^{_JA_TOP}(?P<obj>.+?)(?:ことにしました|ことにした|ことに決めました|に決めました|に決めた|を選びました)$",
-         _ja_say("decision", 7)),
-        (rf"^{_JA_TOP}(?P<obj>.+?)(?:しなければなりません|しなければならない|しなきゃいけない|しなきゃ|"
-         r"しないといけません|しないといけない|する必要があります|する必要がある)$", _ja_say("todo", 6)),
+        (
+            rf"^{_JA_TOP}(?P<obj>.+?)(?:で働いています|で働いてる|に勤めています|に勤務しています|で仕事をしています|"
+            r"として働いています|をしています)$",
+            _ja_say("identity", 8, "仕事"),
+        ),
+        (
+            rf"^{_JA_TOP}(?P<obj>.+?)(?:が|を)(?:話せます|話せる|話します|できます|できる|得意です|得意)$",
+            _ja_say("skill", 6),
+        ),
+        (
+            rf"^{_JA_TOP}(?P<obj>.+?)(?:ことにしました|ことにした|ことに決めました|に決めました|に決めた|を選びました)$",
+            _ja_say("decision", 7),
+        ),
+        (
+            rf"^{_JA_TOP}(?P<obj>.+?)(?:しなければなりません|しなければならない|しなきゃいけない|しなきゃ|"
+            r"しないといけません|しないといけない|する必要があります|する必要がある)$",
+            _ja_say("todo", 6),
+        ),
         (r"^(?P<obj>.+?)(?:を|って|と)?リマインドして(?:ください|下さい|ね)?$", _ja_remind),
         (rf"^{_JA_I}は(?P<obj>[^、,。]{{1,20}}?)(?:です|だ|でございます)(?:よ|ね)?$", _ja_identity),
     )
@@ -1050,16 +1368,22 @@ _JA_NOW_ON = re.compile(
     r"^(?P<marker>これからは|これから|今後は|今後|次回からは|次回から|次からは|次から|以後|以降は)[、,\s]*(?P<body>.*)$"
 )
 _JA_STRONG_CORRECTION = (
-    re.compile(r"^(?P<marker>訂正(?:します|です|させてください)?|違います|違う|ちがいます|ちがう|間違えました|"
-               r"間違えた|間違いです|間違ってました)[、,：:。！!\s]*(?P<body>.*)$"),
+    re.compile(
+        r"^(?P<marker>訂正(?:します|です|させてください)?|違います|違う|ちがいます|ちがう|間違えました|"
+        r"間違えた|間違いです|間違ってました)[、,：:。！!\s]*(?P<body>.*)$"
+    ),
 )
 _JA_WEAK_CORRECTION = re.compile(r"^(?P<marker>いいえ|いや|実は)[、,\s]+(?P<body>.*)$")
 _JA_CONTRAST = re.compile(r"じゃなくて|ではなくて|ではなく")
 _JA_REMEMBER = (
-    re.compile(r"^(?:これを|次のことを|以下を)?(?P<marker>覚えて|覚えておいて|憶えて|忘れないで)(?:ください|下さい|ね|"
-               r"ほしい|欲しい|おいてください)*[、,：:\s]*(?P<body>.*)$"),
-    re.compile(r"^(?P<body>.+?)(?:ということ|こと)?(?:を)?(?:って|と)?(?P<marker>覚えて|覚えておいて|憶えて|"
-               r"忘れないで)(?:ください|下さい|ね|おいて|ほしい|欲しい)*$"),
+    re.compile(
+        r"^(?:これを|次のことを|以下を)?(?P<marker>覚えて|覚えておいて|憶えて|忘れないで)(?:ください|下さい|ね|"
+        r"ほしい|欲しい|おいてください)*[、,：:\s]*(?P<body>.*)$"
+    ),
+    re.compile(
+        r"^(?P<body>.+?)(?:ということ|こと)?(?:を)?(?:って|と)?(?P<marker>覚えて|覚えておいて|憶えて|"
+        r"忘れないで)(?:ください|下さい|ね|おいて|ほしい|欲しい)*$"
+    ),
 )
 
 
@@ -1069,8 +1393,12 @@ def _ja_now_on(marker: str, body: str, voice: _Voice) -> _Draft | None:
         return None
     if _JA_SUBJECT_START.match(body):
         return _Draft(_cjk_sentence(f"{marker}、{_ja_third(body, voice)}"), body[:12], "decision", 8)
-    return _Draft(_cjk_sentence(f"{voice.ja}の希望：{marker}{_ja_third(body, voice, to_assistant=True)}"),
-                  body[:12], "preference", 8)
+    return _Draft(
+        _cjk_sentence(f"{voice.ja}の希望：{marker}{_ja_third(body, voice, to_assistant=True)}"),
+        body[:12],
+        "preference",
+        8,
+    )
 
 
 def _ja_correction(body: str, voice: _Voice) -> _Draft | None:
@@ -1114,7 +1442,9 @@ class _Language:
 
     def __post_init__(self) -> None:
         words = set().union(*(rule.first_words for rule in self.rules if rule.first_words))
-        index = {w: tuple(r for r in self.rules if r.first_words is None or w in r.first_words) for w in words}
+        index = {
+            w: tuple(r for r in self.rules if r.first_words is None or w in r.first_words) for w in words
+        }
         object.__setattr__(self, "rule_index", index)
         object.__setattr__(self, "any_word_rules", tuple(r for r in self.rules if r.first_words is None))
 
@@ -1127,9 +1457,11 @@ class _Language:
 
 
 _FIRST_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)?")
-_EN_AUX = (r"do|does|did|is|are|am|was|were|can|could|would|should|will|shall|have|has|had|may|might|isn't|"
-           r"aren't|wasn't|weren't|doesn't|didn't|won't|wouldn't|can't|couldn't|shouldn't|haven't|hasn't|"
-           r"don't")
+_EN_AUX = (
+    r"do|does|did|is|are|am|was|were|can|could|would|should|will|shall|have|has|had|may|might|isn't|"
+    r"aren't|wasn't|weren't|doesn't|didn't|won't|wouldn't|can't|couldn't|shouldn't|haven't|hasn't|"
+    r"don't"
+)
 _ENGLISH = _Language(
     name="en",
     rules=_EN_RULES,
@@ -1139,17 +1471,23 @@ _ENGLISH = _Language(
         r"hello\s+there|yeah|yes|yep|sure|anyway|anyways|plus|but|oh\s+and|great|thanks|thank\s+you|"
         r"quick\s+note|one\s+more\s+thing|side\s+note|fun\s+fact)(?:[\s,!.:;\-]+|$))+"
     ),
-    question=_en(rf"[?]\s*[\"')\]]*$|^(?:what|what's|whats|who|who's|whom|whose|where|where's|when|why|how|"
-                 rf"how's|which)\b|^(?:{_EN_AUX})\s+(?:i|you|we|he|she|it|they|my|your|our|the|this|that|"
-                 rf"there|these|those|anyone|someone|u)\b"),
-    hedge=_en(r"\b(?:in\s+theory|let's\s+say|what\s+if|as\s+if|i\s+(?:think|guess|suppose|believe|wonder|feel\s+"
-              r"like)|not\s+sure|used\s+to)\b|/s\b"),
+    question=_en(
+        rf"[?]\s*[\"')\]]*$|^(?:what|what's|whats|who|who's|whom|whose|where|where's|when|why|how|"
+        rf"how's|which)\b|^(?:{_EN_AUX})\s+(?:i|you|we|he|she|it|they|my|your|our|the|this|that|"
+        rf"there|these|those|anyone|someone|u)\b"
+    ),
+    hedge=_en(
+        r"\b(?:in\s+theory|let's\s+say|what\s+if|as\s+if|i\s+(?:think|guess|suppose|believe|wonder|feel\s+"
+        r"like)|not\s+sure|used\s+to)\b|/s\b"
+    ),
     hedge_words=frozenset(
         "if unless whether suppose supposing assuming assume imagine pretend hypothetically theoretically maybe "
         "perhaps probably possibly might wondering unsure wish kidding jk lol lmao rofl haha joking sarcasm".split()
     ),
-    conditional=_en(r"^(?:if|unless|when|whenever|once|suppose|supposing|assuming|in\s+case|even\s+if|"
-                    r"as\s+long\s+as|let's\s+say|say)\b"),
+    conditional=_en(
+        r"^(?:if|unless|when|whenever|once|suppose|supposing|assuming|in\s+case|even\s+if|"
+        r"as\s+long\s+as|let's\s+say|say)\b"
+    ),
     clause_split=_en(
         r"(?:\s*[,;]\s*(?:(?:and|but|so|also|plus)\s+)?|\s+(?:and|but|so|plus)\s+)(?=(?:i|i'm|i've|i'd|i'll|im|my|"
         r"what|what's|who|who's|how|where|where's|when|why|which|if|unless|do\s+you|can\s+you|could\s+you|"
@@ -1164,8 +1502,10 @@ _ENGLISH = _Language(
     render_now_on=_en_now_on,
     render_correction=_en_correction,
     render_remember=_en_remember,
-    polite=_en(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?=(?:remember|note|keep\s+in\s+mind|bear\s+in\s+"
-               r"mind|call\s+me|remind\s+me|always|never|answer|reply|respond|write|speak|talk|stop|not)\b)"),
+    polite=_en(
+        r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?=(?:remember|note|keep\s+in\s+mind|bear\s+in\s+"
+        r"mind|call\s+me|remind\s+me|always|never|answer|reply|respond|write|speak|talk|stop|not)\b)"
+    ),
 )
 
 _CHINESE = _Language(
@@ -1176,10 +1516,14 @@ _CHINESE = _Language(
         r"跟你说|跟你說|你好|您好|大家好|补充一下|補充一下)[，,、！!：:\s]*|(?:哦|噢|嗯|好的|好|那个|那個|是的|对|對|"
         r"嗨|还有|還有|谢谢|謝謝|哈哈)[，,、！!：:\s]+)+"
     ),
-    question=re.compile(r"[?？]\s*$|[吗嗎呢]$|什么|什麼|谁|誰|哪|几个|幾個|几岁|幾歲|怎么|怎麼|为什么|為什麼|多少|"
-                        r"是不是|有没有|有沒有|能不能|可不可以|要不要"),
-    hedge=re.compile(r"如果|假如|要是|假设|假設|万一|萬一|想象|想像|假装|假裝|也许|也許|可能|大概|好像|我觉得|我覺得|"
-                     r"我认为|我認為|我猜|开玩笑|開玩笑|哈哈|的话|的話|以前"),
+    question=re.compile(
+        r"[?？]\s*$|[吗嗎呢]$|什么|什麼|谁|誰|哪|几个|幾個|几岁|幾歲|怎么|怎麼|为什么|為什麼|多少|"
+        r"是不是|有没有|有沒有|能不能|可不可以|要不要"
+    ),
+    hedge=re.compile(
+        r"如果|假如|要是|假设|假設|万一|萬一|想象|想像|假装|假裝|也许|也許|可能|大概|好像|我觉得|我覺得|"
+        r"我认为|我認為|我猜|开玩笑|開玩笑|哈哈|的话|的話|以前"
+    ),
     conditional=re.compile(r"^(?:如果|假如|要是|万一|萬一|假设|假設|假使)"),
     clause_split=re.compile(r"[，,；;]\s*"),
     now_on=_ZH_NOW_ON,
@@ -1199,10 +1543,14 @@ _JAPANESE = _Language(
         r"^(?:(?:ちなみに|ところで|そういえば|はじめまして|初めまして|こんにちは|こんばんは|実は|じつは)[、,！!：:\s]*|"
         r"(?:あと|それと|あの|えっと|えーと|はい|うん|ええ|あ|そうそう)[、,！!：:\s]+)+"
     ),
-    question=re.compile(r"[?？]\s*$|(?:か|かな|かしら|の)$|何|なに|なん(?:で|の)|誰|だれ|どこ|いつ|どう|なぜ|どれ|"
-                        r"どの|どちら|いくつ|いくら"),
-    hedge=re.compile(r"もし|仮に|としたら|だったら|とすれば|たぶん|多分|かもしれ|と思う|と思います|気がする|冗談|"
-                     r"だろう|でしょう|みたい|以前|昔"),
+    question=re.compile(
+        r"[?？]\s*$|(?:か|かな|かしら|の)$|何|なに|なん(?:で|の)|誰|だれ|どこ|いつ|どう|なぜ|どれ|"
+        r"どの|どちら|いくつ|いくら"
+    ),
+    hedge=re.compile(
+        r"もし|仮に|としたら|だったら|とすれば|たぶん|多分|かもしれ|と思う|と思います|気がする|冗談|"
+        r"だろう|でしょう|みたい|以前|昔"
+    ),
     conditional=re.compile(r"^(?:もし|仮に)"),
     clause_split=re.compile(rf"[、,；;]\s*(?=(?:{_JA_I}|でも|それと|あと|そして|また|もし))"),
     now_on=_JA_NOW_ON,
@@ -1241,8 +1589,22 @@ _ROLE_PLAY = re.compile(
     r"you\s+are\s+now|imagine\s+(?:that|you|i|we))\b|假装|假裝|扮演|角色|ロールプレイ|なりきって|演じて|ふりをして",
     re.IGNORECASE,
 )
-_ROLE_PLAY_HINTS = ("pretend", "play", "story", "character", "act as", "you are now", "imagine", "假", "扮演", "角色",
-                    "ロールプレイ", "なりきって", "演じて", "ふり")
+_ROLE_PLAY_HINTS = (
+    "pretend",
+    "play",
+    "story",
+    "character",
+    "act as",
+    "you are now",
+    "imagine",
+    "假",
+    "扮演",
+    "角色",
+    "ロールプレイ",
+    "なりきって",
+    "演じて",
+    "ふり",
+)
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "＇": "'"})
 
 
@@ -1278,7 +1640,7 @@ def _sentences(text: str) -> list[str]:
             previous = _LAST_WORD.search(text, max(start, m.start() - 12), m.start())
             if previous and previous.group().lower() in _ABBREVIATIONS:
                 continue
-        piece = text[start:m.end()].strip()
+        piece = text[start : m.end()].strip()
         if piece:
             sentences.append(piece)
         start = m.end()
@@ -1324,7 +1686,11 @@ def _resolve(wrapper: _Wrapper, inner: _Draft | None, language: _Language, voice
         return language.render_correction(wrapper.body, voice)
     if wrapper.kind == "weak_correction":
         # "Actually, …" alone is chit-chat; only a contrast ("it's Ana, not Anna") makes it a correction.
-        return language.render_correction(wrapper.body, voice) if language.contrast.search(wrapper.body) else None
+        return (
+            language.render_correction(wrapper.body, voice)
+            if language.contrast.search(wrapper.body)
+            else None
+        )
     return language.render_remember(wrapper.body, voice)
 
 
@@ -1386,17 +1752,21 @@ def _from_sentence(sentence: str, language: _Language, voice: _Voice) -> tuple[l
         return [], wrapper
     body = wrapper.body if wrapper is not None else head
     drafts: list[_Draft] = []
-    hypothetical = False
+    hypothetical = asked = False
     for clause in _clauses(body, language):
         clause = _trim(clause, language)
         if language.conditional.match(clause):
             hypothetical = True
             break  # "If I were rich, I'd live in Paris": the rest of the sentence is hypothetical
         if not _is_statement(clause, language):
+            asked = asked or bool(language.question.search(clause))
             continue
         draft = _from_clause(clause, language, voice)
         if draft is not None:
             drafts.append(_apply_mode(draft, wrapper.kind if wrapper else None))
+    if asked:
+        # "I need to parse a CSV, how do I do it?" is a request for help, not a to-do to remember.
+        drafts = [draft for draft in drafts if draft.category != "todo"]
     if wrapper is not None and not drafts and not hypothetical and _is_statement(body, language):
         fallback = _resolve(wrapper, None, language, voice) if len(body) <= _MAX_CLAUSE_CHARS else None
         drafts = [fallback] if fallback is not None else []
@@ -1431,6 +1801,14 @@ def _from_message(text: str, voice: _Voice) -> list[_Draft]:
     return drafts
 
 
+_SECRET = re.compile(
+    r"\b(?:passwords?|passcodes?|passwd|pins?|api[\s_-]?keys?|access[\s_-]?keys?|secret\s+keys?|tokens?|ssn|social\s+"
+    r"security\s+number|credit\s+card(?:\s+number)?|card\s+number|cvv|iban|private\s+keys?|seed\s+phrase|"
+    r"recovery\s+phrase)\b|密码|密碼|口令|パスワード|暗証番号|\b(?:sk|pk|ghp|gho|xox[bp])[-_][A-Za-z0-9_-]{12,}",
+    re.IGNORECASE,
+)
+
+
 def _dedup_key(fact: str) -> str:
     return _SPACES.sub(" ", fact).strip().rstrip(".。").casefold()
 
@@ -1453,6 +1831,8 @@ def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The us
         if role.strip().lower() not in USER_ROLES or not text:
             continue
         for draft in _from_message(text, voice):
+            if _SECRET.search(draft.fact) or _SECRET.search(draft.topic):
+                continue  # memories are stored in plain text and recalled into prompts: never keep secrets
             key = _dedup_key(draft.fact)
             if key in index_of:
                 existing = facts[index_of[key]]
@@ -1460,8 +1840,12 @@ def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The us
                     facts[index_of[key]] = existing.model_copy(update={"importance": draft.importance})
                 continue
             try:
-                fact = ExtractedFact(topic=draft.topic[:80], fact=draft.fact, importance=draft.importance,
-                                     category=draft.category)
+                fact = ExtractedFact(
+                    topic=draft.topic[:80],
+                    fact=draft.fact,
+                    importance=draft.importance,
+                    category=draft.category,
+                )
             except ValidationError:
                 continue  # a rule produced something unusable (e.g. a topic of digits only): skip it
             index_of[key] = len(facts)

@@ -136,13 +136,13 @@ async def test_llm_down_is_retried_with_back_off_then_rules_finish_the_job(
 ) -> None:
     llm = ScriptedLLM(mode="down")
     client = await start(aiohttp_client, tmp_path, minilm, llm, debounce_s=0, max_attempts=3)
-    messages = [{"role": "user", "content": "Remember that my locker code is 4812."}]
+    messages = [{"role": "user", "content": "Remember that my locker is number 48 on the blue floor."}]
     await client.post("/ingest", json={"messages": messages, "user_id": "u", "debounce": False})
     await wait_idle(client)
     assert len(llm.calls) == 3
     (job,) = (await (await client.get("/ingest/jobs")).json())["jobs"]
     assert job["status"] == "done" and job["method"] == "rules" and job["attempts"] == 3
-    assert "4812" in (await search(client, "locker code", "u"))["results"][0]["fact"]
+    assert "48" in (await search(client, "locker number", "u"))["results"][0]["fact"]
 
 
 async def test_bad_ingest_bodies_are_400(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
