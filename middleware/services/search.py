@@ -139,8 +139,11 @@ class SearchService:
         if fts_query.empty:
             return {}
         normalization = self._config.fts_normalization
+        share = self._index.share_of(user_id) if self._index is not None else 1.0
         return await self._db.read(
-            lambda conn: memory_sql.fts_candidates(conn, user_id, fts_query, k, normalization=normalization)
+            lambda conn: memory_sql.fts_candidates(
+                conn, user_id, fts_query, k, normalization=normalization, user_share=share
+            )
         )
 
     async def _query_vector(self, query: str) -> np.ndarray | None:

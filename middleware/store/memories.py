@@ -219,6 +219,7 @@ def fts_candidates(
     limit: int,
     *,
     normalization: str = "coverage",
+    user_share: float = 1.0,
 ) -> dict[int, float]:
     """Best FTS candidates of one user as ``{id: fts_norm}`` with ``fts_norm`` in (0, 1].
 
@@ -232,18 +233,15 @@ def fts_candidates(
       (it is information the row does not have). IDF is FTS5's own:
       ``ln((N - n + 0.5) / (n + 0.5))``, floored at 1e-6, with ``n`` the rows matching the term.
 
+    ``user_share`` (the user's fraction of all rows, known to the caller from the vector index)
+    sizes the ranking window so the user filter rarely needs the slow exact path.
+
     Trigram hits (scripts without spaces) are normalised by their best hit, and short CJK
     substrings score the fraction of them a row contains; a row keeps its best part.
     """
     scores: dict[int, float] = {}
     if query.words:
-        rows = conn.execute(
-            "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts"
-            " JOIN memories m ON m.id = memories_fts.rowid"
-            " WHERE memories_fts MATCH ? AND m.user_id = ? AND m.superseded_by IS NULL"
-            " ORDER BY rank LIMIT ?",
-            (query.words, user_id, limit),
-        ).fetchall()
+        rows = _ranked_for_user(conn, "memories_fts", query.words, user_id, limit, user_share)
         if rows:
             if normalization == "max":
                 scale = -rows[0][1]
@@ -252,13 +250,7 @@ def fts_candidates(
             for memory_id, rank in rows:
                 scores[memory_id] = min(1.0, -rank / scale) if scale > 0 else 0.0
     if query.trigrams:
-        rows = conn.execute(
-            "SELECT m.id, bm25(memories_trigram) AS rank FROM memories_trigram"
-            " JOIN memories m ON m.id = memories_trigram.rowid"
-            " WHERE memories_trigram MATCH ? AND m.user_id = ? AND m.superseded_by IS NULL"
-            " ORDER BY rank LIMIT ?",
-            (query.trigrams, user_id, limit),
-        ).fetchall()
+        rows = _ranked_for_user(conn, "memories_trigram", query.trigrams, user_id, limit, user_share)
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
             share = -rank / best if best > 0 else 0.0
@@ -277,6 +269,43 @@ def fts_candidates(
             share = hits / len(query.substrings)
             scores[memory_id] = max(scores.get(memory_id, 0.0), share)
     return dict(sorted(scores.items(), key=lambda item: -item[1])[:limit])
+
+
+# The FTS table names this module may put into SQL (never user text).
+_FTS_TABLES = frozenset({"memories_fts", "memories_trigram"})
+OVERFETCH = 4
+
+
+def _ranked_for_user(
+    conn: sqlite3.Connection, table: str, match: str, user_id: str, limit: int, user_share: float
+) -> list[tuple[int, float]]:
+    """``(id, bm25)`` of the user's live rows matching ``match``, best first.
+
+    Fast path: FTS5 ranks the whole index alone (its ``ORDER BY rank`` path is about a third
+    cheaper than ranking through a join) and the user filter is applied to the top
+    ``OVERFETCH × limit``. When other users' rows crowd that window and leave fewer than ``limit``,
+    the exact join query runs instead, so a user never gets fewer results than exist.
+    """
+    assert table in _FTS_TABLES
+    name = quote_identifier(table)
+    window = int(limit * OVERFETCH / min(1.0, max(user_share, 0.02)))
+    rows = conn.execute(
+        f"SELECT f.rowid, f.rank FROM (SELECT rowid, rank FROM {name} WHERE {name} MATCH ?"
+        "  ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid"
+        " WHERE m.user_id = ? AND m.superseded_by IS NULL ORDER BY f.rank LIMIT ?",
+        (match, window, user_id, limit),
+    ).fetchall()
+    if len(rows) >= limit:
+        return [(int(r[0]), float(r[1])) for r in rows]
+    total = conn.execute(f"SELECT count(*) FROM {name} WHERE {name} MATCH ?", (match,)).fetchone()[0]
+    if total <= window:
+        return [(int(r[0]), float(r[1])) for r in rows]  # the window held every match: complete
+    rows = conn.execute(
+        f"SELECT m.id, {name}.rank FROM {name} JOIN memories m ON m.id = {name}.rowid"
+        f" WHERE {name} MATCH ? AND m.user_id = ? AND m.superseded_by IS NULL ORDER BY {name}.rank LIMIT ?",
+        (match, user_id, limit),
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
 
 
 def _ideal_bm25(conn: sqlite3.Connection, terms: Sequence[str]) -> float:

@@ -171,6 +171,15 @@ class VectorIndex:
             scores = user.matrix[[row for _, row in rows]] @ query
         return {mid: float(score) for (mid, _), score in zip(rows, scores, strict=True)}
 
+    def share_of(self, user_id: str) -> float:
+        """The user's fraction of all indexed rows (1.0 when the index is empty)."""
+        with self._lock:
+            total = len(self._user_of)
+            user = self._users.get(user_id)
+        if total == 0:
+            return 1.0
+        return user.size / total if user is not None else 0.0
+
     def count_by_user(self) -> dict[str, int]:
         with self._lock:
             return {user: m.size for user, m in self._users.items()}

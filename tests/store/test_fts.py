@@ -73,3 +73,17 @@ def test_any_text_gives_a_valid_match_or_nothing(conn: sqlite3.Connection, text:
         return  # lone surrogates are refused at the HTTP edge before reaching here
     run_all(conn, text)  # raises sqlite3.OperationalError on a syntax error
     assert query.words == "" or query.words.startswith('"')
+
+
+def test_a_user_crowded_out_of_the_ranking_window_still_gets_every_match(tmp_path: Path) -> None:
+    connection = sqlite3.connect(tmp_path / "crowd.db", isolation_level=None)
+    apply_migrations(connection)
+    for i in range(300):
+        memory_sql.insert(connection, NewMemory(user_id="crowd", fact=f"apple apple apple {i}"))
+    mine = [
+        memory_sql.insert(connection, NewMemory(user_id="me", fact=f"a long note {i} that mentions an apple once"))
+        for i in range(3)
+    ]
+    # The claimed share is wrong on purpose (the window then holds only "crowd" rows).
+    found = memory_sql.fts_candidates(connection, "me", build_query("apple"), 10, user_share=1.0)
+    assert sorted(found) == sorted(mine)
