@@ -107,6 +107,10 @@ class SearchConfig(BaseModel):
         "coverage",
         description="coverage: bm25 / Σ idf of the query terms; max: bm25 / best bm25 (the seed's).",
     )
+    score_all_candidates: bool = Field(
+        True,
+        description="Read the exact cosine of FTS-only candidates from the matrix (false: 0, as the seed did).",
+    )
     candidates: int = Field(50, ge=1, le=5000, description="Candidates taken from each side before fusion.")
     default_limit: int = Field(10, ge=1, description="Results when the request names no limit.")
     max_limit: int = Field(200, ge=1, description="Largest limit a request may ask for.")

@@ -163,6 +163,7 @@ class SearchService:
         assert self._index is not None
         top = self._index.search(user_id, query_vector, k)
         scores = {hit.memory_id: hit.cosine for hit in top}
-        missing = [mid for mid in fts_ids if mid not in scores]
-        scores.update(self._index.cosines(user_id, query_vector, missing))
+        if self._config.score_all_candidates:
+            missing = [mid for mid in fts_ids if mid not in scores]
+            scores.update(self._index.cosines(user_id, query_vector, missing))
         return scores, {hit.memory_id for hit in top}

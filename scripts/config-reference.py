@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Print the configuration reference (Markdown) from the typed config model.
+
+The README's "Configuration reference" section is this output; a test fails when they differ, so
+the docs cannot drift from the code. Regenerate with:
+
+    python scripts/config-reference.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pydantic import BaseModel  # noqa: E402
+
+from middleware.config import Config  # noqa: E402
+
+
+def render() -> str:
+    lines = [
+        "| setting | env variable | default | what it does |",
+        "|---|---|---|---|",
+    ]
+    defaults = Config().model_dump(mode="json")
+    for section_name, section_field in Config.model_fields.items():
+        section_type = section_field.annotation
+        assert isinstance(section_type, type) and issubclass(section_type, BaseModel)
+        for name, field in section_type.model_fields.items():
+            default = json.dumps(defaults[section_name][name], ensure_ascii=False)
+            env = f"MEMORY_CORTEX_{section_name.upper()}__{name.upper()}"
+            description = (field.description or "").replace("|", "\\|")
+            lines.append(f"| `{section_name}.{name}` | `{env}` | `{default}` | {description} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(render())
