@@ -201,6 +201,41 @@ class RecallConfig(BaseModel):
     max_answer_tokens: int = Field(300, ge=16, description="Longest synthesis.")
 
 
+class HardwareConfig(BaseModel):
+    """Hardware sensors (LibreHardwareMonitor, pyamdgpuinfo, psutil) and the GPU-aware extraction gate."""
+
+    enabled: bool = Field(True, description="Poll the sensors; false: no polling, extraction never waits.")
+    lhm_host: str | None = Field(
+        None,
+        description="LibreHardwareMonitor host; empty = auto (WSL2: the Windows host, else 127.0.0.1).",
+    )
+    lhm_port: int = Field(8085, ge=1, le=65535, description="LibreHardwareMonitor web server port.")
+    interval_s: float = Field(15.0, gt=0, description="Seconds between two polls while the sensors answer.")
+    timeout_s: float = Field(2.0, gt=0, description="Timeout of one data.json request.")
+    max_backoff_s: float = Field(
+        300.0, gt=0, description="Longest pause between polls while the sensors fail (doubles per failure)."
+    )
+    use_pyamdgpuinfo: bool = Field(
+        True, description="Read the GPU through pyamdgpuinfo when it is installed and finds an amdgpu card."
+    )
+    gpu_name: str = Field(
+        "", description="Watch the GPU whose name contains this; empty = first AMD, then NVIDIA, then Intel."
+    )
+    busy_load_percent: float = Field(
+        70.0, ge=0, le=100, description="GPU load at or above which the card counts as busy."
+    )
+    busy_window_s: float = Field(
+        60.0, ge=0, description="How long the load must stay that high before extraction waits."
+    )
+    min_free_vram_mb: float = Field(
+        0.0, ge=0, description="Extraction waits while less VRAM than this is free; 0 = no VRAM check."
+    )
+    max_deferral_s: float = Field(
+        600.0, ge=0, description="Longest a job is held back; after it the job runs anyway."
+    )
+    recheck_s: float = Field(5.0, gt=0, description="How often a held-back job looks at the GPU again.")
+
+
 class UsersConfig(BaseModel):
     """Who a request is about when it does not say."""
 
@@ -232,6 +267,7 @@ class Config(BaseSettings):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
+    hardware: HardwareConfig = Field(default_factory=HardwareConfig)
     users: UsersConfig = Field(default_factory=UsersConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 

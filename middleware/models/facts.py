@@ -7,22 +7,10 @@ same pydantic model that validates the answer, so the two cannot disagree.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-CATEGORIES = (
-    "identity",
-    "preference",
-    "decision",
-    "fact",
-    "insight",
-    "todo",
-    "correction",
-    "skill",
-    "relationship",
-    "project_state",
-)
 Category = Literal[
     "identity",
     "preference",
@@ -35,6 +23,8 @@ Category = Literal[
     "relationship",
     "project_state",
 ]
+
+CATEGORIES: tuple[str, ...] = get_args(Category)
 
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import LLMConfig
-from .llm import ChatMessage, LLMHealth, LLMUnavailable, strip_thinking, with_no_think
+from .llm import ChatMessage, LLMHealthTracking, LLMUnavailable, strip_thinking, with_no_think
 
 log = logging.getLogger(__name__)
 
@@ -113,22 +113,19 @@ def prepare_messages(
     return [{"role": m.role, "content": m.content} for m in messages]
 
 
-class LlamaCppLLM:
+class LlamaCppLLM(LLMHealthTracking):
     """A GGUF run in-process by llama-cpp-python, one call at a time on a dedicated thread."""
 
     backend = "llama_cpp"
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self.model = config.model
+        super().__init__(config.model)
         self.model_path: Path | None = None
         self._llama: Any = None
         self._chat_format: str | None = config.chat_format
         self._executor: ThreadPoolExecutor | None = None
         self._closing = threading.Event()
-        self._ok = False
-        self._last_error: str | None = None
-        self._last_latency_s: float | None = None
 
     async def start(self) -> None:
         """Resolve and load the GGUF on the worker thread, then warm up with a one-token reply.
@@ -289,19 +286,3 @@ class LlamaCppLLM:
             if close is not None:
                 close()
         return "".join(parts), finish_reason
-
-    def health(self) -> LLMHealth:
-        return LLMHealth(
-            backend=self.backend,
-            model=self.model,
-            ok=self._ok,
-            last_error=self._last_error,
-            last_latency_s=self._last_latency_s,
-        )
-
-    def _failed(self, message: str) -> LLMUnavailable:
-        if self._ok or self._last_error != message:
-            log.warning("llm failed", extra={"backend": self.backend, "reason": message})
-        self._ok = False
-        self._last_error = message
-        return LLMUnavailable(f"{self.backend} llm: {message}")

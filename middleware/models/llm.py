@@ -16,12 +16,15 @@ live in the services (extraction, recall), so a backend only has to run a chat a
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..config import LLMConfig
 from ..errors import CortexError
+
+log = logging.getLogger(__name__)
 
 
 class LLMUnavailable(CortexError):
@@ -72,6 +75,35 @@ class LLM(Protocol):
 
     def health(self) -> LLMHealth:
         """Current state for /stats."""
+
+
+class LLMHealthTracking:
+    """Health bookkeeping shared by the backends: ok/last error/latency, and one log line per new
+    failure (a dead server does not spam the log)."""
+
+    backend = "base"
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self._ok = False
+        self._last_error: str | None = None
+        self._last_latency_s: float | None = None
+
+    def health(self) -> LLMHealth:
+        return LLMHealth(
+            backend=self.backend,
+            model=self.model,
+            ok=self._ok,
+            last_error=self._last_error,
+            last_latency_s=self._last_latency_s,
+        )
+
+    def _failed(self, message: str) -> LLMUnavailable:
+        if self._ok or self._last_error != message:
+            log.warning("llm failed", extra={"backend": self.backend, "reason": message})
+        self._ok = False
+        self._last_error = message
+        return LLMUnavailable(f"{self.backend} llm: {message}")
 
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from ..config import LLMConfig
-from .llm import ChatMessage, LLMHealth, LLMUnavailable, strip_thinking, with_no_think
+from .llm import ChatMessage, LLMHealthTracking, strip_thinking, with_no_think
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class _Retryable(Exception):
         self.retry_after_s = retry_after_s
 
 
-class OpenAILLM:
+class OpenAILLM(LLMHealthTracking):
     """A chat model behind an OpenAI-compatible HTTP API.
 
     Args:
@@ -51,12 +51,9 @@ class OpenAILLM:
 
     def __init__(self, config: LLMConfig, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.config = config
-        self.model = config.model
+        super().__init__(config.model)
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
-        self._ok = False
-        self._last_error: str | None = None
-        self._last_latency_s: float | None = None
 
     async def start(self) -> None:
         """Open the client and check the server answers; a server that is down is only a warning."""
@@ -210,22 +207,6 @@ class OpenAILLM:
         if choice.get("finish_reason") == "length":
             log.info("llm reply cut at max_tokens", extra={"backend": self.backend})
         return content
-
-    def health(self) -> LLMHealth:
-        return LLMHealth(
-            backend=self.backend,
-            model=self.model,
-            ok=self._ok,
-            last_error=self._last_error,
-            last_latency_s=self._last_latency_s,
-        )
-
-    def _failed(self, message: str) -> LLMUnavailable:
-        if self._ok or self._last_error != message:
-            log.warning("llm failed", extra={"backend": self.backend, "reason": message})
-        self._ok = False
-        self._last_error = message
-        return LLMUnavailable(f"{self.backend} llm: {message}")
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -111,7 +111,7 @@ class IngestService:
                 messages=request.messages,
                 due_at=due_at,
             )
-            return ingest_sql.queue_counts(conn)["pending"]
+            return ingest_sql.pending_count(conn)
 
         pending = await self._db.write(work)
         self._wake.set()

@@ -197,6 +197,11 @@ def save_watermark(
     )
 
 
+def pending_count(conn: sqlite3.Connection) -> int:
+    """Jobs waiting (index-only: the done rows, which pile up, are not scanned)."""
+    return int(conn.execute("SELECT count(*) FROM ingest_jobs WHERE status = 'pending'").fetchone()[0])
+
+
 def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
     counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
     counts.update(dict(conn.execute("SELECT status, count(*) FROM ingest_jobs GROUP BY status").fetchall()))
