@@ -57,8 +57,9 @@ def resolve_user(request: web.Request, user_id: str | None) -> str:
     return user_id
 
 
-def memory_id_from(request: web.Request) -> int:
-    raw = request.match_info["memory_id"]
+def int_from_path(request: web.Request, name: str) -> int:
+    """A positive integer path segment (``/memories/{memory_id}``), else a 400."""
+    raw = request.match_info[name]
     if not _DIGITS.fullmatch(raw) or len(raw) > 18:
-        raise InvalidRequest(f"memory id must be a positive integer, got {raw[:40]!r}")
+        raise InvalidRequest(f"{name} must be a positive integer, got {raw[:40]!r}")
     return int(raw)

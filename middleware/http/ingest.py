@@ -7,7 +7,7 @@ from aiohttp import web
 from ..errors import InvalidRequest, JobNotFound
 from ..keys import CONFIG, INGEST_SERVICE
 from ..services.ingest import IngestRequest
-from .common import json_body, parse_query, resolve_user
+from .common import int_from_path, json_body, parse_query, resolve_user
 from .schemas import (
     IngestAccepted,
     IngestJobOut,
@@ -48,10 +48,7 @@ async def list_jobs(request: web.Request) -> web.Response:
 
 
 async def retry_job(request: web.Request) -> web.Response:
-    raw = request.match_info["job_id"]
-    if not raw.isascii() or not raw.isdigit():
-        raise InvalidRequest("job id must be a positive integer")
-    job_id = int(raw)
+    job_id = int_from_path(request, "job_id")
     if not await request.app[INGEST_SERVICE].retry(job_id):
         raise JobNotFound(job_id)
     return web.json_response(RetryResponse(retried=True, id=job_id).model_dump())

@@ -8,7 +8,7 @@ from pydantic import TypeAdapter
 from ..errors import InvalidRequest
 from ..keys import MEMORY_SERVICE
 from ..store.memories import MemoryRecord, NewMemory
-from .common import json_body, memory_id_from, parse_body, parse_query, resolve_user
+from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
     DeletedResponse,
     MemoryBatchIn,
@@ -115,7 +115,7 @@ async def list_memories(request: web.Request) -> web.Response:
 
 async def get_memory(request: web.Request) -> web.Response:
     scope = parse_query(request, ScopeQuery)
-    record = await request.app[MEMORY_SERVICE].get(memory_id_from(request), user_id=scope.user_id)
+    record = await request.app[MEMORY_SERVICE].get(int_from_path(request, "memory_id"), user_id=scope.user_id)
     return web.json_response(memory_out(record).model_dump())
 
 
@@ -130,12 +130,14 @@ async def patch_memory(request: web.Request) -> web.Response:
         if not changes["fact"].strip():
             raise InvalidRequest("fact must not be blank")
         changes["fact"] = changes["fact"].strip()
-    record = await request.app[MEMORY_SERVICE].update(memory_id_from(request), changes, user_id=scope.user_id)
+    record = await request.app[MEMORY_SERVICE].update(
+        int_from_path(request, "memory_id"), changes, user_id=scope.user_id
+    )
     return web.json_response(memory_out(record).model_dump())
 
 
 async def delete_memory(request: web.Request) -> web.Response:
     scope = parse_query(request, ScopeQuery)
-    memory_id = memory_id_from(request)
+    memory_id = int_from_path(request, "memory_id")
     await request.app[MEMORY_SERVICE].delete(memory_id, user_id=scope.user_id)
     return web.json_response(DeletedResponse(deleted=True, id=memory_id).model_dump())
