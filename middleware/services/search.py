@@ -4,9 +4,7 @@ Method (``score = w_fts·fts_norm + w_vec·cosine``, weights 0.4/0.6 by default 
 
 1. Gather candidates from both sides at once: bm25 over the word and trigram indexes (the query
    embedding is computed meanwhile), and the top cosines over *all* of the user's vectors.
-2. ``fts_norm`` lies in (0, 1]: by default ``-bm25`` over the sum of the query terms' IDF (how
-   much of the question's information the row covers); ``search.fts_normalization: max`` gives the
-   seed's ``-bm25 / best -bm25`` (see ``store.memories.fts_candidates``).
+2. ``fts_norm`` is ``-bm25`` divided by the best ``-bm25`` of this query, so it lies in (0, 1].
 3. Unlike the seed, the cosine of an FTS-only candidate is not taken as 0: the exact cosine of
    every candidate is read from the in-memory matrix (it is one small product), so a keyword hit
    that is also semantically close is not penalised for missing the vector top-k. ``source`` still
@@ -138,12 +136,9 @@ class SearchService:
     async def _fts(self, user_id: str, fts_query: FtsQuery, k: int) -> dict[int, float]:
         if fts_query.empty:
             return {}
-        normalization = self._config.fts_normalization
         share = self._index.share_of(user_id) if self._index is not None else 1.0
         return await self._db.read(
-            lambda conn: memory_sql.fts_candidates(
-                conn, user_id, fts_query, k, normalization=normalization, user_share=share
-            )
+            lambda conn: memory_sql.fts_candidates(conn, user_id, fts_query, k, user_share=share)
         )
 
     async def _query_vector(self, query: str) -> np.ndarray | None:

@@ -30,12 +30,14 @@ async def test_paraphrase_is_found_through_the_vector_side(client: TestClient) -
         *({"user_id": "alice", "fact": text} for text in DISTRACTORS),
     )
     body = await search(client, "what does the user drink before work?", "alice", limit=3)
-    top = body["results"][0]
-    assert "espresso" in top["fact"]
-    # No query word occurs in the memory: only the vector side could have proposed it.
-    assert top["source"] == "vector"
-    assert top["fts_score"] == 0
-    assert top["vector_score"] > 0.2
+    (found,) = [item for item in body["results"] if "espresso" in item["fact"]]
+    # No query word occurs in the memory: only the vector side could have proposed it. (A distractor
+    # sharing "works" with the question may outrank it: the seed's FTS normalisation gives the
+    # best keyword hit 1.0, and that is what the LoCoMo bench says works best overall.)
+    assert found["source"] == "vector"
+    assert found["fts_score"] == 0
+    assert found["vector_score"] > 0.3
+    assert max(item["vector_score"] for item in body["results"]) == found["vector_score"]
 
 
 async def test_exact_keyword_ranks_first_through_fts(client: TestClient) -> None:
@@ -48,7 +50,7 @@ async def test_exact_keyword_ranks_first_through_fts(client: TestClient) -> None
     top = body["results"][0]
     assert "Quokka-7731" in top["fact"]
     assert top["source"].startswith("fts5")
-    assert top["fts_score"] > 0.8  # the row holds all of the query's information
+    assert top["fts_score"] == pytest.approx(1.0)
 
 
 async def test_score_is_the_documented_weighted_sum(client: TestClient) -> None:
