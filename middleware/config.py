@@ -103,10 +103,6 @@ class SearchConfig(BaseModel):
 
     fts_weight: float = Field(0.4, ge=0, description="Weight of the normalised FTS5 bm25 score.")
     vector_weight: float = Field(0.6, ge=0, description="Weight of the cosine similarity.")
-    fts_normalization: Literal["coverage", "max"] = Field(
-        "coverage",
-        description="coverage: bm25 / Σ idf of the query terms; max: bm25 / best bm25 (the seed's).",
-    )
     score_all_candidates: bool = Field(
         True,
         description="Read the exact cosine of FTS-only candidates from the matrix (false: 0, as the seed did).",
