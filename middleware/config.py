@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -23,7 +23,13 @@ DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "confi
 ENV_PREFIX = "MEMORY_CORTEX_"
 
 
-class ServerConfig(BaseModel):
+class _Section(BaseModel):
+    """A config section: an unknown key (a typo) is an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServerConfig(_Section):
     """Where the HTTP API listens and how much it accepts."""
 
     host: str = Field("127.0.0.1", description="Address to bind; loopback by default.")
@@ -36,7 +42,7 @@ class ServerConfig(BaseModel):
     )
 
 
-class DatabaseConfig(BaseModel):
+class DatabaseConfig(_Section):
     """The SQLite file that is the source of truth."""
 
     path: Path = Field(
@@ -56,7 +62,7 @@ class DatabaseConfig(BaseModel):
     )
 
 
-class EmbeddingsConfig(BaseModel):
+class EmbeddingsConfig(_Section):
     """Which embedding backend turns text into vectors."""
 
     backend: Literal["sentence_transformers", "http", "openai"] = Field(
@@ -98,7 +104,7 @@ class EmbeddingsConfig(BaseModel):
     )
 
 
-class SearchConfig(BaseModel):
+class SearchConfig(_Section):
     """Hybrid search: how FTS and vector candidates are gathered and fused."""
 
     fts_weight: float = Field(0.4, ge=0, description="Weight of the normalised FTS5 bm25 score.")
@@ -107,7 +113,7 @@ class SearchConfig(BaseModel):
         True,
         description="Read the exact cosine of FTS-only candidates from the matrix (false: 0, as the seed did).",
     )
-    candidates: int = Field(50, ge=1, le=5000, description="Candidates taken from each side before fusion.")
+    candidates: int = Field(200, ge=1, le=5000, description="Candidates taken from each side before fusion.")
     default_limit: int = Field(10, ge=1, description="Results when the request names no limit.")
     max_limit: int = Field(200, ge=1, description="Largest limit a request may ask for.")
     max_query_chars: int = Field(
@@ -115,7 +121,7 @@ class SearchConfig(BaseModel):
     )
 
 
-class LLMConfig(BaseModel):
+class LLMConfig(_Section):
     """The local LLM that extracts facts and writes /recall answers."""
 
     backend: Literal["llama_cpp", "openai", "rules"] = Field(
@@ -148,7 +154,7 @@ class LLMConfig(BaseModel):
     max_output_tokens: int = Field(768, ge=16, description="Longest reply of one extraction call.")
 
 
-class IngestConfig(BaseModel):
+class IngestConfig(_Section):
     """The /ingest journal and the extraction worker."""
 
     debounce_s: float = Field(
@@ -184,7 +190,7 @@ class IngestConfig(BaseModel):
     )
 
 
-class RecallConfig(BaseModel):
+class RecallConfig(_Section):
     """``/recall`` synthesis and ``/context``."""
 
     max_facts: int = Field(15, ge=1, le=100, description="Facts searched for a recall (recallMaxFacts).")
@@ -197,7 +203,7 @@ class RecallConfig(BaseModel):
     max_answer_tokens: int = Field(300, ge=16, description="Longest synthesis.")
 
 
-class HardwareConfig(BaseModel):
+class HardwareConfig(_Section):
     """Hardware sensors (LibreHardwareMonitor, pyamdgpuinfo, psutil) and the GPU-aware extraction gate."""
 
     enabled: bool = Field(True, description="Poll the sensors; false: no polling, extraction never waits.")
@@ -232,7 +238,7 @@ class HardwareConfig(BaseModel):
     recheck_s: float = Field(5.0, gt=0, description="How often a held-back job looks at the GPU again.")
 
 
-class UsersConfig(BaseModel):
+class UsersConfig(_Section):
     """Who a request is about when it does not say."""
 
     default_user_id: str = Field(
@@ -242,7 +248,7 @@ class UsersConfig(BaseModel):
     )
 
 
-class LoggingConfig(BaseModel):
+class LoggingConfig(_Section):
     """Structured logs. Memory text is never logged at INFO."""
 
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")

@@ -54,6 +54,7 @@ def test_flags_work_before_after_or_without_the_serve_verb() -> None:
         "search:\n  fts_weight: -1\n",
         "search:\n  default_limit: 500\n  max_limit: 10\n",
         "unknown_section: 1\n",
+        "search:\n  fts_wieght: 0.5\n",  # a typo inside a section is an error too
         "embeddings:\n  backend: magic\n",
     ],
 )
