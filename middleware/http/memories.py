@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from aiohttp import web
 from pydantic import TypeAdapter
 
@@ -55,7 +57,9 @@ def memory_out(
 def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
     created_at = None
     if item.created_at is not None:
-        created_at = item.created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        # A timestamp without a zone is taken as UTC; every stored time is UTC with a Z.
+        moment = item.created_at if item.created_at.tzinfo else item.created_at.replace(tzinfo=UTC)
+        created_at = moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return NewMemory(
         user_id=resolve_user(request, item.user_id),
         fact=item.fact.strip(),

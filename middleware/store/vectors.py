@@ -134,6 +134,30 @@ class VectorIndex:
             if user_id is not None:
                 self._users[user_id].remove(memory_id)
 
+    def load(self, rows: list[tuple[int, str, np.ndarray]]) -> None:
+        """Bulk-add ``(id, user, vector)`` rows into an empty index (start-up: one stack per user
+        instead of a normalise-lock-grow per row)."""
+        by_user: dict[str, list[tuple[int, np.ndarray]]] = {}
+        for memory_id, user_id, vector in rows:
+            by_user.setdefault(user_id, []).append((memory_id, vector))
+        with self._lock:
+            if self._user_of:
+                raise RuntimeError("bulk load needs an empty index")
+            for user_id, items in by_user.items():
+                matrix = normalize(np.stack([vector for _, vector in items]))
+                if self.dim is None:
+                    self.dim = int(matrix.shape[1])
+                if matrix.shape[1] != self.dim:
+                    raise ValueError(f"vectors have {matrix.shape[1]} values, index holds {self.dim}")
+                user = _UserMatrix(self.dim)
+                user.matrix = matrix
+                user.ids = np.array([memory_id for memory_id, _ in items], dtype=np.int64)
+                user.size = len(items)
+                user.row_of = {memory_id: row for row, (memory_id, _) in enumerate(items)}
+                self._users[user_id] = user
+                for memory_id, _ in items:
+                    self._user_of[memory_id] = user_id
+
     def sync(self, wanted: dict[int, tuple[str, np.ndarray]]) -> int:
         """Make the index hold exactly ``wanted`` (id → (user, vector)); returns ids added or removed."""
         stale = [memory_id for memory_id in list(self._user_of) if memory_id not in wanted]

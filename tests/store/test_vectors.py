@@ -62,3 +62,20 @@ def test_cosines_of_given_rows_and_wrong_dimension() -> None:
     assert index.cosines("a", np.array([3.0, 4.0]), [1, 99]) == pytest.approx({1: 1.0})
     with pytest.raises(ValueError):
         index.upsert(2, "a", np.array([1.0, 2.0, 3.0]))
+
+
+def test_bulk_load_equals_row_by_row() -> None:
+    rng = np.random.default_rng(3)
+    rows = [(i, f"u{i % 3}", rng.normal(size=8).astype(np.float32)) for i in range(1, 100)]
+    bulk, single = VectorIndex("m"), VectorIndex("m")
+    bulk.load(rows)
+    for memory_id, user_id, vector in rows:
+        single.upsert(memory_id, user_id, vector)
+    query = rng.normal(size=8).astype(np.float32)
+    for user in ("u0", "u1", "u2"):
+        assert bulk.search(user, query, 7) == single.search(user, query, 7)
+    bulk.remove(4)
+    bulk.upsert(500, "u1", query)  # grows past the loaded size
+    assert bulk.search("u1", query, 1)[0].memory_id == 500
+    with pytest.raises(RuntimeError):
+        bulk.load(rows)

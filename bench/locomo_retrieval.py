@@ -1,0 +1,506 @@
+"""Retrieval quality on LoCoMo: does ``/hybrid-search`` find the turns a question is about?
+
+Every dialogue turn of the LoCoMo conversations is stored as one memory (``ref`` = its dia_id, one
+user per conversation), then every question of categories 1-4 is asked through the real HTTP API in
+each retrieval mode. A question scores recall@k = the share of its evidence turns found among the
+``ref``s of the top k results. Category 5 (adversarial) has no evidence to find and is left out.
+
+This measures retrieval only (no LLM, no answer grading), so it is cheap enough to run on every
+change to search and comparable across modes: ``fts`` and ``vector`` run one retriever alone,
+``hybrid`` is what clients get.
+
+Usage::
+
+    python bench/locomo_retrieval.py                       # own daemon on a temp database
+    python bench/locomo_retrieval.py --limit-questions 60  # quick run
+    python bench/locomo_retrieval.py --url http://127.0.0.1:8300 --json out/locomo.json
+
+With ``--db PATH`` (own daemon) or ``--url`` the memories persist, and a rerun skips conversations
+whose user already holds exactly their turns, so an interrupted ingest resumes where it stopped.
+
+Data: LoCoMo (Maharana et al., ACL 2024), CC BY-NC 4.0 per the authors' dataset card; evaluation
+only. See ``/work/shared/bench/locomo/README.md`` (or ``--data``) for the normalised format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+from _harness import (
+    REPO_ROOT,
+    SEARCH_TIMEOUT,
+    WRITE_TIMEOUT,
+    BenchError,
+    CpuWatch,
+    Daemon,
+    format_table,
+    git_revision,
+    interrupt_on_sigterm,
+    percentile,
+    wait_for_health,
+    wait_for_quiet,
+    write_json,
+)
+from tqdm import tqdm
+
+DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "bench" / "locomo"
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+MODES = ("hybrid", "fts", "vector")
+SEARCH_LIMIT = 10
+RECALL_AT = (5, 10)
+# LoCoMo writes session dates as "1:56 pm on 8 May, 2023"; the zone is unknown, so none is sent.
+SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
+# The daemon logs this (INFO) when a search ran FTS-only because the query embedding failed or
+# was slower than embeddings.query_timeout_s: such a query measures a different system.
+FTS_ONLY_EVENT = "search without vectors"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One dialogue turn, stored as one memory."""
+
+    dia_id: str
+    speaker: str
+    text: str
+    session: int
+    session_date: str
+    created_at: str | None  # ISO 8601, or None when the session date does not parse
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question with the evidence ids that match a turn of its conversation."""
+
+    sample_id: str
+    question: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    turns: list[Turn]
+    questions: list[Question]
+
+
+@dataclass
+class LoadReport:
+    """What loading dropped, so that the printed n can be checked against the data's README."""
+
+    questions_in_categories: int = 0
+    skipped_no_evidence: list[str] = field(default_factory=list)  # "conv-26: question…"
+    ignored_evidence_ids: list[str] = field(default_factory=list)  # "conv-42: D"
+
+
+def parse_session_date(text: str) -> str | None:
+    """``"1:56 pm on 8 May, 2023"`` → ``"2023-05-08T13:56:00"``; None when it does not parse."""
+    try:
+        return datetime.strptime(text.strip(), SESSION_DATE_FORMAT).isoformat()
+    except ValueError:
+        return None
+
+
+def split_evidence(entries: Sequence[str]) -> list[str]:
+    """Evidence as a flat list of ids: upstream has ``"D8:6; D9:17"`` as one entry."""
+    return [part.strip() for entry in entries for part in str(entry).split(";") if part.strip()]
+
+
+def load_conversations(data_dir: Path) -> tuple[list[Conversation], LoadReport]:
+    """Read every ``conv-*.json``; keep questions of categories 1-4 that have valid evidence."""
+    files = sorted(data_dir.glob("conv-*.json"))
+    if not files:
+        raise BenchError(f"no conv-*.json in {data_dir}")
+    report = LoadReport()
+    conversations = []
+    for path in tqdm(files, desc="loading conversations", unit="file"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        sample_id = data["sample_id"]
+        turns = []
+        for session in data["sessions"]:
+            date = session.get("date_time") or ""
+            created_at = parse_session_date(date)
+            turns.extend(
+                Turn(
+                    dia_id=turn["dia_id"],
+                    speaker=turn["speaker"],
+                    text=turn["text"],
+                    session=int(session["session"]),
+                    session_date=date,
+                    created_at=created_at,
+                )
+                for turn in session["turns"]
+            )
+        known = {turn.dia_id for turn in turns}
+        questions = []
+        for item in data["qa"]:
+            if item["category"] not in CATEGORY_NAMES:
+                continue
+            report.questions_in_categories += 1
+            evidence = []
+            for dia_id in split_evidence(item.get("evidence") or []):
+                if dia_id in known:
+                    evidence.append(dia_id)
+                else:
+                    report.ignored_evidence_ids.append(f"{sample_id}: {dia_id!r}")
+            if not evidence:
+                report.skipped_no_evidence.append(f"{sample_id}: {item['question']}")
+                continue
+            questions.append(
+                Question(sample_id, item["question"], int(item["category"]), tuple(dict.fromkeys(evidence)))
+            )
+        conversations.append(Conversation(sample_id, turns, questions))
+    return conversations, report
+
+
+def memory_payload(turn: Turn, user_id: str) -> dict[str, Any]:
+    """The ``POST /memories`` item for one turn."""
+    item: dict[str, Any] = {
+        "fact": f"{turn.speaker}: {turn.text}",
+        "ref": turn.dia_id,
+        "user_id": user_id,
+        "topic": "",
+        "metadata": {"session": turn.session, "session_date": turn.session_date},
+    }
+    if turn.created_at is not None:
+        item["created_at"] = turn.created_at
+    return item
+
+
+def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def existing_counts(client: httpx.Client) -> dict[str, int]:
+    """Live memories per user already in the daemon (for resuming and for refusing mixed data)."""
+    response = client.get("/stats", timeout=SEARCH_TIMEOUT)
+    response.raise_for_status()
+    return {str(k): int(v) for k, v in response.json().get("per_user", {}).items()}
+
+
+@dataclass
+class IngestResult:
+    written: int = 0
+    seconds: float = 0.0
+    actions: Counter[str] = field(default_factory=Counter)  # "created", "merged", … per the daemon
+
+
+def ingest(
+    client: httpx.Client, conversations: list[Conversation], batch_size: int, *, dedup: bool
+) -> IngestResult:
+    """Store every turn, one memory each; returns what was written now and how long it took.
+
+    ``dedup=False`` (``?dedup=false``) keeps one memory per turn: with the daemon's near-duplicate
+    merging on, a short turn ("Thanks, Mel!") can be folded into an earlier one and its dia_id,
+    which a question may cite as evidence, disappears. The per-action counts show how many.
+
+    A conversation whose user already holds exactly its turn count was stored by an earlier run and
+    is skipped; any other non-zero count means foreign or partial data, which would skew recall.
+    """
+    counts = existing_counts(client)
+    pending = []
+    for conv in conversations:
+        have = counts.get(conv.sample_id, 0)
+        if have == len(conv.turns):
+            tqdm.write(f"{conv.sample_id}: {have} memories already stored, not ingesting again")
+        elif have == 0:
+            pending.append(conv)
+        else:
+            raise BenchError(
+                f"user {conv.sample_id!r} already has {have} memories (expected 0 or {len(conv.turns)}):"
+                " use a fresh database"
+            )
+    result = IngestResult()
+    params = {"dedup": "true" if dedup else "false"}
+    started = time.perf_counter()
+    with tqdm(total=sum(len(conv.turns) for conv in pending), desc="storing turns", unit="mem") as progress:
+        for conv in pending:
+            for chunk in batches(conv.turns, batch_size):
+                body = {"memories": [memory_payload(turn, conv.sample_id) for turn in chunk]}
+                response = client.post("/memories", params=params, json=body, timeout=WRITE_TIMEOUT)
+                if response.status_code != 201:
+                    raise BenchError(f"POST /memories answered {response.status_code}: {response.text[:500]}")
+                stored = response.json()["memories"]
+                unembedded = sum(1 for memory in stored if not memory["embedded"])
+                if unembedded:
+                    raise BenchError(f"{unembedded} memories stored without a vector: is the embedder up?")
+                result.actions.update(str(memory.get("action", "created")) for memory in stored)
+                result.written += len(chunk)
+                progress.update(len(chunk))
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one search returned for one question, and how long the HTTP round trip took."""
+
+    question: Question
+    refs: tuple[str | None, ...]
+    latency_ms: float
+
+    def recall(self, k: int) -> float:
+        found = set(self.refs[:k])
+        return sum(1 for dia_id in self.question.evidence if dia_id in found) / len(self.question.evidence)
+
+
+def ask(client: httpx.Client, question: Question, mode: str) -> Answer:
+    body = {"query": question.question, "user_id": question.sample_id, "limit": SEARCH_LIMIT, "mode": mode}
+    started = time.perf_counter()
+    response = client.post("/hybrid-search", json=body, timeout=SEARCH_TIMEOUT)
+    latency_ms = (time.perf_counter() - started) * 1000
+    if response.status_code != 200:
+        raise BenchError(
+            f"POST /hybrid-search ({mode}) answered {response.status_code}: {response.text[:300]}"
+        )
+    refs = tuple(item.get("ref") for item in response.json()["results"])
+    return Answer(question, refs, latency_ms)
+
+
+def select_questions(questions: list[Question], limit: int | None) -> list[Question]:
+    """All questions, or ``limit`` of them spread evenly (every conversation and category appears)."""
+    if limit is None or limit >= len(questions):
+        return questions
+    picks = np.unique(np.linspace(0, len(questions) - 1, num=max(limit, 1)).round().astype(int))
+    return [questions[i] for i in picks]
+
+
+def summarise(answers: list[Answer]) -> dict[str, Any]:
+    """n, mean recall@k (over questions) and latency percentiles of a group of answers."""
+    latencies = [a.latency_ms for a in answers]
+    summary: dict[str, Any] = {"n": len(answers)}
+    for k in RECALL_AT:
+        summary[f"recall@{k}"] = float(np.mean([a.recall(k) for a in answers])) if answers else float("nan")
+    summary["p50_ms"] = percentile(latencies, 50)
+    summary["p95_ms"] = percentile(latencies, 95)
+    return summary
+
+
+def mode_report(answers: list[Answer]) -> dict[str, dict[str, Any]]:
+    """Per category (by name) and ``overall``."""
+    report = {}
+    for category, name in CATEGORY_NAMES.items():
+        report[f"{category} {name}"] = summarise([a for a in answers if a.question.category == category])
+    report["overall"] = summarise(answers)
+    return report
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with conv-*.json")
+    parser.add_argument("--url", help="use this running daemon instead of starting one")
+    parser.add_argument("--db", type=Path, help="own daemon: keep the database here (default: temp dir)")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: hybrid,fts,vector")
+    parser.add_argument("--limit-questions", type=int, help="ask only N questions (spread evenly)")
+    parser.add_argument("--batch-size", type=int, default=64, help="memories per POST /memories")
+    parser.add_argument(
+        "--query-timeout-s",
+        type=float,
+        help="own daemon: embeddings.query_timeout_s (default: the daemon's config). On a busy machine"
+        " the query embedding can miss the default and the search silently goes FTS-only; a larger"
+        " value measures the retrievers instead of the timeout",
+    )
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=60.0,
+        help="before each mode, wait up to this many seconds for other processes to leave the CPUs"
+        " alone (0: do not wait); what they used meanwhile is reported either way",
+    )
+    parser.add_argument(
+        "--dedup",
+        action="store_true",
+        help="store with the daemon's near-duplicate merging on (default: ?dedup=false, one memory per turn)",
+    )
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    args = parser.parse_args(argv)
+    modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
+    unknown = set(modes) - set(MODES)
+    if unknown or not modes:
+        parser.error(f"--modes: unknown {sorted(unknown)}; choose from {', '.join(MODES)}")
+    args.modes = modes
+    if args.url and (args.db or args.query_timeout_s is not None):
+        parser.error("--db and --query-timeout-s apply to the daemon this script starts; not with --url")
+    if not 1 <= args.batch_size <= 1000:
+        parser.error("--batch-size must be 1…1000 (the daemon's batch limit)")
+    return args
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    conversations, load_report = load_conversations(args.data.resolve())
+    all_questions = [q for conv in conversations for q in conv.questions]
+    questions = select_questions(all_questions, args.limit_questions)
+    turns = sum(len(conv.turns) for conv in conversations)
+    print(
+        f"{len(conversations)} conversations, {turns} turns; {load_report.questions_in_categories} questions"
+        f" in categories 1-4, {len(load_report.skipped_no_evidence)} skipped (no evidence id matches a"
+        f" turn), {len(load_report.ignored_evidence_ids)} evidence ids ignored"
+        f" ({', '.join(load_report.ignored_evidence_ids) or 'none'}); asking {len(questions)}"
+    )
+
+    with ExitStack() as stack:
+        daemon: Daemon | None = None
+        startup_s: float | None = None
+        if args.url:
+            url = args.url.rstrip("/")
+        else:
+            workdir = Path(tempfile.mkdtemp(prefix="locomo-bench-"))
+            stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+            db_path = args.db.resolve() if args.db else workdir / "bench.db"
+            env = {}
+            if args.query_timeout_s is not None:
+                env["MEMORY_CORTEX_EMBEDDINGS__QUERY_TIMEOUT_S"] = str(args.query_timeout_s)
+            daemon = Daemon(db_path, workdir / "daemon.log", env=env)
+            print(f"starting daemon on {daemon.url} (db {db_path}) …", flush=True)
+            stack.callback(daemon.stop)  # registered before start: stopped even if start is interrupted
+            startup_s = daemon.start()
+            url = daemon.url
+            print(f"daemon answered /health after {startup_s:.1f}s")
+        client = stack.enter_context(httpx.Client(base_url=url, timeout=SEARCH_TIMEOUT))
+        wait_for_health(client, timeout_s=60)
+
+        stored = ingest(client, conversations, args.batch_size, dedup=args.dedup)
+        if stored.written:
+            rate = stored.written / stored.seconds
+            actions = ", ".join(f"{name} {count}" for name, count in sorted(stored.actions.items()))
+            print(
+                f"stored {stored.written} turns in {stored.seconds:.1f}s ({rate:.0f}/s, embedding included;"
+                f" dedup {'on' if args.dedup else 'off'}: {actions})"
+            )
+
+        results: dict[str, Any] = {}
+        per_question: dict[str, list[dict[str, Any]]] = {}
+        for mode in args.modes:
+            ours = [os.getpid(), *([daemon.pid] if daemon else [])]
+            wait_for_quiet(ours, max_wait_s=args.quiet_wait)
+            log_mark = daemon.log_position() if daemon else 0
+            with CpuWatch(ours) as cpu:
+                answers = [ask(client, q, mode) for q in tqdm(questions, desc=f"asking ({mode})", unit="q")]
+            results[mode] = mode_report(answers)
+            # Kept for the JSON only: lets a fusion or ranking idea be tried offline on real lists.
+            per_question[mode] = [
+                {
+                    "sample_id": a.question.sample_id,
+                    "question": a.question.question,
+                    "category": a.question.category,
+                    "evidence": list(a.question.evidence),
+                    "refs": list(a.refs),
+                    "latency_ms": round(a.latency_ms, 2),
+                }
+                for a in answers
+            ]
+            results[mode]["other_processes_cores"] = round(cpu.other_cores, 2)
+            # None: unknown (a daemon we did not start; its log is not ours to read).
+            results[mode]["fts_only_fallbacks"] = (
+                len(daemon.log_events(FTS_ONLY_EVENT, since=log_mark)) if daemon else None
+            )
+
+    return {
+        "revision": git_revision(),
+        "data": str(args.data.resolve()),
+        "url": args.url,
+        "query_timeout_s": args.query_timeout_s,
+        "conversations": len(conversations),
+        "memories": turns,
+        "questions_asked": len(questions),
+        "questions_skipped_no_evidence": load_report.skipped_no_evidence,
+        "evidence_ids_ignored": load_report.ignored_evidence_ids,
+        "search_limit": SEARCH_LIMIT,
+        "daemon_startup_s": startup_s,
+        "dedup": args.dedup,
+        "ingested_now": stored.written,
+        "ingest_s": round(stored.seconds, 1) if stored.written else None,
+        "ingest_actions": dict(stored.actions),
+        "modes": results,
+        "per_question": per_question,
+    }
+
+
+def print_report(report: dict[str, Any]) -> None:
+    headers = ["category", "n", "recall@5", "recall@10", "p50 ms", "p95 ms"]
+    for mode, rows in report["modes"].items():
+        table_rows = [
+            [name, s["n"], s["recall@5"], s["recall@10"], s["p50_ms"], s["p95_ms"]]
+            for name, s in rows.items()
+            if isinstance(s, dict)
+        ]
+        print()
+        print(format_table(headers, table_rows, title=f"mode = {mode}  (limit {report['search_limit']})"))
+    summary = []
+    for mode, rows in report["modes"].items():
+        overall = rows["overall"]
+        fallbacks = rows["fts_only_fallbacks"]
+        summary.append(
+            [
+                mode,
+                overall["n"],
+                overall["recall@5"],
+                overall["recall@10"],
+                overall["p50_ms"],
+                overall["p95_ms"],
+                "n/a" if fallbacks is None else str(fallbacks),
+                rows["other_processes_cores"],
+            ]
+        )
+    print()
+    print(
+        format_table(
+            ["mode", "n", "r@5", "r@10", "p50 ms", "p95 ms", "FTS-only fallbacks", "other procs (cores)"],
+            summary,
+            title="summary (recall = mean over questions of found evidence / evidence; latency = HTTP"
+            " round trip, client side)",
+        )
+    )
+    timeout = report["query_timeout_s"]
+    print(
+        f"revision {report['revision']}; query_timeout_s = {'daemon config' if timeout is None else timeout};"
+        f" dedup on write {'on' if report['dedup'] else 'off'} ({report['ingest_actions'] or 'reused data'});"
+        " FTS-only fallbacks = searches the daemon logged as run without the query vector (timeout or"
+        " embedder error): in 'vector' mode those return nothing. 'other procs' = CPU cores that other"
+        " processes on this machine used while the mode ran (2 cores here)."
+    )
+    skipped = report["questions_skipped_no_evidence"]
+    print(f"\nskipped questions (no valid evidence): {len(skipped)}")
+    for line in skipped:
+        print(f"  {line}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    interrupt_on_sigterm()
+    started = time.perf_counter()
+    try:
+        report = run(args)
+    except BenchError as exc:
+        print(f"locomo_retrieval: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted; daemon stopped", file=sys.stderr)
+        return 130
+    report["wall_s"] = round(time.perf_counter() - started, 1)
+    print_report(report)
+    print(f"\ntotal wall time {report['wall_s']:.0f}s")
+    if args.json:
+        write_json(args.json, report)
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

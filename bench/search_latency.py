@@ -1,0 +1,772 @@
+"""Search latency, start-up time and memory of the daemon at 10k and 100k memories.
+
+For each size (and user split) a database is written straight into SQLite through the store layer,
+then measured four ways:
+
+(a) ``POST /hybrid-search`` over HTTP against the real daemon, end to end: the daemon embeds every
+    query with the real MiniLM model, so this includes the query embedding;
+(b) ``SearchService.search`` in this process, with no HTTP and no model: the query vectors are
+    computed beforehand (same model) and handed over by a stub embedder, so only FTS, the vector
+    product, fusion and hydration are timed;
+(c) daemon start-up: from spawning the process until ``/health`` answers (model load + index build);
+(d) RSS of the daemon once loaded, and after the queries.
+
+Why synthetic rows: embedding 100k texts with MiniLM takes far too long on 2 cores, and search cost
+does not depend on what the vectors mean. The stored vectors are random unit vectors (384-d
+float32, model "all-MiniLM-L6-v2"); the texts are varied English built from a few thousand words of
+the model's own WordPiece vocabulary (Zipf-weighted, so common words are common), which gives FTS5
+realistic posting lists. Queries are real sentences, embedded by the real model.
+
+Usage::
+
+    python bench/search_latency.py                          # 10k and 100k, 1 and 10 users
+    python bench/search_latency.py --sizes 10000 --users 1  # quick
+    python bench/search_latency.py --workdir /tmp/lat --json out/latency.json
+
+``--workdir`` keeps the built databases; a rerun reuses every one that is complete, so an
+interrupted run resumes without rebuilding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+from _harness import (
+    REPO_ROOT,
+    SEARCH_TIMEOUT,
+    BenchError,
+    CpuWatch,
+    Daemon,
+    format_table,
+    git_revision,
+    interrupt_on_sigterm,
+    percentile,
+    wait_for_quiet,
+    write_json,
+)
+from tqdm import tqdm
+
+# The daemon's package lives at the repository root; this script runs from bench/.
+sys.path.insert(0, str(REPO_ROOT))
+
+from middleware.app import load_vector_index
+from middleware.config import Config, load_config
+from middleware.models.embedders import (
+    EmbedderHealth,
+    bundled_minilm_path,
+    create_embedder,
+)
+from middleware.services.search import SearchService
+from middleware.store.db import Database, apply_migrations
+from middleware.store.memories import NewMemory, insert
+from middleware.store.vectors import VectorIndex, normalize, to_blob
+
+MODEL = "all-MiniLM-L6-v2"
+DIM = 384
+SEARCH_LIMIT = 10
+FTS_ONLY_EVENT = "search without vectors"  # logged by the daemon when a search ran without vectors
+TARGETS = {  # (metric key, limit, unit, description); checked at the largest size, one user
+    "alone_p95_ms": (10.0, "ms", "search alone p95"),
+    "http_p95_ms": (50.0, "ms", "HTTP /hybrid-search p95"),
+    "rss_after_load_mb": (700.0, "MB", "daemon RSS after load"),
+}
+TARGET_SIZE = 100_000
+
+# Hand-picked slots of the templates; the open-ended words come from the model's vocabulary.
+NAMES = """
+Aiden Alice Amara Andre Anika Arjun Asha Ben Bianca Carlos Caroline Chen Chloe Daniel Dara David
+Diego Elena Eli Emma Ethan Fatima Felix Gina Grace Hana Hugo Ines Isaac Ivan Jade James Jon Joanna
+John Julia Kai Karim Kate Leo Lena Liam Lina Lucas Luis Maya Maria Marco Melanie Mia Mohammed Nadia
+Nate Nina Noah Olga Omar Oscar Paula Priya Rafael Rosa Ruth Sam Sara Sofia Tariq Theo Tom Uma Vera
+Victor Wei Yara Yusuf Zoe Ada Bruno Clara Dmitri Eva Farah Goran Helen Ibrahim Jasmine Kofi Layla
+Mateo Nora Pavel Quinn Rhea Santiago Tessa Umar Valeria Will Xavier Yuki Zara
+""".split()
+PLACES = [
+    *"""
+    Lisbon Berlin Tokyo Nairobi Lima Oslo Denver Austin Kyoto Naples Cairo Dublin Seattle Toronto
+    Boston Madrid Prague Vienna Sydney Melbourne Havana Montreal Porto Seville Krakow Istanbul Athens
+    Bangkok Hanoi Manila Delhi Mumbai Chicago Phoenix Helsinki Reykjavik Geneva Zurich Marseille Lyon
+    """.split(),
+    *(
+        f"the {place}"
+        for place in """
+        park library lake beach office gym studio market museum garden cafe mountains river school
+        hospital harbor stadium
+        """.split()
+    ),
+]
+VERBS = """
+bake paint visit learn build repair collect play watch read write plan organize practice cook
+photograph teach study climb train sell buy rent design record draw sew knit brew grow
+""".split()
+PAST = """
+baked painted visited learned built repaired collected played watched read wrote planned organized
+practiced cooked photographed taught studied climbed trained sold bought rented designed recorded
+drew sewed knitted brewed grew
+""".split()
+ADJECTIVES = """
+new old small huge quiet noisy bright dark favorite strange lovely broken shiny rare cheap expensive
+famous secret tiny warm cold wooden vintage modern local foreign heavy gentle wild simple fancy
+""".split()
+TOPICS = """
+food travel family work health hobby music sport pets books movies garden friends school money
+home art games weather plans
+""".split()
+TIMES = [
+    "last week",
+    "yesterday",
+    "every Sunday",
+    "in the summer",
+    "two years ago",
+    "this morning",
+    "on her birthday",
+    "on his birthday",
+    "after work",
+    "during the holidays",
+]
+FACT_TEMPLATES = (
+    "{name} likes {thing} in {place}.",
+    "{name} {past} a {adj} {thing} with {name2} {time}.",
+    "{name} wants to {verb} {thing} and {thing2} near {place}.",
+    "{name} said the {thing} at {place} was {adj}; {extra}.",
+    "{name} has been learning about {thing} since {year}, mostly {extra}.",
+    "{name} and {name2} {past} {thing} in {place} {time}.",
+    "{name} keeps a {adj} {thing} at home because of {thing2}.",
+    "{name} told {name2} about the {thing} {time}: {extra}.",
+)
+QUERY_TEMPLATES = (
+    "What does {name} like in {place}?",
+    "When did {name} {verb} the {thing}?",
+    "Who {past} a {thing} with {name}?",
+    "Where does {name} go for {thing}?",
+    "What did {name} say about the {thing} at {place}?",
+    "Has {name} ever talked about {thing} or {thing2}?",
+    "Why does {name} keep a {thing} at home?",
+    "what is {name2}'s favorite {thing}",
+    "{thing} {place}",
+    "Did {name} and {name2} {verb} {thing} {time}?",
+)
+
+
+class SyntheticText:
+    """Varied English-looking facts and questions from one shared vocabulary.
+
+    The open-ended words (things, extra clauses) are lower-case whole words of MiniLM's WordPiece
+    vocabulary, ranks 150-4150 (past the function words), drawn with weight ``1 / (rank +
+    zipf_offset)``. With the default offset of 150 the weights continue English's Zipf curve after
+    the function words that were skipped, so the most common word is in about 2% of rows; offset
+    0 puts the head of the curve on these words (the most common is then in most rows), a
+    deliberately heavy case for FTS, whose cost grows with the posting lists of the query's terms.
+
+    Args:
+        seed: makes the data and the queries reproducible.
+        zipf_offset: added to each word's rank in its weight (see above).
+        vocabulary_size: how many vocabulary words to draw from.
+    """
+
+    def __init__(self, seed: int, zipf_offset: int = 150, vocabulary_size: int = 4000) -> None:
+        vocab_file = bundled_minilm_path() / "vocab.txt"
+        words = [w.strip() for w in vocab_file.read_text(encoding="utf-8").splitlines()]
+        whole = [w for w in words if re.fullmatch(r"[a-z]{4,}", w)]
+        self.vocabulary = whole[150 : 150 + vocabulary_size]
+        if len(self.vocabulary) < 1000:
+            raise BenchError(f"vocabulary too small ({len(self.vocabulary)} words) in {vocab_file}")
+        weights = 1.0 / (np.arange(1, len(self.vocabulary) + 1, dtype=np.float64) + zipf_offset)
+        self._weights = weights / weights.sum()
+        self._rng = np.random.default_rng(seed)
+
+    def _words(self, count: int) -> list[str]:
+        picks = self._rng.choice(len(self.vocabulary), size=count, p=self._weights)
+        return [self.vocabulary[i] for i in picks]
+
+    def _slots(self, count: int) -> list[dict[str, str]]:
+        rng = self._rng
+        things, things2 = self._words(count), self._words(count)
+        extras_len = rng.integers(3, 12, size=count)
+        extra_words = self._words(int(extras_len.sum()))
+        slots, offset = [], 0
+        for i in range(count):
+            extra = " ".join(extra_words[offset : offset + extras_len[i]])
+            offset += int(extras_len[i])
+            verb_index = int(rng.integers(len(VERBS)))
+            slots.append(
+                {
+                    "name": NAMES[rng.integers(len(NAMES))],
+                    "name2": NAMES[rng.integers(len(NAMES))],
+                    "place": PLACES[rng.integers(len(PLACES))],
+                    "verb": VERBS[verb_index],
+                    "past": PAST[verb_index],
+                    "adj": ADJECTIVES[rng.integers(len(ADJECTIVES))],
+                    "thing": things[i],
+                    "thing2": things2[i],
+                    "time": TIMES[rng.integers(len(TIMES))],
+                    "year": str(int(rng.integers(1995, 2025))),
+                    "extra": extra,
+                }
+            )
+        return slots
+
+    def facts(self, count: int) -> list[tuple[str, str]]:
+        """``count`` (topic, fact) pairs."""
+        templates = self._rng.integers(len(FACT_TEMPLATES), size=count)
+        topics = self._rng.integers(len(TOPICS), size=count)
+        return [
+            (TOPICS[topics[i]], FACT_TEMPLATES[templates[i]].format(**slot))
+            for i, slot in enumerate(self._slots(count))
+        ]
+
+    def queries(self, count: int) -> list[str]:
+        """``count`` distinct questions (a repeated text would only measure a cache)."""
+        found: dict[str, None] = {}
+        while len(found) < count:
+            templates = self._rng.integers(len(QUERY_TEMPLATES), size=count)
+            for i, slot in enumerate(self._slots(count)):
+                found.setdefault(QUERY_TEMPLATES[templates[i]].format(**slot), None)
+        return list(found)[:count]
+
+
+def user_of(index: int, users: int) -> str:
+    """Row ``index`` (or query ``index``) belongs to one of ``users`` users, round-robin."""
+    return f"user-{index % users}"
+
+
+# -- building the databases -------------------------------------------------------------------
+def count_rows(path: Path) -> int | None:
+    """Rows in a finished database, or None if it is missing or unreadable."""
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+def remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def build_database(
+    path: Path, size: int, users: int, seed: int, zipf_offset: int, chunk: int = 5000
+) -> float | None:
+    """Write ``size`` synthetic memories into ``path`` through the store layer, in one transaction.
+
+    Built under a ``.partial`` name and renamed when complete, so a database found under ``path``
+    is always whole and is reused. Returns the seconds spent, or None when reused.
+    """
+    if count_rows(path) == size:
+        return None
+    remove_database(path)
+    partial = path.with_name(path.name + ".partial")
+    remove_database(partial)
+    text = SyntheticText(seed, zipf_offset)
+    rng = np.random.default_rng(seed + 1)
+    started = time.perf_counter()
+    conn = sqlite3.connect(partial, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")  # as the daemon opens it
+        apply_migrations(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        with tqdm(total=size, desc=f"building {size:,} rows / {users} user(s)", unit="row") as progress:
+            for start in range(0, size, chunk):
+                count = min(chunk, size - start)
+                vectors = normalize(rng.standard_normal((count, DIM), dtype=np.float32))
+                seconds = rng.integers(0, 2 * 365 * 86400, size=count)
+                for j, (topic, fact) in enumerate(text.facts(count)):
+                    index = start + j
+                    created = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(1_640_995_200 + seconds[j]))
+                    insert(
+                        conn,
+                        NewMemory(
+                            user_id=user_of(index, users),
+                            fact=fact,
+                            topic=topic,
+                            importance=int(1 + index % 10),
+                            ref=f"syn-{index}",
+                            created_at=created,
+                            embedding=to_blob(vectors[j]),
+                            embedding_model=MODEL,
+                            embedding_dim=DIM,
+                        ),
+                    )
+                progress.update(count)
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except BaseException:
+        conn.close()
+        remove_database(partial)
+        raise
+    conn.close()
+    os.replace(partial, path)
+    return time.perf_counter() - started
+
+
+def head_term_share(path: Path, text: SyntheticText) -> float:
+    """Share of rows that contain the most common vocabulary word (how heavy FTS's worst term is)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        hits = conn.execute(
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (f'"{text.vocabulary[0]}"',)
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    return hits / total if total else 0.0
+
+
+# -- (b) search alone, in process ---------------------------------------------------------------
+class PrecomputedQueryEmbedder:
+    """The ``Embedder`` Protocol answered from a table of query vectors computed beforehand.
+
+    It lets ``SearchService.search`` run unchanged while timing none of the model: an unknown query
+    is a bug in this script, so it raises instead of embedding.
+    """
+
+    backend = "precomputed"
+
+    def __init__(self, vectors: dict[str, np.ndarray], model: str) -> None:
+        self._vectors = vectors
+        self.model = model
+
+    @property
+    def dim(self) -> int | None:
+        return DIM
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError("the benchmark only searches")
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
+        return self._vectors[text]
+
+    def available(self) -> bool:
+        return True
+
+    def health(self) -> EmbedderHealth:
+        return EmbedderHealth(backend=self.backend, model=self.model, ok=True, dim=DIM)
+
+
+def embed_queries(config: Config, queries: list[str]) -> dict[str, np.ndarray]:
+    """Real vectors of the queries, from the daemon's own embedder class, settings and call."""
+
+    async def run() -> dict[str, np.ndarray]:
+        embedder = create_embedder(config.embeddings)
+        await embedder.start()
+        try:
+            return {
+                q: await embedder.embed_query(q) for q in tqdm(queries, desc="embedding queries", unit="q")
+            }
+        finally:
+            await embedder.close()
+
+    return asyncio.run(run())
+
+
+@dataclass
+class AloneResult:
+    latencies_ms: list[float]
+    stages_ms: dict[str, list[float]]
+    index_build_s: float
+    index_rows: int
+    without_vector: int
+    other_cores: float
+
+
+def measure_alone(
+    config: Config,
+    db_path: Path,
+    queries: list[str],
+    vectors: dict[str, np.ndarray],
+    users: int,
+    warmup: int,
+    quiet_wait_s: float,
+) -> AloneResult:
+    """Time ``SearchService.search`` built as ``middleware/app.py`` builds it, minus HTTP and model."""
+    db = Database(
+        db_path,
+        busy_timeout_ms=config.database.busy_timeout_ms,
+        read_connections=config.database.read_connections,
+    )
+    db.open()
+    try:
+        index = VectorIndex(config.embeddings.model, DIM)
+        started = time.perf_counter()
+        rows = load_vector_index(db, index)
+        index_build_s = time.perf_counter() - started
+        service = SearchService(
+            db,
+            index,
+            PrecomputedQueryEmbedder(vectors, config.embeddings.model),  # type: ignore[arg-type]
+            config.search,
+            config.embeddings.query_timeout_s,
+        )
+
+        async def run() -> AloneResult:
+            for i, query in enumerate(queries[:warmup]):
+                await service.search(query, user_of(i, users), SEARCH_LIMIT)
+            latencies: list[float] = []
+            stages: dict[str, list[float]] = {}
+            without_vector = 0
+            wait_for_quiet([os.getpid()], max_wait_s=quiet_wait_s)
+            with CpuWatch([os.getpid()]) as cpu:
+                for i, query in enumerate(tqdm(queries[warmup:], desc="search alone", unit="q", leave=False)):
+                    t0 = time.perf_counter()
+                    result = await service.search(query, user_of(warmup + i, users), SEARCH_LIMIT)
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    without_vector += not result.vector_used
+                    for stage, ms in result.timings_ms.items():
+                        stages.setdefault(stage, []).append(ms)
+            return AloneResult(latencies, stages, index_build_s, rows, without_vector, cpu.other_cores)
+
+        return asyncio.run(run())
+    finally:
+        db.close()
+
+
+# -- (a, c, d) the daemon over HTTP -------------------------------------------------------------
+@dataclass
+class HttpResult:
+    latencies_ms: list[float]
+    startup_s: float
+    embedder_load_s: float | None
+    index_build_s: float | None
+    index_rows: int | None
+    rss_after_load: int
+    rss_after_queries: int
+    fts_only_fallbacks: int
+    other_cores: float
+    empty_results: int
+
+
+def measure_http(
+    db_path: Path, log_path: Path, queries: list[str], users: int, warmup: int, quiet_wait_s: float
+) -> HttpResult:
+    """Start the daemon on ``db_path``, time it to /health, then time every query end to end."""
+    daemon = Daemon(db_path, log_path)
+    try:
+        startup_s = daemon.start()
+        rss_after_load = daemon.rss_bytes()
+        ready = daemon.log_events("embedder ready")
+        built = daemon.log_events("vector index built")
+        with httpx.Client(base_url=daemon.url, timeout=SEARCH_TIMEOUT) as client:
+
+            def search(query: str, user_id: str) -> tuple[float, int]:
+                body = {"query": query, "user_id": user_id, "limit": SEARCH_LIMIT}
+                t0 = time.perf_counter()
+                response = client.post("/hybrid-search", json=body)
+                elapsed = (time.perf_counter() - t0) * 1000
+                if response.status_code != 200:
+                    raise BenchError(f"/hybrid-search answered {response.status_code}: {response.text[:300]}")
+                return elapsed, int(response.json()["count"])
+
+            for i, query in enumerate(queries[:warmup]):
+                search(query, user_of(i, users))
+            wait_for_quiet([os.getpid(), daemon.pid], max_wait_s=quiet_wait_s)
+            mark = daemon.log_position()
+            latencies, empty = [], 0
+            with CpuWatch([os.getpid(), daemon.pid]) as cpu:
+                for i, query in enumerate(tqdm(queries[warmup:], desc="HTTP", unit="q", leave=False)):
+                    elapsed, count = search(query, user_of(warmup + i, users))
+                    latencies.append(elapsed)
+                    empty += count == 0
+        return HttpResult(
+            latencies_ms=latencies,
+            startup_s=startup_s,
+            embedder_load_s=ready[-1].get("load_s") if ready else None,
+            index_build_s=built[-1].get("seconds") if built else None,
+            index_rows=built[-1].get("rows") if built else None,
+            rss_after_load=rss_after_load,
+            rss_after_queries=daemon.rss_bytes(),
+            fts_only_fallbacks=len(daemon.log_events(FTS_ONLY_EVENT, since=mark)),
+            other_cores=cpu.other_cores,
+            empty_results=empty,
+        )
+    finally:
+        daemon.stop()
+
+
+# -- the run ------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    size: int
+    users: int
+    build_s: float | None = None
+    db_mb: float = 0.0
+    head_term_share: float = 0.0
+    http: HttpResult | None = None
+    alone: AloneResult | None = None
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+def summarise(case: Case) -> dict[str, Any]:
+    assert case.http is not None and case.alone is not None
+    http, alone = case.http, case.alone
+    mb = 1024 * 1024
+    return {
+        "size": case.size,
+        "users": case.users,
+        "rows_per_user": case.size // case.users,
+        "build_s": None if case.build_s is None else round(case.build_s, 1),
+        "db_mb": round(case.db_mb, 1),
+        "most_common_word_row_share": round(case.head_term_share, 4),
+        "alone_p50_ms": percentile(alone.latencies_ms, 50),
+        "alone_p95_ms": percentile(alone.latencies_ms, 95),
+        "alone_p99_ms": percentile(alone.latencies_ms, 99),
+        "alone_stage_p50_ms": {k: percentile(v, 50) for k, v in alone.stages_ms.items()},
+        "alone_stage_p95_ms": {k: percentile(v, 95) for k, v in alone.stages_ms.items()},
+        "alone_without_vector": alone.without_vector,
+        "alone_index_build_s": round(alone.index_build_s, 2),
+        "alone_other_cores": round(alone.other_cores, 2),
+        "http_p50_ms": percentile(http.latencies_ms, 50),
+        "http_p95_ms": percentile(http.latencies_ms, 95),
+        "http_p99_ms": percentile(http.latencies_ms, 99),
+        "http_fts_only_fallbacks": http.fts_only_fallbacks,
+        "http_empty_results": http.empty_results,
+        "http_other_cores": round(http.other_cores, 2),
+        "startup_s": round(http.startup_s, 2),
+        "startup_embedder_load_s": http.embedder_load_s,
+        "startup_index_build_s": http.index_build_s,
+        "startup_index_rows": http.index_rows,
+        "rss_after_load_mb": round(http.rss_after_load / mb, 1),
+        "rss_after_queries_mb": round(http.rss_after_queries / mb, 1),
+        "queries": len(http.latencies_ms),
+    }
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated memory counts")
+    parser.add_argument("--users", default="1,10", help="comma-separated user splits (1 = worst case)")
+    parser.add_argument("--queries", type=int, default=200, help="timed queries per case")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed queries first")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--zipf-offset",
+        type=int,
+        default=150,
+        help="word weights 1/(rank+offset): 150 ≈ English after the function words; 0 = heavy FTS case",
+    )
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=60.0,
+        help="before each timed loop, wait up to this many seconds for other processes to leave the"
+        " CPUs alone (0: do not wait); what they used meanwhile is reported either way",
+    )
+    parser.add_argument("--workdir", type=Path, help="keep (and reuse) the databases here; default: temp")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    args = parser.parse_args(argv)
+    try:
+        args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        args.users = [int(u) for u in args.users.split(",") if u.strip()]
+    except ValueError:
+        parser.error("--sizes and --users take comma-separated integers")
+    if not args.sizes or min(args.sizes) < 1 or not args.users or min(args.users) < 1:
+        parser.error("--sizes and --users must be positive")
+    if args.queries < 1 or args.warmup < 0:
+        parser.error("--queries must be ≥ 1 and --warmup ≥ 0")
+    return args
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    config = load_config()
+    if config.embeddings.backend != "sentence_transformers" or config.embeddings.model != MODEL:
+        raise BenchError(f"this benchmark expects the in-process {MODEL} embedder (see config/config.yaml)")
+    queries = SyntheticText(args.seed + 1000, args.zipf_offset).queries(args.warmup + args.queries)
+    vectors = embed_queries(config, queries)
+
+    with ExitStack() as stack:
+        if args.workdir:
+            workdir = args.workdir.resolve()
+            workdir.mkdir(parents=True, exist_ok=True)
+        else:
+            workdir = Path(tempfile.mkdtemp(prefix="latency-bench-"))
+            stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        cases = []
+        for size in args.sizes:
+            for users in args.users:
+                case = Case(size, users)
+                db_path = workdir / f"latency-{size}-{users}u-z{args.zipf_offset}-s{args.seed}.db"
+                case.build_s = build_database(db_path, size, users, args.seed, args.zipf_offset)
+                case.head_term_share = head_term_share(db_path, SyntheticText(args.seed, args.zipf_offset))
+                case.db_mb = db_path.stat().st_size / (1024 * 1024)
+                print(
+                    f"{size:,} rows / {users} user(s): "
+                    + ("reused" if case.build_s is None else f"built in {case.build_s:.1f}s")
+                    + f", {case.db_mb:.0f} MB; daemon …",
+                    flush=True,
+                )
+                log_path = db_path.with_name(f"daemon-{db_path.stem}.log")
+                case.http = measure_http(db_path, log_path, queries, users, args.warmup, args.quiet_wait)
+                print("  in-process search …", flush=True)
+                case.alone = measure_alone(
+                    config, db_path, queries, vectors, users, args.warmup, args.quiet_wait
+                )
+                case.numbers = summarise(case)
+                cases.append(case)
+    return {
+        "revision": git_revision(),
+        "vectors": "random unit vectors (384-d float32) in the database; queries embedded by the real model",
+        "queries": args.queries,
+        "warmup": args.warmup,
+        "search_limit": SEARCH_LIMIT,
+        "zipf_offset": args.zipf_offset,
+        "search_config": config.search.model_dump(),
+        "query_timeout_s": config.embeddings.query_timeout_s,
+        "cases": [case.numbers for case in cases],
+    }
+
+
+def print_report(report: dict[str, Any]) -> None:
+    cases = report["cases"]
+    print()
+    print(
+        format_table(
+            [
+                "size",
+                "users",
+                "alone p50",
+                "alone p95",
+                "HTTP p50",
+                "HTTP p95",
+                "HTTP p99",
+                "start-up s",
+                "RSS MB (load)",
+                "RSS MB (after q)",
+            ],
+            [
+                [
+                    c["size"],
+                    c["users"],
+                    c["alone_p50_ms"],
+                    c["alone_p95_ms"],
+                    c["http_p50_ms"],
+                    c["http_p95_ms"],
+                    c["http_p99_ms"],
+                    c["startup_s"],
+                    c["rss_after_load_mb"],
+                    c["rss_after_queries_mb"],
+                ]
+                for c in cases
+            ],
+            title=f"search latency, ms ({report['queries']} queries after {report['warmup']} warm-up,"
+            f" limit {report['search_limit']}). DB vectors are RANDOM unit vectors; queries are embedded by"
+            " the real MiniLM model, so HTTP includes real query embedding; 'alone' = SearchService.search"
+            " in-process with a precomputed query vector (no HTTP, no model)",
+        )
+    )
+    print()
+    stage_names = list(dict.fromkeys(name for c in cases for name in c["alone_stage_p50_ms"]))
+    print(
+        format_table(
+            [
+                "size",
+                "users",
+                "build s",
+                "DB MB",
+                "top word in rows",
+                *[f"{name} p50/p95" for name in stage_names],
+                "model load s",
+                "index build s (daemon / here)",
+                "FTS-only fallbacks",
+                "empty results",
+                "other procs cores (HTTP / alone)",
+            ],
+            [
+                [
+                    c["size"],
+                    c["users"],
+                    "reused" if c["build_s"] is None else c["build_s"],
+                    c["db_mb"],
+                    f"{c['most_common_word_row_share']:.1%}",
+                    *[
+                        f"{c['alone_stage_p50_ms'].get(n, float('nan')):.2f} / "
+                        f"{c['alone_stage_p95_ms'].get(n, float('nan')):.2f}"
+                        for n in stage_names
+                    ],
+                    c["startup_embedder_load_s"],
+                    f"{c['startup_index_build_s']} / {c['alone_index_build_s']}",
+                    f"{c['http_fts_only_fallbacks']} / {c['queries']}",
+                    c["http_empty_results"],
+                    f"{c['http_other_cores']} / {c['alone_other_cores']}",
+                ]
+                for c in cases
+            ],
+            title=f"details (word weights 1/(rank+{report['zipf_offset']})): in-process stage times (ms,"
+            " from SearchResult.timings_ms), start-up parts"
+            " (from the daemon log), searches that ran FTS-only in the daemon (query embedding over"
+            f" query_timeout_s = {report['query_timeout_s']}s), CPU used by other processes meanwhile",
+        )
+    )
+    print()
+    target_rows = []
+    worst = [c for c in cases if c["users"] == 1]
+    largest = max(worst, key=lambda c: c["size"]) if worst else None
+    for key, (limit, unit, description) in TARGETS.items():
+        if largest is None or largest["size"] != TARGET_SIZE:
+            target_rows.append([description, f"≤ {limit:g} {unit} at {TARGET_SIZE:,}", "not measured", "-"])
+            continue
+        value = largest[key]
+        target_rows.append(
+            [description, f"≤ {limit:g} {unit}", f"{value:.1f} {unit}", "PASS" if value <= limit else "FAIL"]
+        )
+    print(
+        format_table(
+            ["target", "limit", "measured", "result"],
+            target_rows,
+            title=f"targets at {TARGET_SIZE:,} memories, 1 user (worst case)",
+        )
+    )
+    print(f"revision {report['revision']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    interrupt_on_sigterm()
+    started = time.perf_counter()
+    try:
+        report = run(args)
+    except BenchError as exc:
+        print(f"search_latency: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(
+            "interrupted; daemon stopped (finished databases in --workdir are reused next time)",
+            file=sys.stderr,
+        )
+        return 130
+    report["wall_s"] = round(time.perf_counter() - started, 1)
+    print_report(report)
+    print(f"total wall time {report['wall_s']:.0f}s")
+    if args.json:
+        write_json(args.json, report)
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
