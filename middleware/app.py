@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from typing import Literal
 
+import numpy as np
 from aiohttp import web
 
 from .config import Config
@@ -18,9 +20,12 @@ from .keys import (
     CONFIG,
     DATABASE,
     EMBEDDER,
+    GPU_SCHEDULER,
+    HARDWARE_MONITOR,
     INDEX_SYNC,
     INGEST_SERVICE,
     MEMORY_SERVICE,
+    METRICS,
     RECALL_SERVICE,
     SEARCH_SERVICE,
     STATS_SERVICE,
@@ -29,10 +34,13 @@ from .keys import (
 from .models.embedders import Embedder, create_embedder
 from .models.llm import LLM, create_llm
 from .services.extraction import ExtractionService
+from .services.hardware import HardwareMonitor
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
 from .services.memories import MemoryService
+from .services.metrics import Metrics
 from .services.recall import RecallService
+from .services.scheduler import GpuScheduler
 from .services.search import SearchService
 from .services.stats import StatsService
 from .store import memories as memory_sql
@@ -78,7 +86,17 @@ def create_app(
     index_sync = IndexSync(db, index, config.database.external_write_check_s)
     search_service = SearchService(db, index, embedder, config.search, config.embeddings.query_timeout_s)
     extraction = ExtractionService(chat_model, config.llm)
-    ingest_service = IngestService(db, memory_service, extraction, config.ingest)
+    metrics = Metrics()
+    hardware = HardwareMonitor(config.hardware)
+    scheduler = GpuScheduler(hardware, config.hardware)
+    ingest_service = IngestService(
+        db,
+        memory_service,
+        extraction,
+        config.ingest,
+        gate=scheduler,
+        on_extracted=metrics.observe_extraction,
+    )
 
     app[CONFIG] = config
     app[DATABASE] = db
@@ -89,7 +107,12 @@ def create_app(
     app[INDEX_SYNC] = index_sync
     app[INGEST_SERVICE] = ingest_service
     app[RECALL_SERVICE] = RecallService(search_service, memory_service, chat_model, config.recall)
-    app[STATS_SERVICE] = StatsService(memory_service, db.path, index, embedder, chat_model, ingest_service)
+    app[HARDWARE_MONITOR] = hardware
+    app[GPU_SCHEDULER] = scheduler
+    app[METRICS] = metrics
+    app[STATS_SERVICE] = StatsService(
+        memory_service, db.path, index, embedder, chat_model, ingest_service, hardware, scheduler
+    )
 
     async def database_ctx(app: web.Application) -> AsyncIterator[None]:
         await asyncio.to_thread(db.open)
@@ -123,12 +146,18 @@ def create_app(
         if owns_llm and chat_model is not None:
             await chat_model.close()
 
+    async def hardware_ctx(app: web.Application) -> AsyncIterator[None]:
+        await hardware.start()
+        yield
+        await hardware.stop()
+
     async def ingest_ctx(app: web.Application) -> AsyncIterator[None]:
         await ingest_service.start()
         yield
         await ingest_service.stop(timeout=config.server.shutdown_timeout_s)
 
-    app.cleanup_ctx.extend([database_ctx, embedder_ctx, vector_index_ctx, llm_ctx, ingest_ctx])
+    # The hardware poller starts before the extraction worker (whose gate reads it) and stops after.
+    app.cleanup_ctx.extend([database_ctx, embedder_ctx, vector_index_ctx, llm_ctx, hardware_ctx, ingest_ctx])
     setup_routes(app)
     return app
 
@@ -136,13 +165,14 @@ def create_app(
 def load_vector_index(db: Database, index: VectorIndex) -> int:
     """Fill the index from the BLOBs of the live model: SQLite is the source of truth."""
 
-    def read(conn) -> int:  # type: ignore[no-untyped-def]
-        count = 0
-        for memory_id, user_id, blob, dim in memory_sql.iter_embeddings(conn, index.model):
-            if index.dim is not None and dim != index.dim:
-                continue  # same model name, other size: a misconfiguration, never compared
-            index.upsert(memory_id, user_id, from_blob(blob, dim))
-            count += 1
-        return count
+    def read(conn: sqlite3.Connection) -> list[tuple[int, str, np.ndarray]]:
+        return [
+            (memory_id, user_id, from_blob(blob, dim))
+            for memory_id, user_id, blob, dim in memory_sql.iter_embeddings(conn, index.model)
+            # same model name, other size: a misconfiguration, never compared
+            if index.dim is None or dim == index.dim
+        ]
 
-    return db.read_blocking(read)
+    rows = db.read_blocking(read)
+    index.load(rows)
+    return len(rows)

@@ -6,10 +6,13 @@ from aiohttp import web
 
 from .config import Config
 from .models.embedders import Embedder
+from .services.hardware import HardwareMonitor
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
 from .services.memories import MemoryService
+from .services.metrics import Metrics
 from .services.recall import RecallService
+from .services.scheduler import GpuScheduler
 from .services.search import SearchService
 from .services.stats import StatsService
 from .store.db import Database
@@ -25,3 +28,6 @@ SEARCH_SERVICE = web.AppKey("search_service", SearchService)
 STATS_SERVICE = web.AppKey("stats_service", StatsService)
 INGEST_SERVICE = web.AppKey("ingest_service", IngestService)
 RECALL_SERVICE = web.AppKey("recall_service", RecallService)
+HARDWARE_MONITOR = web.AppKey("hardware_monitor", HardwareMonitor)
+GPU_SCHEDULER = web.AppKey("gpu_scheduler", GpuScheduler)
+METRICS = web.AppKey("metrics", Metrics)

@@ -15,6 +15,7 @@ from aiohttp.test_utils import TestClient
 from middleware.app import create_app
 from middleware.config import Config, EmbeddingsConfig
 from middleware.models.embedders import SentenceTransformerEmbedder
+from tests.helpers import LhmServer, lhm_fixture
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -56,7 +57,9 @@ def make_config(tmp_path: Path, **sections: Any) -> Config:
     embeddings = {"query_timeout_s": 10.0, **sections.pop("embeddings", {})}
     # Rules-only extraction unless a test asks for a model: apps start fast and deterministic.
     llm = {"backend": "rules", **sections.pop("llm", {})}
-    return Config(database=database, embeddings=embeddings, llm=llm, **sections)
+    # No hardware polling unless a test points it at its own loopback server: never a real host.
+    hardware = {"enabled": False, **sections.pop("hardware", {})}
+    return Config(database=database, embeddings=embeddings, llm=llm, hardware=hardware, **sections)
 
 
 @pytest.fixture
@@ -84,3 +87,13 @@ async def restartable(
         return clients[-1]
 
     yield start
+
+
+@pytest.fixture
+async def lhm_server(aiohttp_server: Any) -> AsyncIterator[LhmServer]:
+    """A loopback LibreHardwareMonitor serving the AMD fixture (RX 7900 XTX at 97 % load: busy)."""
+    lhm = LhmServer(lhm_fixture("data-amd-SYNTHETIC.json"))
+    server = await aiohttp_server(lhm.app)
+    lhm.port = server.port
+    yield lhm
+    lhm.released.set()  # a "slow" answer still pending ends now, so the server closes at once

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from middleware.models.hardware import GpuReading, HardwareUnavailable
 from middleware.models.llm import ChatMessage, LLMHealth, LLMUnavailable
 
 
@@ -67,3 +68,56 @@ class ScriptedLLM:
             new_part = messages[-1].content.split("NEW messages (extract from these):", 1)[-1]
             result.append(re.findall(r"^user: (.+)$", new_part, flags=re.MULTILINE))
         return result
+
+
+class ScriptedGpuSource:
+    """A GPU source (the ``GpuSource`` Protocol) that reports one GPU at the load a test sets.
+
+    ``load``: the core load to report, or None for a card without a load sensor; ``down``: a reason
+    to fail with (HardwareUnavailable), as LHM does when it is unreachable.
+    """
+
+    name = "scripted"
+
+    def __init__(self, load: float | None = 97.0, vram_free_mb: float | None = 6262.0) -> None:
+        self.load = load
+        self.vram_free_mb = vram_free_mb
+        self.down: str | None = None
+        self.reads = 0
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def read(self) -> list[GpuReading]:
+        self.reads += 1
+        if self.down is not None:
+            raise HardwareUnavailable(self.down)
+        return [
+            GpuReading(
+                name="AMD Radeon RX 7900 XTX",
+                vendor="amd",
+                hardware_id="/gpu-amd/0",
+                load_percent=self.load,
+                vram_free_mb=self.vram_free_mb,
+                vram_total_mb=24496.0,
+            )
+        ]
+
+
+class FakeClock:
+    """Unix time that only moves when told; ``sleep`` moves it and runs ``on_sleep`` (e.g. a poll)."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+        self.slept: list[float] = []
+        self.on_sleep: Any = None
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+        if self.on_sleep is not None:
+            await self.on_sleep()

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import copy
+import json
+from pathlib import Path
 from typing import Any
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 
@@ -22,3 +28,71 @@ async def search(client: TestClient, query: str, user_id: str | None = None, **e
     response = await client.post("/hybrid-search", json=body)
     assert response.status == 200, await response.text()
     return await response.json()
+
+
+LHM_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "lhm"
+
+
+def lhm_fixture(name: str) -> dict[str, Any]:
+    """A LibreHardwareMonitor data.json from ../shared/fixtures/lhm (see its SOURCE.md)."""
+    return json.loads((LHM_FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def with_sensor_value(document: dict[str, Any], sensor_id: str, value: str) -> dict[str, Any]:
+    """A copy of ``document`` where the sensor ``sensor_id`` reads ``value`` (e.g. an idle GPU)."""
+    document = copy.deepcopy(document)
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if node.get("SensorId") == sensor_id:
+            node["Value"] = value
+            node.pop("RawValue", None)
+            return document
+        stack.extend(node.get("Children", []))
+    raise KeyError(sensor_id)
+
+
+class LhmServer:
+    """LibreHardwareMonitor's web server as a real loopback aiohttp server with scripted answers.
+
+    ``mode``: "ok" (serve ``document``), "500", "garbage" (not JSON), "truncated" (the first half
+    of the JSON, with a correct length), "slow" (answers after ``delay_s``, or when released).
+    """
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self.mode = "ok"
+        self.delay_s = 5.0
+        self.requests = 0
+        self.released = asyncio.Event()
+        self.app = web.Application()
+        self.app.router.add_get("/data.json", self._data)
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/data.json"
+
+    def hardware_config(self, **overrides: Any) -> dict[str, Any]:
+        """The ``hardware`` config section pointing at this server (and never at pyamdgpuinfo)."""
+        return {
+            "enabled": True,
+            "lhm_host": "127.0.0.1",
+            "lhm_port": self.port,
+            "use_pyamdgpuinfo": False,
+            **overrides,
+        }
+
+    async def _data(self, request: web.Request) -> web.Response:
+        self.requests += 1
+        body = json.dumps(self.document).encode()
+        if self.mode == "500":
+            return web.Response(status=500, text="Internal Server Error")
+        if self.mode == "garbage":
+            return web.Response(body=b"<html>LibreHardwareMonitor</html>", content_type="application/json")
+        if self.mode == "truncated":
+            return web.Response(body=body[: len(body) // 2], content_type="application/json")
+        if self.mode == "slow":
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.released.wait(), self.delay_s)
+        return web.Response(body=body, content_type="application/json")

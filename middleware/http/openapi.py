@@ -70,6 +70,8 @@ def build_openapi(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
             response: dict[str, Any] = {"description": "OK" if status < 300 else "Error"}
             if model is not None:
                 response["content"] = {"application/json": {"schema": ref(model)}}
+            elif status < 300 and endpoint.media_type != "application/json":
+                response["content"] = {endpoint.media_type: {"schema": {"type": "string"}}}
             operation["responses"][str(status)] = response
         operation["responses"]["default"] = {
             "description": "Error",

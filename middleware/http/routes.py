@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from pydantic import BaseModel
 
+from ..services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from . import ingest, memories, recall, search, stats
 from .openapi import build_openapi
 from .schemas import (
@@ -47,6 +48,9 @@ class Endpoint:
     request: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
     responses: dict[int, type[BaseModel] | None] = field(default_factory=dict)
+    # Media type of the success responses; one other than JSON is documented as plain text
+    # (responses then maps the status to None).
+    media_type: str = "application/json"
 
 
 async def openapi_json(request: web.Request) -> web.Response:
@@ -143,7 +147,21 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         request=ContextRequest,
         responses={200: ContextResponse, 400: ErrorResponse},
     ),
-    Endpoint("GET", "/stats", stats.stats, "Counts, sizes, embedder state.", responses={200: StatsResponse}),
+    Endpoint(
+        "GET",
+        "/stats",
+        stats.stats,
+        "Counts, sizes, embedder and LLM state, ingest queue, hardware snapshot and GPU gate.",
+        responses={200: StatsResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/metrics",
+        stats.metrics,
+        "Prometheus metrics (text format 0.0.4): memories, search and extraction latency, ingest queue, GPU.",
+        responses={200: None},
+        media_type=METRICS_CONTENT_TYPE,
+    ),
     Endpoint(
         "GET",
         "/health",

@@ -319,6 +319,70 @@ class IngestState(BaseModel):
     last_error: str | None
 
 
+class GpuState(BaseModel):
+    """One GPU; null where its source does not report the value."""
+
+    name: str
+    vendor: str = Field(description='"amd", "nvidia", "intel" or "unknown".')
+    hardware_id: str = Field(description='The source\'s id, e.g. "/gpu-amd/0" (LHM) or "amdgpu/0".')
+    load_percent: float | None = Field(description="Core load, 0…100.")
+    vram_used_mb: float | None
+    vram_free_mb: float | None
+    vram_total_mb: float | None
+    core_temp_c: float | None
+    hotspot_temp_c: float | None
+    power_w: float | None = Field(description="Package power.")
+
+
+class HostState(BaseModel):
+    """The machine the daemon runs on (inside WSL2: the VM), from psutil."""
+
+    cpu_percent: float
+    ram_used_mb: float
+    ram_total_mb: float
+    process_rss_mb: float = Field(description="Resident memory of the daemon itself.")
+
+
+class HardwareState(BaseModel):
+    """The latest hardware snapshot, its age and its source."""
+
+    enabled: bool
+    source: str = Field(description='"pyamdgpuinfo", "lhm" (LibreHardwareMonitor) or "none".')
+    endpoint: str | None = Field(description="The data.json URL polled when the source is lhm.")
+    taken_at: str = Field(description="When the sensors were last polled (ISO 8601, UTC).")
+    gpu_read_at: str | None = Field(description="When the GPU numbers below were read; null if never.")
+    age_s: float | None = Field(description="Seconds since gpu_read_at.")
+    stale: bool = Field(
+        description="True when the GPU numbers are not current; they never hold extraction back."
+    )
+    stale_reason: str | None = Field(description='Why: "timeout after 2s", "HTTP 500 from data.json"…')
+    consecutive_failures: int
+    poll_interval_s: float = Field(description="Pause before the next poll: interval_s, or the back-off.")
+    gpu: GpuState | None = Field(description="The watched GPU (hardware.gpu_name; AMD first by default).")
+    gpus: list[GpuState]
+    host: HostState | None
+
+
+class DeferralState(BaseModel):
+    job_id: int
+    reason: str = Field(description="Why the job was held: load over the window, or too little free VRAM.")
+    waited_s: float
+    ran_anyway: bool = Field(description="True when max_deferral_s ran out while the GPU was still busy.")
+    finished_at: str
+
+
+class SchedulerStats(BaseModel):
+    """The GPU gate in front of the extraction worker."""
+
+    busy_reason: str | None = Field(description="Why the GPU counts as busy now; null when it does not.")
+    holding_job: int | None = Field(description="The job held back right now, if any.")
+    holding_since: str | None
+    deferred_jobs: int = Field(description="Jobs held back since start.")
+    ran_anyway: int = Field(description="Of those, jobs run at the maximum deferral, GPU still busy.")
+    deferred_seconds: float
+    recent: list[DeferralState] = Field(description="The last deferrals, oldest first.")
+
+
 class StatsResponse(BaseModel):
     total_memories: int = Field(description="Every row, superseded ones included.")
     live_memories: int = Field(description="Rows that search can return.")
@@ -333,6 +397,8 @@ class StatsResponse(BaseModel):
     embedder: EmbedderState
     llm: LLMState
     ingest: IngestState
+    hardware: HardwareState
+    scheduler: SchedulerStats
 
 
 class HealthResponse(BaseModel):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 from aiohttp import web
 
 from ..errors import InvalidRequest
-from ..keys import CONFIG, SEARCH_SERVICE
+from ..keys import CONFIG, METRICS, SEARCH_SERVICE
 from .common import parse_body, resolve_user
 from .schemas import HybridSearchRequest, HybridSearchResponse, SearchResultItem
 
@@ -17,7 +19,11 @@ async def hybrid_search(request: web.Request) -> web.Response:
     if not 1 <= limit <= limits.max_limit:
         raise InvalidRequest(f"limit must be between 1 and {limits.max_limit}, got {limit}")
     user_id = resolve_user(request, body.user_id)
+    started = time.perf_counter()
     result = await request.app[SEARCH_SERVICE].search(body.query, user_id, limit, body.mode)
+    request.app[METRICS].observe_search(
+        body.mode, time.perf_counter() - started, vector_used=result.vector_used
+    )
     items = [
         SearchResultItem(
             id=hit.memory.id,

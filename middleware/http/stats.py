@@ -1,13 +1,28 @@
-"""``GET /stats`` and ``GET /health``."""
+"""``GET /stats``, ``GET /metrics`` and ``GET /health``."""
 
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 
 from aiohttp import web
 
-from ..keys import STATS_SERVICE
-from .schemas import EmbedderState, HealthResponse, IngestState, LLMState, StatsResponse
+from ..keys import METRICS, STATS_SERVICE
+from ..services.hardware import HardwareStatus
+from ..services.metrics import CONTENT_TYPE
+from ..services.scheduler import SchedulerState
+from .schemas import (
+    DeferralState,
+    EmbedderState,
+    GpuState,
+    HardwareState,
+    HealthResponse,
+    HostState,
+    IngestState,
+    LLMState,
+    SchedulerStats,
+    StatsResponse,
+)
 
 
 async def stats(request: web.Request) -> web.Response:
@@ -33,8 +48,17 @@ async def stats(request: web.Request) -> web.Response:
             dim=health.dim if health else None,
             last_error=health.last_error if health else None,
         ),
+        hardware=hardware_state(result.hardware),
+        scheduler=scheduler_stats(result.scheduler),
     )
     return web.json_response(body.model_dump())
+
+
+async def metrics(request: web.Request) -> web.Response:
+    """Prometheus text format 0.0.4, from the app's own registry."""
+    result = await request.app[STATS_SERVICE].stats()
+    body = request.app[METRICS].render(result)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
 
 async def health(request: web.Request) -> web.Response:
@@ -44,3 +68,49 @@ async def health(request: web.Request) -> web.Response:
     ok = embedder is not None and embedder.ok
     body = HealthResponse(status="ok" if ok else "degraded", embedder_ok=ok, uptime_s=service.uptime_s)
     return web.json_response(body.model_dump())
+
+
+def hardware_state(status: HardwareStatus) -> HardwareState:
+    snapshot = status.snapshot
+    host = snapshot.host
+    return HardwareState(
+        enabled=status.enabled,
+        source=status.source,
+        endpoint=status.endpoint,
+        taken_at=_iso(snapshot.taken_at),
+        gpu_read_at=_iso(snapshot.gpu_read_at) if snapshot.gpu_read_at is not None else None,
+        age_s=status.age_s,
+        stale=snapshot.stale,
+        stale_reason=snapshot.stale_reason,
+        consecutive_failures=status.consecutive_failures,
+        poll_interval_s=status.poll_interval_s,
+        gpu=GpuState(**dataclasses.asdict(snapshot.gpu)) if snapshot.gpu is not None else None,
+        gpus=[GpuState(**dataclasses.asdict(gpu)) for gpu in snapshot.gpus],
+        host=HostState(**dataclasses.asdict(host)) if host is not None else None,
+    )
+
+
+def scheduler_stats(state: SchedulerState) -> SchedulerStats:
+    return SchedulerStats(
+        busy_reason=state.busy_reason,
+        holding_job=state.holding_job,
+        holding_since=_iso(state.holding_since) if state.holding_since is not None else None,
+        deferred_jobs=state.deferred_jobs,
+        ran_anyway=state.ran_anyway,
+        deferred_seconds=state.deferred_seconds,
+        recent=[
+            DeferralState(
+                job_id=deferral.job_id,
+                reason=deferral.reason,
+                waited_s=deferral.waited_s,
+                ran_anyway=deferral.ran_anyway,
+                finished_at=_iso(deferral.finished_at),
+            )
+            for deferral in state.recent
+        ],
+    )
+
+
+def _iso(unix_seconds: float) -> str:
+    """The API's timestamp format (as the store writes it): 2026-11-22T23:09:54.123Z."""
+    return datetime.fromtimestamp(unix_seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -70,6 +70,7 @@ class IngestService:
         extraction: turns messages into facts.
         config: debounce, retries, skipping rules.
         gate: awaited before each job runs (may wait, never raises); None = run at once.
+        on_extracted: told the seconds each successful job took, gate wait excluded (metrics).
         clock: wall clock in unix seconds (tests inject one).
     """
 
@@ -81,6 +82,7 @@ class IngestService:
         config: IngestConfig,
         *,
         gate: Gate | None = None,
+        on_extracted: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._db = db
@@ -88,6 +90,8 @@ class IngestService:
         self._extraction = extraction
         self._config = config
         self._gate = gate
+        self._on_extracted = on_extracted
+        self._held_by_gate = False
         self._clock = clock
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
@@ -143,13 +147,16 @@ class IngestService:
         self._task = asyncio.create_task(self._run(), name="extraction-worker")
 
     async def stop(self, timeout: float = 10.0) -> None:
-        """Let the running job finish (up to ``timeout``); an unfinished one simply runs next start."""
+        """Let the running job finish (up to ``timeout``); an unfinished one simply runs next start.
+
+        A job the gate is still holding has not started: the worker is stopped at once.
+        """
         self._stop.set()
         self._wake.set()
         if self._task is None:
             return
         try:
-            await asyncio.wait_for(asyncio.shield(self._task), timeout)
+            await asyncio.wait_for(asyncio.shield(self._task), 0 if self._held_by_gate else timeout)
         except TimeoutError:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -169,6 +176,9 @@ class IngestService:
 
     async def _run(self) -> None:
         while not self._stop.is_set():
+            # Cleared before the work, not after it: a stop() or submit() that lands while the
+            # jobs run or the next due time is read must still wake the wait below.
+            self._wake.clear()
             try:
                 await self.run_due_jobs()
                 next_due = await self._db.read(ingest_sql.next_due_at)
@@ -176,21 +186,27 @@ class IngestService:
                 log.exception("extraction worker error")
                 next_due = self._clock() + 5
             wait = 3600.0 if next_due is None else max(0.0, next_due - self._clock())
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=wait + 0.01)
 
     async def _process(self, job: IngestJob) -> None:
         self.state.running_job = job.id
-        started = time.perf_counter()
         try:
             if self._gate is not None:
-                await self._gate(job)
+                self._held_by_gate = True
+                try:
+                    await self._gate(job)
+                finally:
+                    self._held_by_gate = False
+            started = time.perf_counter()  # after the gate: a GPU deferral is not extraction time
             facts_stored, new_count, method = await self._extract_and_store(job)
         except Exception as exc:
             await self._record_failure(job, exc)
         else:
-            self.state.last_latency_ms = int((time.perf_counter() - started) * 1000)
+            seconds = time.perf_counter() - started
+            self.state.last_latency_ms = int(seconds * 1000)
+            if self._on_extracted is not None:
+                self._on_extracted(seconds)
             self.state.jobs_done += 1
             self.state.last_error = None
             log.info(

@@ -11,8 +11,10 @@ from ..models.embedders import Embedder, EmbedderHealth
 from ..models.llm import LLM, LLMHealth
 from ..store.memories import StoreCounts
 from ..store.vectors import VectorIndex
+from .hardware import HardwareMonitor, HardwareStatus
 from .ingest import IngestService
 from .memories import MemoryService
+from .scheduler import GpuScheduler, SchedulerState
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class Stats:
     embedder: EmbedderHealth | None
     llm: LLMHealth
     ingest: dict[str, Any]
+    hardware: HardwareStatus
+    scheduler: SchedulerState
 
 
 class StatsService:
@@ -36,6 +40,8 @@ class StatsService:
         embedder: for its health.
         llm: for its health (None: rules only).
         ingest: for the queue.
+        hardware: the hardware poller (latest snapshot, its age and source).
+        scheduler: the GPU gate of the extraction worker (deferred jobs and why).
     """
 
     def __init__(
@@ -46,7 +52,11 @@ class StatsService:
         embedder: Embedder | None,
         llm: LLM | None,
         ingest: IngestService,
+        hardware: HardwareMonitor,
+        scheduler: GpuScheduler,
     ) -> None:
+        self._hardware = hardware
+        self._scheduler = scheduler
         self._llm = llm
         self._ingest = ingest
         self._memories = memories
@@ -79,4 +89,6 @@ class StatsService:
             embedder=self.embedder_health(),
             llm=self._llm.health() if self._llm is not None else LLMHealth("rules", "rules", True),
             ingest=await self._ingest.queue(),
+            hardware=self._hardware.status(),
+            scheduler=self._scheduler.state(),
         )
