@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pydantic import BaseModel  # noqa: E402
+from pydantic import BaseModel
 
-from middleware.config import Config  # noqa: E402
+from middleware.config import Config
 
 
 def render() -> str:

@@ -89,7 +89,6 @@ def build_query(text: str) -> FtsQuery:
             substrings.setdefault(run, None)
     return FtsQuery(
         words=" OR ".join(quote(t) for t in words),
-
         trigrams=" OR ".join(quote(t) for t in list(trigram_terms)[:MAX_TERMS]),
         substrings=tuple(list(substrings)[:MAX_TERMS]),
     )

@@ -237,7 +237,9 @@ async def test_real_gemma_through_llama_cpp_extracts_end_to_end(
         {"role": "assistant", "content": "I will remember that."},
         {"role": "user", "content": "I prefer green tea over coffee."},
     ]
-    await client.post("/ingest", json={"messages": messages, "session_id": "g", "user_id": "gem", "debounce": False})
+    await client.post(
+        "/ingest", json={"messages": messages, "session_id": "g", "user_id": "gem", "debounce": False}
+    )
     await wait_idle(client, timeout=120)
     (job,) = (await (await client.get("/ingest/jobs")).json())["jobs"]
     assert job["status"] == "done" and job["method"] in {"llm", "llm+rules", "rules"}

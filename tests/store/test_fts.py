@@ -81,7 +81,9 @@ def test_a_user_crowded_out_of_the_ranking_window_still_gets_every_match(tmp_pat
     for i in range(300):
         memory_sql.insert(connection, NewMemory(user_id="crowd", fact=f"apple apple apple {i}"))
     mine = [
-        memory_sql.insert(connection, NewMemory(user_id="me", fact=f"a long note {i} that mentions an apple once"))
+        memory_sql.insert(
+            connection, NewMemory(user_id="me", fact=f"a long note {i} that mentions an apple once")
+        )
         for i in range(3)
     ]
     # The claimed share is wrong on purpose (the window then holds only "crowd" rows).
