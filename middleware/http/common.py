@@ -22,9 +22,9 @@ class UnsupportedMediaType(CortexError):
     status = 415
 
 
-async def json_body(request: web.Request) -> Any:
-    """The parsed JSON body. A missing content type is accepted (curl users forget it); a
-    non-JSON one is a 415. aiohttp enforces the size limit while reading (413)."""
+async def raw_json_body(request: web.Request) -> bytes:
+    """The body bytes of a JSON request. A missing content type is accepted (curl users forget
+    it); a non-JSON one is a 415. aiohttp enforces the size limit while reading (413)."""
     content_type = request.headers.get("Content-Type", "")
     if (
         content_type
@@ -35,7 +35,12 @@ async def json_body(request: web.Request) -> Any:
     raw = await request.read()
     if not raw.strip():
         raise InvalidRequest("request body is empty; send a JSON object")
-    return json.loads(raw.decode("utf-8"))
+    return raw
+
+
+async def json_body(request: web.Request) -> Any:
+    """The parsed JSON body (see :func:`raw_json_body`)."""
+    return json.loads((await raw_json_body(request)).decode("utf-8"))
 
 
 async def parse_body(request: web.Request, model: type[M]) -> M:

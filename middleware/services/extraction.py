@@ -96,7 +96,8 @@ def clean_messages(raw: Sequence[dict[str, Any]], config: IngestConfig) -> list[
     cleaned = []
     for item in raw:
         role = str(item.get("role", "")).strip()
-        text = message_text(item.get("content")).strip()
+        # JSON may carry lone surrogates (\ud800): no UTF-8 store can hold them, so they become U+FFFD.
+        text = message_text(item.get("content")).encode("utf-8", "replace").decode("utf-8").strip()
         if not text or role.lower() in skip_roles:
             continue
         if config.skip_heartbeat and any(marker in text for marker in config.heartbeat_markers):

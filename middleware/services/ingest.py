@@ -43,7 +43,8 @@ class IngestRequest:
     user_id: str
     session_id: str | None
     channel: str | None
-    messages: list[dict[str, Any]]
+    payload: str  # the request body as received (JSON object with "messages")
+    message_count: int
     debounce: bool
 
 
@@ -112,7 +113,8 @@ class IngestService:
                 user_id=request.user_id,
                 session_id=request.session_id,
                 channel=request.channel,
-                messages=request.messages,
+                payload=request.payload,
+                message_count=request.message_count,
                 due_at=due_at,
             )
             return ingest_sql.pending_count(conn)

@@ -17,7 +17,7 @@ class IngestJob:
     user_id: str
     session_id: str | None
     channel: str | None
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     message_count: int
     status: str
     attempts: int
@@ -34,7 +34,10 @@ class IngestJob:
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> IngestJob:
         data = dict(row)
-        data["messages"] = json.loads(data["messages"])
+        stored = json.loads(data["messages"])
+        # The column holds the /ingest body as received ({"messages": [...], ...}) or, once the
+        # job is done, an empty list.
+        data["messages"] = stored.get("messages", []) if isinstance(stored, dict) else stored
         return cls(**data)
 
 
@@ -53,7 +56,8 @@ def enqueue(
     user_id: str,
     session_id: str | None,
     channel: str | None,
-    messages: list[dict[str, str]],
+    payload: str,
+    message_count: int,
     due_at: float,
 ) -> int:
     """Journal a request: replace the session's pending job (restarting its timer) or add one."""
@@ -70,8 +74,8 @@ def enqueue(
             user_id,
             session_id,
             channel,
-            json.dumps(messages, ensure_ascii=False),
-            len(messages),
+            payload,
+            message_count,
             due_at,
         ),
     ).fetchone()

@@ -128,3 +128,8 @@ async def test_long_delta_is_split_into_several_calls() -> None:
     assert len(llm.calls) > 1
     assert [line for call in llm.new_lines_per_call() for line in call] == lines
     assert len(result.facts) >= len(lines)
+
+
+def test_lone_surrogates_cannot_break_a_job() -> None:
+    (message,) = clean_messages([{"role": "user", "content": "I love \ud800 jazz"}], IngestConfig())
+    assert "\ud800" not in message.text and message.digest
