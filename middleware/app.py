@@ -10,7 +10,6 @@ import time
 from collections.abc import AsyncIterator
 from typing import Literal
 
-import numpy as np
 from aiohttp import web
 
 from .config import Config
@@ -45,7 +44,7 @@ from .services.search import SearchService
 from .services.stats import StatsService
 from .store import memories as memory_sql
 from .store.db import Database
-from .store.vectors import VectorIndex, from_blob
+from .store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -165,14 +164,12 @@ def create_app(
 def load_vector_index(db: Database, index: VectorIndex) -> int:
     """Fill the index from the BLOBs of the live model: SQLite is the source of truth."""
 
-    def read(conn: sqlite3.Connection) -> list[tuple[int, str, np.ndarray]]:
-        return [
-            (memory_id, user_id, from_blob(blob, dim))
-            for memory_id, user_id, blob, dim in memory_sql.iter_embeddings(conn, index.model)
-            # same model name, other size: a misconfiguration, never compared
-            if index.dim is None or dim == index.dim
-        ]
+    def read(conn: sqlite3.Connection) -> int:
+        counts = memory_sql.embedding_counts(conn, index.model)
+        rows = (
+            (memory_id, user_id, blob)
+            for memory_id, user_id, blob, _ in memory_sql.iter_embeddings(conn, index.model)
+        )
+        return index.load(counts, rows)
 
-    rows = db.read_blocking(read)
-    index.load(rows)
-    return len(rows)
+    return db.read_blocking(read)

@@ -305,6 +305,17 @@ def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int,
     )
 
 
+def embedding_counts(conn: sqlite3.Connection, model: str) -> dict[str, int]:
+    """Live rows embedded by ``model``, per user (to size the vector matrices at start-up)."""
+    return dict(
+        conn.execute(
+            "SELECT user_id, count(*) FROM memories"
+            " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL GROUP BY user_id",
+            (model,),
+        ).fetchall()
+    )
+
+
 def needing_embedding(
     conn: sqlite3.Connection,
     model: str,

@@ -12,6 +12,7 @@ absent, so vectors of different models are never compared.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,9 +46,9 @@ def from_blob(blob: bytes, dim: int | None = None) -> np.ndarray:
 class _UserMatrix:
     """Rows of one user in a growable matrix; deletes swap the last row into the hole."""
 
-    def __init__(self, dim: int) -> None:
-        self.matrix = np.zeros((_INITIAL_CAPACITY, dim), dtype=np.float32)
-        self.ids = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+    def __init__(self, dim: int, capacity: int = _INITIAL_CAPACITY) -> None:
+        self.matrix = np.zeros((capacity, dim), dtype=np.float32)
+        self.ids = np.zeros(capacity, dtype=np.int64)
         self.size = 0
         self.row_of: dict[int, int] = {}
 
@@ -134,29 +135,44 @@ class VectorIndex:
             if user_id is not None:
                 self._users[user_id].remove(memory_id)
 
-    def load(self, rows: list[tuple[int, str, np.ndarray]]) -> None:
-        """Bulk-add ``(id, user, vector)`` rows into an empty index (start-up: one stack per user
-        instead of a normalise-lock-grow per row)."""
-        by_user: dict[str, list[tuple[int, np.ndarray]]] = {}
-        for memory_id, user_id, vector in rows:
-            by_user.setdefault(user_id, []).append((memory_id, vector))
+    def load(self, counts: dict[str, int], rows: Iterable[tuple[int, str, bytes]]) -> int:
+        """Bulk-fill an empty index at start-up, straight from the BLOBs.
+
+        ``counts`` (rows per user) sizes each matrix up front, so every vector is copied once
+        into place and normalised in one pass per user: no per-row lock or growth, and no
+        intermediate copies that would stay in the process's resident memory. Rows of another
+        length than the index's are skipped. Returns the rows loaded.
+        """
+        loaded = 0
         with self._lock:
             if self._user_of:
                 raise RuntimeError("bulk load needs an empty index")
-            for user_id, items in by_user.items():
-                matrix = normalize(np.stack([vector for _, vector in items]))
+            users: dict[str, _UserMatrix] = {}
+            for memory_id, user_id, blob in rows:
+                vector = np.frombuffer(blob, dtype="<f4")
                 if self.dim is None:
-                    self.dim = int(matrix.shape[1])
-                if matrix.shape[1] != self.dim:
-                    raise ValueError(f"vectors have {matrix.shape[1]} values, index holds {self.dim}")
-                user = _UserMatrix(self.dim)
-                user.matrix = matrix
-                user.ids = np.array([memory_id for memory_id, _ in items], dtype=np.int64)
-                user.size = len(items)
-                user.row_of = {memory_id: row for row, (memory_id, _) in enumerate(items)}
-                self._users[user_id] = user
-                for memory_id, _ in items:
-                    self._user_of[memory_id] = user_id
+                    self.dim = int(vector.shape[0])
+                if vector.shape[0] != self.dim:
+                    continue
+                user = users.get(user_id)
+                if user is None:
+                    user = users[user_id] = _UserMatrix(self.dim, capacity=max(counts.get(user_id, 0), 1))
+                if user.size == user.ids.shape[0]:
+                    user._grow()
+                row = user.size
+                user.matrix[row] = vector
+                user.ids[row] = memory_id
+                user.row_of[memory_id] = row
+                user.size += 1
+                self._user_of[memory_id] = user_id
+                loaded += 1
+            for user in users.values():
+                live = user.matrix[: user.size]
+                norms = np.linalg.norm(live, axis=1, keepdims=True)
+                norms[norms == 0] = 1.0
+                live /= norms
+            self._users = users
+        return loaded
 
     def sync(self, wanted: dict[int, tuple[str, np.ndarray]]) -> int:
         """Make the index hold exactly ``wanted`` (id → (user, vector)); returns ids added or removed."""

@@ -68,7 +68,8 @@ def test_bulk_load_equals_row_by_row() -> None:
     rng = np.random.default_rng(3)
     rows = [(i, f"u{i % 3}", rng.normal(size=8).astype(np.float32)) for i in range(1, 100)]
     bulk, single = VectorIndex("m"), VectorIndex("m")
-    bulk.load(rows)
+    counts = {"u0": 33, "u1": 1}  # u1 is undercounted on purpose, u2 missing: the matrices grow
+    assert bulk.load(counts, [(mid, user, to_blob(vector)) for mid, user, vector in rows]) == len(rows)
     for memory_id, user_id, vector in rows:
         single.upsert(memory_id, user_id, vector)
     query = rng.normal(size=8).astype(np.float32)
@@ -78,4 +79,4 @@ def test_bulk_load_equals_row_by_row() -> None:
     bulk.upsert(500, "u1", query)  # grows past the loaded size
     assert bulk.search("u1", query, 1)[0].memory_id == 500
     with pytest.raises(RuntimeError):
-        bulk.load(rows)
+        bulk.load({}, [])
