@@ -4,6 +4,7 @@ shutdown through ``cleanup_ctx`` (resources are acquired in order and released i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import time
@@ -116,7 +117,11 @@ def create_app(
     async def database_ctx(app: web.Application) -> AsyncIterator[None]:
         await asyncio.to_thread(db.open)
         log.info("database open", extra={"path": str(db.path)})
+        stop = asyncio.Event()
+        checkpoints = asyncio.create_task(run_checkpoints(db, stop, config.database.checkpoint_interval_s))
         yield
+        stop.set()
+        await checkpoints
         await asyncio.to_thread(db.close)
         log.info("database closed")
 
@@ -159,6 +164,17 @@ def create_app(
     app.cleanup_ctx.extend([database_ctx, embedder_ctx, vector_index_ctx, llm_ctx, hardware_ctx, ingest_ctx])
     setup_routes(app)
     return app
+
+
+async def run_checkpoints(db: Database, stop: asyncio.Event, interval_s: float) -> None:
+    """Checkpoint the WAL every ``interval_s`` off the request path, until ``stop``; never dies."""
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=interval_s)
+        try:
+            await db.checkpoint()
+        except Exception:
+            log.exception("WAL checkpoint failed")
 
 
 def load_vector_index(db: Database, index: VectorIndex) -> int:

@@ -55,6 +55,9 @@ class DatabaseConfig(_Section):
     read_connections: int = Field(
         4, ge=1, le=64, description="Read-only connections (threads) that serve searches."
     )
+    checkpoint_interval_s: float = Field(
+        2.0, gt=0, description="How often the WAL is checkpointed, off the request path."
+    )
     external_write_check_s: float = Field(
         5.0,
         gt=0,

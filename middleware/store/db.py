@@ -116,6 +116,7 @@ class Database:
         self._local = threading.local()
         self._writer: ThreadPoolExecutor | None = None
         self._readers: ThreadPoolExecutor | None = None
+        self._checkpointer: ThreadPoolExecutor | None = None
         self._all_connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
 
@@ -140,13 +141,22 @@ class Database:
             initializer=self._init_thread,
             initargs=(True,),
         )
+        # WAL checkpoints (copying the WAL back into the file, with an fsync) run on their own
+        # thread and connection: left to the writer, every ~1000th page written would make one
+        # request wait for the disk.
+        self._checkpointer = ThreadPoolExecutor(
+            max_workers=1,
+            thread_name_prefix="sqlite-checkpoint",
+            initializer=self._init_thread,
+            initargs=(False,),
+        )
 
     def close(self) -> None:
         """Finish queued writes, then close every connection (a timed join via shutdown)."""
-        for pool in (self._writer, self._readers):
+        for pool in (self._writer, self._readers, self._checkpointer):
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=False)
-        self._writer = self._readers = None
+        self._writer = self._readers = self._checkpointer = None
         with self._connections_lock:
             for conn in self._all_connections:
                 try:
@@ -159,6 +169,8 @@ class Database:
 
     def _init_thread(self, read_only: bool) -> None:
         conn = connect(self.path, read_only=read_only, busy_timeout_ms=self._busy_timeout_ms)
+        if not read_only:
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # see open(): the checkpointer does it
         self._local.conn = conn
         with self._connections_lock:
             self._all_connections.append(conn)
@@ -206,6 +218,18 @@ class Database:
         if self._writer is None:
             raise StoreUnavailable("database is not open")
         return await asyncio.get_running_loop().run_in_executor(self._writer, lambda: work(self._local.conn))
+
+    async def checkpoint(self) -> tuple[int, int, int]:
+        """A PASSIVE WAL checkpoint on the checkpoint thread: never blocks readers or the writer.
+        Returns SQLite's (busy, wal_frames, checkpointed_frames)."""
+        if self._checkpointer is None:
+            raise StoreUnavailable("database is not open")
+
+        def run() -> tuple[int, int, int]:
+            row = self._local.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            return int(row[0]), int(row[1]), int(row[2])
+
+        return await asyncio.get_running_loop().run_in_executor(self._checkpointer, run)
 
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(conn)`` on a read-only connection in a reader thread."""

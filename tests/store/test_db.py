@@ -80,3 +80,13 @@ async def test_closed_database_refuses_work(tmp_path: Path) -> None:
     database = Database(tmp_path / "m.db")
     with pytest.raises(StoreUnavailable):
         await database.read(lambda conn: None)
+
+
+async def test_the_writer_leaves_checkpoints_to_the_checkpoint_thread(db: Database) -> None:
+    for i in range(50):
+        await db.write(
+            lambda conn, i=i: memory_sql.insert(conn, NewMemory(user_id="u", fact="x" * 5000 + str(i)))
+        )
+    assert await db.write(lambda conn: conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) == 0
+    busy, frames, checkpointed = await db.checkpoint()
+    assert busy == 0 and frames > 0 and checkpointed == frames
