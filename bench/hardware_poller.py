@@ -2,7 +2,7 @@
 """What the hardware poller costs: CPU time per LibreHardwareMonitor poll, and per hour.
 
 A loopback aiohttp server in a child process (so its CPU is not counted) serves the biggest
-fixture, ``../shared/fixtures/lhm/data-nvidia-0.9.7.json`` (67 KB, 170 nodes); the real
+fixture, ``tests/fixtures/lhm/data-nvidia-0.9.7.json`` (copied from ../shared) (67 KB, 170 nodes); the real
 :class:`HardwareMonitor` polls it ``--polls`` times back to back (HTTP GET through the long-lived
 httpx client, JSON decode, tree walk, psutil host reading). CPU is this process's
 ``time.process_time()``; per hour assumes one poll every ``--interval`` seconds (15: 240 polls).
@@ -33,7 +33,7 @@ from middleware.models.hardware import read_host
 from middleware.models.lhm import parse_lhm
 from middleware.services.hardware import HardwareMonitor
 
-FIXTURE = REPO_ROOT.parent / "shared" / "fixtures" / "lhm" / "data-nvidia-0.9.7.json"
+FIXTURE = REPO_ROOT / "tests" / "fixtures" / "lhm" / "data-nvidia-0.9.7.json"
 WARM_UP = 10
 
 

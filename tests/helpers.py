@@ -30,11 +30,13 @@ async def search(client: TestClient, query: str, user_id: str | None = None, **e
     return await response.json()
 
 
-LHM_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "lhm"
+# Copied from ../shared/fixtures/lhm (provenance and licences in its SOURCE.md, copied alongside):
+# the tests must not depend on a folder outside the checkout.
+LHM_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lhm"
 
 
 def lhm_fixture(name: str) -> dict[str, Any]:
-    """A LibreHardwareMonitor data.json from ../shared/fixtures/lhm (see its SOURCE.md)."""
+    """A LibreHardwareMonitor data.json from tests/fixtures/lhm (see its SOURCE.md)."""
     return json.loads((LHM_FIXTURES / name).read_text(encoding="utf-8"))
 
 
