@@ -116,6 +116,12 @@ class SearchConfig(_Section):
         True,
         description="Read the exact cosine of FTS-only candidates from the matrix (false: 0, as the seed did).",
     )
+    common_term_share: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description="Leave out of the FTS query words found in more than this share of rows (1 = keep all).",
+    )
     candidates: int = Field(200, ge=1, le=5000, description="Candidates taken from each side before fusion.")
     default_limit: int = Field(10, ge=1, description="Results when the request names no limit.")
     max_limit: int = Field(200, ge=1, description="Largest limit a request may ask for.")

@@ -138,7 +138,14 @@ class SearchService:
             return {}
         share = self._index.share_of(user_id) if self._index is not None else 1.0
         return await self._db.read(
-            lambda conn: memory_sql.fts_candidates(conn, user_id, fts_query, k, user_share=share)
+            lambda conn: memory_sql.fts_candidates(
+                conn,
+                user_id,
+                fts_query,
+                k,
+                user_share=share,
+                common_term_share=self._config.common_term_share,
+            )
         )
 
     async def _query_vector(self, query: str) -> np.ndarray | None:

@@ -48,6 +48,7 @@ class FtsQuery:
     """What to ask each index; an empty part means: do not query that index."""
 
     words: str = ""  # MATCH expression for the porter/unicode61 index
+    terms: tuple[str, ...] = ()  # the same words one by one, quoted (to look up how common each is)
     trigrams: str = ""  # MATCH expression for the trigram index
     substrings: tuple[str, ...] = field(default_factory=tuple)  # short CJK runs for LIKE
 
@@ -89,6 +90,7 @@ def build_query(text: str) -> FtsQuery:
             substrings.setdefault(run, None)
     return FtsQuery(
         words=" OR ".join(quote(t) for t in words),
+        terms=tuple(quote(t) for t in words),
         trigrams=" OR ".join(quote(t) for t in list(trigram_terms)[:MAX_TERMS]),
         substrings=tuple(list(substrings)[:MAX_TERMS]),
     )

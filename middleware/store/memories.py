@@ -218,12 +218,19 @@ def fts_candidates(
     limit: int,
     *,
     user_share: float = 1.0,
+    common_term_share: float = 1.0,
 ) -> dict[int, float]:
     """Best FTS candidates of one user as ``{id: fts_norm}`` with ``fts_norm`` in (0, 1].
 
     ``fts_norm`` is the seed's ``-bm25 / best -bm25 of this query``. (Normalising instead by the
     sum of the query terms' IDF, so that a row matching one minor word scores low, was tried: on
     LoCoMo it lowered hybrid recall@10 from 0.640 to 0.626, so it is not offered.)
+
+    ``common_term_share``: a word found in more than this share of all rows is left out of the
+    MATCH when rarer words remain (at least the two rarest words are always kept). FTS5 must rank
+    every row that contains any query word, so one common word ("home", "work") makes the query
+    rank a tenth of the store; such a word also carries little bm25 weight, and the vector side
+    still sees the whole question.
 
     ``user_share`` (the user's fraction of all rows, known to the caller from the vector index)
     sizes the ranking window so the user filter rarely needs the slow exact path.
@@ -233,7 +240,10 @@ def fts_candidates(
     """
     scores: dict[int, float] = {}
     if query.words:
-        rows = _ranked_for_user(conn, "memories_fts", query.words, user_id, limit, user_share)
+        match = query.words
+        if common_term_share < 1.0 and len(query.terms) > 2:
+            match = _without_common_terms(conn, query.terms, common_term_share)
+        rows = _ranked_for_user(conn, "memories_fts", match, user_id, limit, user_share)
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
             scores[memory_id] = -rank / best if best > 0 else 0.0
@@ -257,6 +267,24 @@ def fts_candidates(
             share = hits / len(query.substrings)
             scores[memory_id] = max(scores.get(memory_id, 0.0), share)
     return dict(sorted(scores.items(), key=lambda item: -item[1])[:limit])
+
+
+def _without_common_terms(conn: sqlite3.Connection, terms: Sequence[str], share: float) -> str:
+    """The OR expression of ``terms`` minus those in more than ``share`` of all rows."""
+    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    limit = max(share * total, 50)
+    counted = [
+        (
+            conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (term,)).fetchone()[
+                0
+            ],
+            term,
+        )
+        for term in terms
+    ]
+    rarest_first = sorted(counted)
+    kept = {term for count, term in rarest_first if count <= limit} | {term for _, term in rarest_first[:2]}
+    return " OR ".join(term for term in terms if term in kept)
 
 
 # The FTS table names this module may put into SQL (never user text).

@@ -89,3 +89,22 @@ def test_a_user_crowded_out_of_the_ranking_window_still_gets_every_match(tmp_pat
     # The claimed share is wrong on purpose (the window then holds only "crowd" rows).
     found = memory_sql.fts_candidates(connection, "me", build_query("apple"), 10, user_share=1.0)
     assert sorted(found) == sorted(mine)
+
+
+def test_common_words_leave_the_query_but_the_two_rarest_always_stay(tmp_path: Path) -> None:
+    connection = sqlite3.connect(tmp_path / "common.db", isolation_level=None)
+    apply_migrations(connection)
+    for i in range(200):
+        memory_sql.insert(connection, NewMemory(user_id="u", fact=f"home note {i}"))
+    quokka = memory_sql.insert(connection, NewMemory(user_id="u", fact="the quokka lives at home"))
+    wombat = memory_sql.insert(connection, NewMemory(user_id="u", fact="a wombat digs"))
+    query = build_query("home note quokka wombat")
+    found = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=0.05)
+    assert set(found) == {quokka, wombat}  # "home" and "note" are in nearly every row
+    everything = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0)
+    assert len(everything) == 202
+    # With only common words, the two rarest are kept: the query never becomes empty.
+    assert (
+        len(memory_sql.fts_candidates(connection, "u", build_query("home note"), 300, common_term_share=0.05))
+        == 201
+    )
