@@ -14,7 +14,7 @@ from typing import Literal
 from aiohttp import web
 
 from .config import Config
-from .http.errors import error_middleware
+from .http.errors import auth_middleware, error_middleware
 from .http.routes import setup_routes
 from .keys import (
     CONFIG,
@@ -65,7 +65,10 @@ def create_app(
         llm: an already started LLM to share, or None for none (rules only); by default the one
             named in the config is created, started and closed with the app.
     """
-    app = web.Application(client_max_size=config.server.max_body_bytes, middlewares=[error_middleware])
+    middlewares = [error_middleware]
+    if config.server.api_token is not None:
+        middlewares.append(auth_middleware(config.server.api_token.get_secret_value()))
+    app = web.Application(client_max_size=config.server.max_body_bytes, middlewares=middlewares)
     owns_embedder = embedder is None
     embedder = embedder or create_embedder(config.embeddings)
     owns_llm = llm == "from_config"

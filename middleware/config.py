@@ -8,10 +8,11 @@ handed to ``create_app``; no other module reads the environment.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -40,6 +41,20 @@ class ServerConfig(_Section):
     shutdown_timeout_s: float = Field(
         10.0, gt=0, description="Grace period for in-flight requests on SIGTERM."
     )
+    api_token: SecretStr | None = Field(
+        None,
+        description="Bearer token every endpoint but /health requires; mandatory when host is not loopback.",
+    )
+
+    @property
+    def is_loopback(self) -> bool:
+        """True when only this machine can connect (127.0.0.0/8, ::1, localhost)."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
 
 
 class DatabaseConfig(_Section):
@@ -288,6 +303,11 @@ class Config(BaseSettings):
             raise ValueError("search.default_limit must not exceed search.max_limit")
         if self.search.fts_weight + self.search.vector_weight <= 0:
             raise ValueError("search weights must not both be zero")
+        if not self.server.is_loopback and not self.server.api_token:
+            raise ValueError(
+                f"server.host is {self.server.host!r}, which other machines can reach: set server.api_token"
+                " (or MEMORY_CORTEX_SERVER__API_TOKEN) first, or bind 127.0.0.1"
+            )
         return self
 
     @classmethod

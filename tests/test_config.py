@@ -26,7 +26,9 @@ def test_defaults_without_a_file(tmp_path: Path) -> None:
 
 
 def test_flags_beat_env_beat_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = write_yaml(tmp_path, "server:\n  port: 1111\n  host: 10.0.0.1\ndatabase:\n  path: file.db\n")
+    path = write_yaml(
+        tmp_path, "server:\n  port: 1111\n  host: 10.0.0.1\n  api_token: t\ndatabase:\n  path: file.db\n"
+    )
     assert load_config(path).server.port == 1111
     monkeypatch.setenv("MEMORY_CORTEX_SERVER__PORT", "2222")
     monkeypatch.setenv("MEMORY_CORTEX_SEARCH__FTS_WEIGHT", "0.5")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -69,3 +70,22 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
 def _plain(exc: web.HTTPException) -> str:
     text = exc.text or exc.reason
     return text.removeprefix(f"{exc.status}: ").strip() or exc.reason
+
+
+def auth_middleware(token: str) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    """Require ``Authorization: Bearer <token>`` on every endpoint but /health (a liveness probe
+    must work without secrets). Compared in constant time."""
+    expected = token.encode()
+
+    @web.middleware
+    async def check_token(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path != "/health":
+            header = request.headers.get("Authorization", "")
+            scheme, _, given = header.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
+                return error_response(
+                    401, "unauthorized", "missing or wrong API token (Authorization: Bearer …)"
+                )
+        return await handler(request)
+
+    return check_token

@@ -90,3 +90,26 @@ async def test_body_over_the_limit_is_413(aiohttp_client: Any, tmp_path: Any, mi
     client = await aiohttp_client(create_app(config, embedder=minilm))
     response = await client.post("/memories", json={"fact": "x" * 4096})
     assert (await error_of(response, 413))["code"] == "payload_too_large"
+
+
+async def test_with_a_token_every_endpoint_but_health_needs_it(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    config = make_config(tmp_path, server={"api_token": "s3cret"})
+    client = await aiohttp_client(create_app(config, embedder=minilm))
+    assert (await client.get("/health")).status == 200
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}):
+        response = await client.post("/hybrid-search", json={"query": "x"}, headers=headers)
+        assert (await error_of(response, 401))["code"] == "unauthorized"
+    assert (await client.get("/stats")).status == 401
+    ok = await client.post("/hybrid-search", json={"query": "x"}, headers={"Authorization": "Bearer s3cret"})
+    assert ok.status == 200
+
+
+def test_a_reachable_address_without_a_token_refuses_to_start(tmp_path: Any) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=r"set server\.api_token"):
+        make_config(tmp_path, server={"host": "0.0.0.0"})
+    assert make_config(tmp_path, server={"host": "0.0.0.0", "api_token": "t"}).server.host == "0.0.0.0"
+    assert make_config(tmp_path, server={"host": "::1"}).server.is_loopback
