@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from . import __version__
 from .config import Config, load_config
 
@@ -86,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
         config = load_config(args.config, overrides_from(args))
+    except ValidationError as exc:
+        # Field and reason only: the input (which may hold API keys) is never echoed.
+        for error in exc.errors(include_url=False, include_input=False):
+            where = ".".join(str(part) for part in error["loc"]) or "config"
+            print(f"memory-cortex: configuration error: {where}: {error['msg']}", file=sys.stderr)
+        return 2
     except (FileNotFoundError, ValueError) as exc:
         print(f"memory-cortex: configuration error: {exc}", file=sys.stderr)
         return 2

@@ -75,3 +75,14 @@ def test_shipped_config_matches_the_defaults() -> None:
     from middleware.config import DEFAULT_CONFIG_PATH, Config
 
     assert load_config(DEFAULT_CONFIG_PATH).model_dump() == Config().model_dump()
+
+
+def test_cli_reports_config_errors_without_echoing_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from middleware.__main__ import main
+
+    monkeypatch.setenv("MEMORY_CORTEX_EMBEDDINGS__API_KEY", "do-not-print-me")
+    assert main(["--config", str(write_yaml(tmp_path, "{}")), "--host", "0.0.0.0"]) == 2
+    err = capsys.readouterr().err
+    assert "set server.api_token" in err and "do-not-print-me" not in err
