@@ -255,6 +255,9 @@ class MemoryService:
             )
         )
 
+    async def live_count(self, user_id: str) -> int:
+        return await self._db.read(lambda conn: memory_sql.live_count(conn, user_id))
+
     async def counts(self) -> memory_sql.StoreCounts:
         return await self._db.read(lambda conn: memory_sql.counts(conn, self.model or ""))
 

@@ -75,7 +75,7 @@ class RecallService:
 
         result = await self._search.search(query, user_id, self._config.max_facts)
         hits = result.hits
-        searched = (await self._memories.counts()).per_user.get(user_id, 0)
+        searched = await self._memories.live_count(user_id)
         if not hits:
             return RecallAnswer("No relevant memories found.", searched, 0, False, False)
         try:

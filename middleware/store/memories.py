@@ -393,6 +393,15 @@ class StoreCounts:
     unembedded: int
 
 
+def live_count(conn: sqlite3.Connection, user_id: str) -> int:
+    """One user's live memories (an index range, not a table scan)."""
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM memories WHERE user_id = ? AND superseded_by IS NULL", (user_id,)
+        ).fetchone()[0]
+    )
+
+
 def counts(conn: sqlite3.Connection, model: str) -> StoreCounts:
     """Numbers for /stats in one pass over the table."""
     row = conn.execute(
