@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from middleware.errors import EmbedderUnavailable
+from middleware.models.embedders import EmbedderHealth
 from middleware.models.hardware import GpuReading, HardwareUnavailable
 from middleware.models.llm import ChatMessage, LLMHealth, LLMUnavailable
 
@@ -121,3 +123,32 @@ class FakeClock:
         self.now += seconds
         if self.on_sleep is not None:
             await self.on_sleep()
+
+
+class DeadEmbedder:
+    """Same Protocol as the real ones; every call fails as an unreachable service would."""
+
+    backend = "http"
+
+    def __init__(self, model: str, dim: int) -> None:
+        self.model = model
+        self.dim = dim
+        self.calls = 0
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def embed_documents(self, texts: Any) -> Any:
+        self.calls += 1
+        raise EmbedderUnavailable("connection refused")
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> Any:
+        self.calls += 1
+        raise EmbedderUnavailable("connection refused")
+
+    def available(self) -> bool:
+        return True
+
+    def health(self) -> Any:
+        return EmbedderHealth(self.backend, self.model, False, self.dim, "connection refused")

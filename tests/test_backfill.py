@@ -11,8 +11,8 @@ from typing import Any
 
 from middleware.app import create_app
 from middleware.keys import INDEX_SYNC, VECTOR_INDEX
+from tests.fakes import DeadEmbedder
 from tests.helpers import search, store
-from tests.http.test_search import _DeadEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "backfill-embeddings.py"
@@ -34,7 +34,7 @@ def run_backfill(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 async def test_backfill_embeds_missing_and_foreign_vectors_and_the_daemon_notices(
     aiohttp_client: Any, config: Any, minilm: Any
 ) -> None:
-    down = await aiohttp_client(create_app(config, embedder=_DeadEmbedder(minilm.model, 384)))
+    down = await aiohttp_client(create_app(config, embedder=DeadEmbedder(minilm.model, 384)))
     await store(
         down,
         {"user_id": "a", "fact": "Ana rides a unicycle to the office."},

@@ -9,8 +9,8 @@ from aiohttp.test_utils import TestClient
 
 from middleware.app import create_app
 from middleware.config import Config
-from middleware.errors import EmbedderUnavailable
 from middleware.models.embedders import SentenceTransformerEmbedder
+from tests.fakes import DeadEmbedder
 from tests.helpers import search, store
 
 DISTRACTORS = [
@@ -157,37 +157,6 @@ async def test_modes_run_one_retriever_alone(client: TestClient) -> None:
     assert vector["results"] and {item["source"] for item in vector["results"]} == {"vector"}
 
 
-class _DeadEmbedder:
-    """Same Protocol as the real ones; every call fails as an unreachable service would."""
-
-    backend = "http"
-
-    def __init__(self, model: str, dim: int) -> None:
-        self.model = model
-        self.dim = dim
-        self.calls = 0
-
-    async def start(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-    async def embed_documents(self, texts: Any) -> Any:
-        self.calls += 1
-        raise EmbedderUnavailable("connection refused")
-
-    async def embed_query(self, text: str, *, timeout: float | None = None) -> Any:
-        self.calls += 1
-        raise EmbedderUnavailable("connection refused")
-
-    def available(self) -> bool:
-        return True
-
-    def health(self) -> Any:
-        from middleware.models.embedders import EmbedderHealth
-
-        return EmbedderHealth(self.backend, self.model, False, self.dim, "connection refused")
-
-
 async def test_embedder_down_falls_back_to_fts_only(
     aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
 ) -> None:
@@ -196,7 +165,7 @@ async def test_embedder_down_falls_back_to_fts_only(
     await store(first, {"user_id": "gus", "fact": "Gus collects vintage typewriters."})
     await first.close()
     # ...are still found by keywords when it is down; nothing is 5xx.
-    dead = _DeadEmbedder(minilm.model, 384)
+    dead = DeadEmbedder(minilm.model, 384)
     second = await aiohttp_client(create_app(config, embedder=dead))
     body = await search(second, "typewriters", "gus")
     assert body["count"] == 1
