@@ -1,5 +1,8 @@
 """Command line: ``python -m middleware [serve] [--config PATH] [--host H] [--port N] [--db PATH]``.
 
+Maintenance verbs, on the same database (same ``--config``/``--db``): ``backup PATH``,
+``export PATH``, ``import PATH``; each is a few lines over :mod:`middleware.services.portability`.
+
 Flags beat ``MEMORY_CORTEX_*`` environment variables, which beat the YAML file.
 """
 
@@ -15,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from . import __version__
+from .cli_portability import add_portability_commands
 from .config import Config, load_config
 
 log = logging.getLogger("middleware")
@@ -31,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the HTTP daemon (the default command)")
     # SUPPRESS: a flag given before the verb (--port 9000 serve) is not reset by the verb's parser.
     add_server_flags(serve, default=argparse.SUPPRESS)
+    add_portability_commands(commands, add_database_flags)
     return parser
 
 
@@ -41,6 +46,16 @@ def add_server_flags(parser: argparse.ArgumentParser, *, default: object) -> Non
     parser.add_argument("--host", default=default, help="address to bind (server.host)")
     parser.add_argument("--port", type=int, default=default, help="TCP port (server.port)")
     parser.add_argument("--db", type=Path, default=default, help="SQLite database file (database.path)")
+
+
+def add_database_flags(parser: argparse.ArgumentParser) -> None:
+    """``--config``/``--db`` for the maintenance verbs: they find the database as ``serve`` does."""
+    parser.add_argument(
+        "--config", type=Path, default=argparse.SUPPRESS, help="YAML config (default: config/config.yaml)"
+    )
+    parser.add_argument(
+        "--db", type=Path, default=argparse.SUPPRESS, help="SQLite database file (database.path)"
+    )
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -97,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"memory-cortex: configuration error: {exc}", file=sys.stderr)
         return 2
+    if args.command not in (None, "serve"):
+        # Maintenance verbs print their own lines (and progress) and leave the logging defaults.
+        return int(args.run(config, args))
     from .logs import configure_logging
 
     configure_logging(config.logging)
