@@ -413,7 +413,12 @@ def measure_alone(
     )
     db.open()
     try:
-        index = VectorIndex(config.embeddings.model, DIM)
+        index = VectorIndex(
+            config.embeddings.model,
+            DIM,
+            exact_max_rows=config.search.vector_exact_max_rows,
+            shortlist=config.search.vector_shortlist,
+        )
         started = time.perf_counter()
         rows = load_vector_index(db, index)
         index_build_s = time.perf_counter() - started
@@ -466,7 +471,7 @@ def measure_http(
     db_path: Path, log_path: Path, queries: list[str], users: int, warmup: int, quiet_wait_s: float
 ) -> HttpResult:
     """Start the daemon on ``db_path``, time it to /health, then time every query end to end."""
-    daemon = Daemon(db_path, log_path)
+    daemon = Daemon(db_path, log_path, env={"MEMORY_CORTEX_LLM__BACKEND": "rules"})  # the RSS target counts MiniLM, not an LLM
     try:
         startup_s = daemon.start()
         rss_after_load = daemon.rss_bytes()

@@ -78,7 +78,12 @@ def create_app(
         busy_timeout_ms=config.database.busy_timeout_ms,
         read_connections=config.database.read_connections,
     )
-    index = VectorIndex(embedder.model, embedder.dim)
+    index = VectorIndex(
+        embedder.model,
+        embedder.dim,
+        exact_max_rows=config.search.vector_exact_max_rows,
+        shortlist=config.search.vector_shortlist,
+    )
     memory_service = MemoryService(
         db,
         index,

@@ -137,6 +137,19 @@ class SearchConfig(_Section):
         le=1,
         description="Leave out of the FTS query words found in more than this share of rows (1 = keep all).",
     )
+    fts_row_budget: int | None = Field(
+        5000,
+        ge=1,
+        description="Most rows FTS5 ranks per query: the commonest words leave the query first (null = no bound).",
+    )
+    vector_exact_max_rows: int | None = Field(
+        20000,
+        ge=0,
+        description="Users with more vectors get a 1-bit-code shortlist before the exact cosine (null = always scan all).",
+    )
+    vector_shortlist: int = Field(
+        2000, ge=1, description="Rows the 1-bit codes hand to the exact cosine for such users."
+    )
     candidates: int = Field(200, ge=1, le=5000, description="Candidates taken from each side before fusion.")
     default_limit: int = Field(10, ge=1, description="Results when the request names no limit.")
     max_limit: int = Field(200, ge=1, description="Largest limit a request may ask for.")

@@ -219,6 +219,7 @@ def fts_candidates(
     *,
     user_share: float = 1.0,
     common_term_share: float = 1.0,
+    row_budget: int | None = None,
 ) -> dict[int, float]:
     """Best FTS candidates of one user as ``{id: fts_norm}`` with ``fts_norm`` in (0, 1].
 
@@ -232,6 +233,12 @@ def fts_candidates(
     rank a tenth of the store; such a word also carries little bm25 weight, and the vector side
     still sees the whole question.
 
+    ``row_budget``: FTS5 computes bm25 for every row holding any query word, so the cost of a
+    query is the sum of its words' row counts. The commonest words are left out (rarest kept
+    first) until the words kept match at most this many rows; again the two rarest always stay.
+    At 100k memories this bounds the FTS side to a few milliseconds; in a small store the budget
+    never binds.
+
     ``user_share`` (the user's fraction of all rows, known to the caller from the vector index)
     sizes the ranking window so the user filter rarely needs the slow exact path.
 
@@ -241,8 +248,8 @@ def fts_candidates(
     scores: dict[int, float] = {}
     if query.words:
         match = query.words
-        if common_term_share < 1.0 and len(query.terms) > 2:
-            match = _without_common_terms(conn, query.terms, common_term_share)
+        if len(query.terms) > 2 and (common_term_share < 1.0 or row_budget is not None):
+            match = _affordable_terms(conn, query.terms, common_term_share, row_budget)
         rows = _ranked_for_user(conn, "memories_fts", match, user_id, limit, user_share)
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
@@ -269,11 +276,19 @@ def fts_candidates(
     return dict(sorted(scores.items(), key=lambda item: -item[1])[:limit])
 
 
-def _without_common_terms(conn: sqlite3.Connection, terms: Sequence[str], share: float) -> str:
-    """The OR expression of ``terms`` minus those in more than ``share`` of all rows."""
-    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-    limit = max(share * total, 50)
-    counted = [
+def _affordable_terms(
+    conn: sqlite3.Connection, terms: Sequence[str], share: float, row_budget: int | None
+) -> str:
+    """The OR expression of ``terms`` minus the common ones (see :func:`fts_candidates`).
+
+    A word is dropped when it is in more than ``share`` of all rows, or when keeping it would
+    push the rows to rank past ``row_budget``; the two rarest words are always kept. The total is
+    ``max(id)``, read from the primary key in O(log n): an upper bound after deletions, which
+    only makes the share test more lenient (``count(*)`` would walk every row).
+    """
+    total = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
+    common = max(share * total, 50)
+    counted = sorted(
         (
             conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (term,)).fetchone()[
                 0
@@ -281,9 +296,14 @@ def _without_common_terms(conn: sqlite3.Connection, terms: Sequence[str], share:
             term,
         )
         for term in terms
-    ]
-    rarest_first = sorted(counted)
-    kept = {term for count, term in rarest_first if count <= limit} | {term for _, term in rarest_first[:2]}
+    )
+    kept: set[str] = set()
+    ranked = 0
+    for position, (count, term) in enumerate(counted):
+        affordable = row_budget is None or ranked + count <= row_budget
+        if position < 2 or (count <= common and affordable):
+            kept.add(term)
+            ranked += count
     return " OR ".join(term for term in terms if term in kept)
 
 

@@ -7,6 +7,13 @@ the index is rebuilt from the BLOBs at start-up and updated after each committed
 
 Only rows embedded by the live model, not superseded, are in the index; anything else is simply
 absent, so vectors of different models are never compared.
+
+Large users (more rows than ``exact_max_rows``) are searched in two steps, because the product over
+100k × 384 floats reads 150 MB and is bound by memory bandwidth (~8 ms on the reference box): a
+1-bit code per dimension (its sign, 48 bytes a row; the Hamming distance between sign codes
+tracks the angle between the vectors) picks the ``shortlist`` rows nearest in Hamming distance, and only those get their exact cosine
+from the float32 matrix. The cosines returned are always exact; what can differ from a full scan
+is that a true top-k row misses the shortlist — measured on real MiniLM vectors in the tests.
 """
 
 from __future__ import annotations
@@ -43,14 +50,38 @@ def from_blob(blob: bytes, dim: int | None = None) -> np.ndarray:
     return vector.astype(np.float32)
 
 
+def sign_codes(vectors: np.ndarray) -> np.ndarray:
+    """One bit per dimension (positive or not), packed into uint64 words per row.
+
+    Plain signs, not signs around the rows' mean: centring only the stored rows skews their
+    Hamming distances to a query (measured: it lost a fifth of the true top 10 on MiniLM vectors).
+    """
+    packed = np.packbits(vectors > 0, axis=1)
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
 class _UserMatrix:
-    """Rows of one user in a growable matrix; deletes swap the last row into the hole."""
+    """Rows of one user in a growable matrix; deletes swap the last row into the hole.
+
+    ``codes`` (the 1-bit shortlist codes) exist only once the user is large enough to need them,
+    and from then on follow every upsert, move and removal like the matrix does.
+    """
 
     def __init__(self, dim: int, capacity: int = _INITIAL_CAPACITY) -> None:
         self.matrix = np.zeros((capacity, dim), dtype=np.float32)
         self.ids = np.zeros(capacity, dtype=np.int64)
         self.size = 0
         self.row_of: dict[int, int] = {}
+        self.codes: np.ndarray | None = None
+
+    def enable_codes(self) -> None:
+        """Code every row (once, when the user grows large)."""
+        codes = sign_codes(self.matrix[: self.size])
+        self.codes = np.zeros((self.ids.shape[0], codes.shape[1]), dtype=np.uint64)
+        self.codes[: self.size] = codes
 
     def upsert(self, memory_id: int, vector: np.ndarray) -> None:
         row = self.row_of.get(memory_id)
@@ -62,6 +93,8 @@ class _UserMatrix:
             self.row_of[memory_id] = row
             self.ids[row] = memory_id
         self.matrix[row] = vector
+        if self.codes is not None:
+            self.codes[row] = sign_codes(vector[None, :])[0]
 
     def remove(self, memory_id: int) -> bool:
         row = self.row_of.pop(memory_id, None)
@@ -72,6 +105,8 @@ class _UserMatrix:
             moved_id = int(self.ids[last])
             self.matrix[row] = self.matrix[last]
             self.ids[row] = moved_id
+            if self.codes is not None:
+                self.codes[row] = self.codes[last]
             self.row_of[moved_id] = row
         self.size = last
         return True
@@ -83,6 +118,29 @@ class _UserMatrix:
         ids = np.zeros(capacity, dtype=np.int64)
         ids[: self.size] = self.ids[: self.size]
         self.matrix, self.ids = matrix, ids
+        if self.codes is not None:
+            codes = np.zeros((capacity, self.codes.shape[1]), dtype=np.uint64)
+            codes[: self.size] = self.codes[: self.size]
+            self.codes = codes
+
+    def top(self, query: np.ndarray, k: int, shortlist: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """Row numbers and exact cosines of the best ``k`` rows, best first.
+
+        With codes and a ``shortlist`` smaller than the user, only the rows nearest in Hamming
+        distance are scored exactly; otherwise every row is.
+        """
+        if self.codes is not None and shortlist is not None and shortlist < self.size:
+            query_code = sign_codes(query[None, :])[0]
+            distances = np.bitwise_count(self.codes[: self.size] ^ query_code).sum(axis=1, dtype=np.uint16)
+            rows = np.argpartition(distances, shortlist - 1)[:shortlist]
+            scores = self.matrix[rows] @ query
+        else:
+            rows = np.arange(self.size)
+            scores = self.matrix[: self.size] @ query
+        k = min(k, scores.shape[0])
+        best = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return rows[best], scores[best]
 
 
 @dataclass(frozen=True)
@@ -98,11 +156,18 @@ class VectorIndex:
         model: the embedding model whose vectors this index holds (recorded for /stats).
         dim: vector length; vectors of another length are refused. ``None``: taken from the first
             vector (a remote embedder may not have answered yet at start-up).
+        exact_max_rows: users with more rows than this are searched through the 1-bit shortlist
+            (``None``: always a full exact scan).
+        shortlist: rows the codes hand to the exact cosine in that case.
     """
 
-    def __init__(self, model: str, dim: int | None = None) -> None:
+    def __init__(
+        self, model: str, dim: int | None = None, *, exact_max_rows: int | None = None, shortlist: int = 2000
+    ) -> None:
         self.model = model
         self.dim = dim
+        self.exact_max_rows = exact_max_rows
+        self.shortlist = shortlist
         self._users: dict[str, _UserMatrix] = {}
         self._user_of: dict[int, str] = {}
         # Writers (the SQLite writer thread) and searchers (reader threads) share the matrices.
@@ -125,8 +190,11 @@ class VectorIndex:
             previous_user = self._user_of.get(memory_id)
             if previous_user is not None and previous_user != user_id:
                 self._users[previous_user].remove(memory_id)
-            self._users.setdefault(user_id, _UserMatrix(self.dim)).upsert(memory_id, vector)
+            user = self._users.setdefault(user_id, _UserMatrix(self.dim))
+            user.upsert(memory_id, vector)
             self._user_of[memory_id] = user_id
+            if user.codes is None and self._needs_codes(user.size):
+                user.enable_codes()
 
     def remove(self, memory_id: int) -> None:
         """Forget a memory (deleted, superseded, or re-embedded by another model)."""
@@ -171,6 +239,8 @@ class VectorIndex:
                 norms = np.linalg.norm(live, axis=1, keepdims=True)
                 norms[norms == 0] = 1.0
                 live /= norms
+                if self._needs_codes(user.size):
+                    user.enable_codes()
             self._users = users
         return loaded
 
@@ -191,12 +261,13 @@ class VectorIndex:
             user = self._users.get(user_id)
             if user is None or user.size == 0:
                 return []
-            scores = user.matrix[: user.size] @ query
-            ids = user.ids[: user.size].copy()
-        k = min(k, scores.shape[0])
-        top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [VectorHit(int(ids[i]), float(scores[i])) for i in top]
+            shortlist = max(self.shortlist, k) if self.exact_max_rows is not None else None
+            rows, scores = user.top(query, k, shortlist)
+            ids = user.ids[rows]
+        return [VectorHit(int(memory_id), float(score)) for memory_id, score in zip(ids, scores, strict=True)]
+
+    def _needs_codes(self, size: int) -> bool:
+        return self.exact_max_rows is not None and size > self.exact_max_rows
 
     def cosines(self, user_id: str, query: np.ndarray, memory_ids: list[int]) -> dict[int, float]:
         """Exact cosine of ``query`` to the given memories of ``user_id`` (those indexed)."""

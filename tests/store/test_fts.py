@@ -108,3 +108,19 @@ def test_common_words_leave_the_query_but_the_two_rarest_always_stay(tmp_path: P
         len(memory_sql.fts_candidates(connection, "u", build_query("home note"), 300, common_term_share=0.05))
         == 201
     )
+
+
+def test_the_row_budget_drops_the_commonest_words_first(tmp_path: Path) -> None:
+    connection = sqlite3.connect(tmp_path / "budget.db", isolation_level=None)
+    apply_migrations(connection)
+    for i in range(120):
+        memory_sql.insert(connection, NewMemory(user_id="u", fact=f"garden note {i}"))
+    for i in range(30):
+        memory_sql.insert(connection, NewMemory(user_id="u", fact=f"tomato plant {i}"))
+    quokka = memory_sql.insert(connection, NewMemory(user_id="u", fact="a quokka in the garden"))
+    query = build_query("garden tomato quokka")
+    # No share cut-off: only the budget decides. 1 + 30 rows fit in 40; "garden" (121 rows) does not.
+    found = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=40)
+    assert quokka in found and len(found) == 31
+    unbounded = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=None)
+    assert len(unbounded) == 151

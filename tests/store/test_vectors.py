@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
-from middleware.store.vectors import VectorIndex, from_blob, normalize, to_blob
+from middleware.store.vectors import VectorIndex, from_blob, normalize, sign_codes, to_blob
 
 
 def brute_force(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:
@@ -80,3 +82,72 @@ def test_bulk_load_equals_row_by_row() -> None:
     assert bulk.search("u1", query, 1)[0].memory_id == 500
     with pytest.raises(RuntimeError):
         bulk.load({}, [])
+
+
+def test_shortlist_codes_follow_every_change() -> None:
+    """Past ``exact_max_rows`` the 1-bit codes exist and stay equal to a fresh coding of the rows."""
+    rng = np.random.default_rng(3)
+    index = VectorIndex("m", 32, exact_max_rows=50, shortlist=40)
+    live: dict[int, np.ndarray] = {}
+    for memory_id in range(1, 300):
+        live[memory_id] = rng.normal(size=32).astype(np.float32)
+        index.upsert(memory_id, "u", live[memory_id])
+    for memory_id in range(1, 300, 4):
+        index.remove(memory_id)
+        del live[memory_id]
+    for memory_id in list(live)[::7]:
+        live[memory_id] = rng.normal(size=32).astype(np.float32)
+        index.upsert(memory_id, "u", live[memory_id])
+    user = index._users["u"]
+    assert user.codes is not None
+    assert np.array_equal(user.codes[: user.size], sign_codes(user.matrix[: user.size]))
+    for _ in range(10):
+        query = rng.normal(size=32).astype(np.float32)
+        hits = index.search("u", query, 10)
+        exact = {mid: float(normalize(vec)[0] @ normalize(query)[0]) for mid, vec in live.items()}
+        # Cosines are exact even when a row came through the shortlist.
+        assert all(abs(hit.cosine - exact[hit.memory_id]) < 1e-5 for hit in hits)
+        assert [h.cosine for h in hits] == sorted((h.cosine for h in hits), reverse=True)
+
+
+def test_a_shortlist_as_large_as_the_user_is_a_full_scan() -> None:
+    rng = np.random.default_rng(5)
+    vectors = {mid: rng.normal(size=24).astype(np.float32) for mid in range(1, 120)}
+    index = VectorIndex("m", 24, exact_max_rows=10, shortlist=500)
+    index.load({"u": len(vectors)}, ((mid, "u", to_blob(v)) for mid, v in vectors.items()))
+    assert index._users["u"].codes is not None  # loaded past the threshold: coded at start-up
+    query = rng.normal(size=24).astype(np.float32)
+    assert [h.memory_id for h in index.search("u", query, 10)] == brute_force(vectors, query, 10)
+
+
+async def test_the_shortlist_finds_the_true_neighbours_of_real_minilm_vectors(minilm: Any) -> None:
+    """On real sentence embeddings, a shortlist of a fifth of the rows keeps nearly all of the top 10."""
+    subjects = [
+        "my sister",
+        "the dog",
+        "our neighbour",
+        "my boss",
+        "the kids",
+        "grandma",
+        "my partner",
+        "Tom",
+    ]
+    verbs = ["loves", "hates", "is learning", "bought", "talked about", "is afraid of", "painted", "cooked"]
+    things = [
+        "sushi", "jazz records", "the mountains", "a red bicycle", "chess", "the piano", "tomato soup",
+        "rainy weather", "old castles", "electric cars", "yoga", "horror films", "the ocean", "knitting",
+    ]  # fmt: skip
+    texts = [f"{s} {v} {t}" for s in subjects for v in verbs for t in things][:600]
+    vectors = np.asarray(await minilm.embed_documents(texts))
+    exact = VectorIndex("m", vectors.shape[1])
+    coded = VectorIndex("m", vectors.shape[1], exact_max_rows=100, shortlist=len(texts) // 5)
+    for memory_id, vector in enumerate(vectors, start=1):
+        exact.upsert(memory_id, "u", vector)
+        coded.upsert(memory_id, "u", vector)
+    queries = ["who likes music", "food someone made", "someone scared of films", "sports and games"]
+    query_vectors = np.asarray(await minilm.embed_documents(queries))
+    found = [
+        len({h.memory_id for h in exact.search("u", q, 10)} & {h.memory_id for h in coded.search("u", q, 10)})
+        for q in query_vectors
+    ]
+    assert sum(found) / (10 * len(queries)) >= 0.9
