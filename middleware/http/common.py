@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from ..errors import CortexError, InvalidRequest
 from ..keys import CONFIG
+from .schemas import MAX_ID
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -63,8 +64,9 @@ def resolve_user(request: web.Request, user_id: str | None) -> str:
 
 
 def int_from_path(request: web.Request, name: str) -> int:
-    """A positive integer path segment (``/memories/{memory_id}``), else a 400."""
+    """A path id (``/memories/{memory_id}``): an integer from 1 to 2^63 - 1 (SQLite's largest
+    rowid), else a 400. Any id in range is answered (404 when there is none)."""
     raw = request.match_info[name]
-    if not _DIGITS.fullmatch(raw) or len(raw) > 18:
-        raise InvalidRequest(f"{name} must be a positive integer, got {raw[:40]!r}")
+    if not _DIGITS.fullmatch(raw) or len(raw) > 30 or not 1 <= int(raw) <= MAX_ID:
+        raise InvalidRequest(f"{name} must be an integer from 1 to {MAX_ID}, got {raw[:40]!r}")
     return int(raw)

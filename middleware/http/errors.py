@@ -61,7 +61,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if exc.status < 400:
             raise
         code = _HTTP_CODES.get(exc.status, "http_error")
-        return error_response(exc.status, code, exc.reason if exc.text is None else _plain(exc))
+        response = error_response(exc.status, code, exc.reason if exc.text is None else _plain(exc))
+        # Keep what the exception says beyond its text: a 405 must name the allowed methods (Allow).
+        for name, value in exc.headers.items():
+            if name.lower() not in ("content-type", "content-length"):
+                response.headers[name] = value
+        return response
     except Exception:
         log.exception("unhandled error", extra={"path": request.path, "method": request.method})
         return error_response(500, "internal_error", "internal error; see the daemon log")

@@ -12,6 +12,7 @@ from ..keys import MEMORY_SERVICE
 from ..store.memories import MemoryRecord, NewMemory
 from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
+    MAX_BATCH,
     DeletedResponse,
     MemoryBatchIn,
     MemoryBatchResponse,
@@ -24,7 +25,6 @@ from .schemas import (
     ScopeQuery,
 )
 
-MAX_BATCH = 1000
 _BATCH_LIST = TypeAdapter(list[MemoryIn])
 
 

@@ -2,7 +2,8 @@
 
 Each route is declared once in :data:`middleware.http.routes.ENDPOINTS`; the same declaration
 registers the handler and describes it here, so the document cannot drift from the server (a test
-checks that every registered route is documented).
+checks that every registered route is documented). Bounds that come from the config rather than the
+models (the largest search limit, the most messages per ingest) are those of the serving daemon.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .. import __version__
-from .schemas import ErrorResponse
+from ..config import IngestConfig, SearchConfig
+from .schemas import MAX_ID, ErrorResponse
 
 if TYPE_CHECKING:
     from .routes import Endpoint
@@ -22,7 +24,10 @@ if TYPE_CHECKING:
 _REF = "#/components/schemas/{model}"
 
 
-def build_openapi(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
+def build_openapi(
+    endpoints: Sequence[Endpoint], *, search: SearchConfig, ingest: IngestConfig
+) -> dict[str, Any]:
+    """The document for ``endpoints``; ``search`` and ``ingest`` give the configured request limits."""
     models: set[type[BaseModel]] = {ErrorResponse}
     for endpoint in endpoints:
         models.update(m for m in (endpoint.request, endpoint.query) if m is not None)
@@ -45,7 +50,12 @@ def build_openapi(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
             "responses": {},
         }
         parameters = [
-            {"name": name, "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+            {
+                "name": name,
+                "in": "path",
+                "required": True,
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+            }
             for name in _path_params(endpoint.path)
         ]
         if endpoint.query is not None:
@@ -70,8 +80,9 @@ def build_openapi(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
             response: dict[str, Any] = {"description": "OK" if status < 300 else "Error"}
             if model is not None:
                 response["content"] = {"application/json": {"schema": ref(model)}}
-            elif status < 300 and endpoint.media_type != "application/json":
-                response["content"] = {endpoint.media_type: {"schema": {"type": "string"}}}
+            elif status < 300:
+                body = {"type": "object"} if endpoint.media_type == "application/json" else {"type": "string"}
+                response["content"] = {endpoint.media_type: {"schema": body}}
             operation["responses"][str(status)] = response
         operation["responses"]["default"] = {
             "description": "Error",
@@ -79,6 +90,9 @@ def build_openapi(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
         }
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation
 
+    components = schema.get("$defs", {})
+    _bound(components["HybridSearchRequest"]["properties"]["limit"], "maximum", search.max_limit)
+    _bound(components["IngestRequestBody"]["properties"]["messages"], "maxItems", ingest.max_messages)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -87,8 +101,15 @@ def build_openapi(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
             "description": "Long-term memory daemon for LLM agents. Errors are {error:{code,message}}.",
         },
         "paths": paths,
-        "components": {"schemas": schema.get("$defs", {})},
+        "components": {"schemas": components},
     }
+
+
+def _bound(prop: dict[str, Any], keyword: str, value: int) -> None:
+    """Set ``keyword`` on the non-null branch of ``prop`` (``anyOf`` for an optional field)."""
+    for branch in prop.get("anyOf", [prop]):
+        if branch.get("type") != "null":
+            branch[keyword] = value
 
 
 def _is_input(model: type[BaseModel], endpoints: Sequence[Endpoint]) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from pydantic import BaseModel
 
+from ..keys import CONFIG
 from ..services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from . import ingest, memories, recall, search, stats
 from .openapi import build_openapi
@@ -23,7 +24,8 @@ from .schemas import (
     IngestJobsQuery,
     IngestJobsResponse,
     IngestRequestBody,
-    MemoryBatchIn,
+    MemoryCreateBody,
+    MemoryCreated,
     MemoryCreateQuery,
     MemoryListQuery,
     MemoryListResponse,
@@ -48,13 +50,14 @@ class Endpoint:
     request: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
     responses: dict[int, type[BaseModel] | None] = field(default_factory=dict)
-    # Media type of the success responses; one other than JSON is documented as plain text
-    # (responses then maps the status to None).
+    # Media type of the success responses. A status mapped to None is documented as any JSON object,
+    # or as plain text for another media type.
     media_type: str = "application/json"
 
 
 async def openapi_json(request: web.Request) -> web.Response:
-    return web.json_response(build_openapi(ENDPOINTS))
+    config = request.app[CONFIG]
+    return web.json_response(build_openapi(ENDPOINTS, search=config.search, ingest=config.ingest))
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -71,9 +74,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/memories",
         memories.create_memories,
         "Store one memory (object) or a batch ({memories:[...]} or an array); embeds on write.",
-        request=MemoryBatchIn,
+        request=MemoryCreateBody,
         query=MemoryCreateQuery,
-        responses={201: MemoryOut, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse},
+        responses={201: MemoryCreated, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse},
     ),
     Endpoint(
         "GET",
@@ -169,7 +172,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Liveness; degraded when search is FTS-only.",
         responses={200: HealthResponse},
     ),
-    Endpoint("GET", "/openapi.json", openapi_json, "This document."),
+    Endpoint("GET", "/openapi.json", openapi_json, "This document.", responses={200: None}),
 )
 
 

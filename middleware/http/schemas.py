@@ -2,15 +2,48 @@
 
 Requests tolerate what the OpenClaw client sends (``JSON.stringify`` drops undefined fields, messages
 carry extra keys): unknown keys are ignored on the seed's endpoints, optional fields may be absent
-or null. Types are strict: ``"limit": "10"`` is a 400, not silently coerced.
+or null. Types are strict: ``"limit": "10"`` is a 400, not silently coerced (but ``10.0`` is 10:
+JSON has one number type, and JSON Schema counts a whole float as an integer).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    RootModel,
+    Strict,
+    StrictStr,
+    field_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
+
+# Most memories one POST /memories may carry.
+MAX_BATCH = 1000
+# Ids are SQLite rowids; a larger integer cannot even be bound to a query.
+MAX_ID = 2**63 - 1
+# The characters str.strip() removes (str.isspace()), spelled so that ECMA-262 (the document's
+# readers), Python and Rust regexes agree: a text matching NOT_BLANK is not blank once stripped.
+NOT_BLANK = r"[^\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+def _whole_float_to_int(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# A strict integer that also takes 10.0 (never "10", true or 2.5). Bounds go inside the Annotated,
+# before the validator: a Field(ge=…) on ``Integer | None`` would reach the JSON schema as "ge".
+Integer = Annotated[int, Strict(), BeforeValidator(_whole_float_to_int)]
+PositiveInteger = Annotated[int, Field(ge=1), Strict(), BeforeValidator(_whole_float_to_int)]
+RowId = Annotated[int, Field(ge=1, le=MAX_ID), Strict(), BeforeValidator(_whole_float_to_int)]
+Importance = Annotated[int, Field(ge=1, le=10), Strict(), BeforeValidator(_whole_float_to_int)]
 
 
 class _Request(BaseModel):
@@ -34,7 +67,9 @@ class HybridSearchRequest(_Request):
 
     query: str = Field(description="Free text; any characters are safe (never raw FTS syntax).")
     user_id: str | None = Field(None, description="Whose memories; absent/empty → the default user.")
-    limit: int | None = Field(None, description="How many results (1…search.max_limit); absent → default.")
+    limit: PositiveInteger | None = Field(
+        None, description="How many results (1…search.max_limit); absent → default."
+    )
     mode: Literal["hybrid", "fts", "vector"] = Field(
         "hybrid", description="hybrid (default), or one retriever alone for debugging and benchmarks."
     )
@@ -66,10 +101,15 @@ class MemoryIn(_Request):
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    fact: str = Field(min_length=1, max_length=20000, description="The memory itself.")
+    fact: str = Field(
+        min_length=1,
+        max_length=20000,
+        description="The memory itself (not blank).",
+        json_schema_extra={"pattern": NOT_BLANK},
+    )
     user_id: str | None = Field(None, description="Owner; absent/empty → the default user.")
     topic: str = Field("", max_length=500, description="Short label, searchable.")
-    importance: int = Field(5, ge=1, le=10, description="1 (trivia) … 10 (identity).")
+    importance: Importance = Field(5, description="1 (trivia) … 10 (identity).")
     category: str = Field("fact", min_length=1, max_length=64, description="identity, preference, fact…")
     source_session: str | None = Field(None, max_length=500)
     source_channel: str | None = Field(None, max_length=500)
@@ -105,21 +145,39 @@ class MemoryBatchIn(_Request):
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    memories: list[MemoryIn] = Field(min_length=1, description="1…server limit memories.")
+    memories: list[MemoryIn] = Field(min_length=1, max_length=MAX_BATCH, description="1…1000 memories.")
+
+
+class MemoryCreateBody(
+    RootModel[MemoryIn | MemoryBatchIn | Annotated[list[MemoryIn], Field(min_length=1, max_length=MAX_BATCH)]]
+):
+    """``POST /memories``: one memory, ``{"memories": [...]}``, or a bare array of memories."""
+
+
+def _no_null_defaults(schema: dict[str, Any]) -> None:
+    """Absent-but-not-null fields have no default in the document (null would contradict their type)."""
+    for prop in schema.get("properties", {}).values():
+        if "default" in prop and prop["default"] is None and "anyOf" not in prop:
+            del prop["default"]
 
 
 class MemoryPatch(_Request):
     """Fields to change; absent fields stay as they are. ``superseded_by: null`` restores."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=_no_null_defaults)
 
-    fact: str | None = Field(None, min_length=1, max_length=20000)
-    topic: str | None = Field(None, max_length=500)
-    importance: int | None = Field(None, ge=1, le=10)
-    category: str | None = Field(None, min_length=1, max_length=64)
+    # May be absent but not null: SkipJsonSchema keeps null out of the document, the handler answers
+    # 400. Bounds sit inside the Annotated so that they never meet the None.
+    fact: (
+        Annotated[str, Field(min_length=1, max_length=20000, json_schema_extra={"pattern": NOT_BLANK})]
+        | SkipJsonSchema[None]
+    ) = None
+    topic: Annotated[str, Field(max_length=500)] | SkipJsonSchema[None] = None
+    importance: Importance | SkipJsonSchema[None] = None
+    category: Annotated[str, Field(min_length=1, max_length=64)] | SkipJsonSchema[None] = None
     ref: str | None = Field(None, max_length=500)
-    metadata: dict[str, Any] | None = None
-    superseded_by: int | None = Field(None, ge=1, description="Id of the memory that replaces this one.")
+    metadata: dict[str, Any] | SkipJsonSchema[None] = None
+    superseded_by: RowId | None = Field(None, description="Id of the memory that replaces this one.")
 
 
 class MemoryOut(BaseModel):
@@ -159,6 +217,10 @@ class MemoryBatchResponse(BaseModel):
     count: int
 
 
+class MemoryCreated(RootModel[MemoryOut | MemoryBatchResponse]):
+    """The stored memory when one was sent, else the batch, in the order sent."""
+
+
 class MemoryListQuery(_Request):
     """Query string of ``GET /memories`` (strings, so types are coerced here)."""
 
@@ -167,7 +229,7 @@ class MemoryListQuery(_Request):
     user_id: str | None = None
     topic: str | None = None
     limit: int = Field(50, ge=1, le=1000)
-    before_id: int | None = Field(None, ge=1, description="Keyset cursor: only ids below it.")
+    before_id: int | None = Field(None, ge=1, le=MAX_ID, description="Keyset cursor: only ids below it.")
     include_superseded: bool = False
 
 
@@ -212,7 +274,7 @@ class IngestRequestBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     messages: list[IngestMessage] = Field(description="The full session history, oldest first.")
-    session_id: str | int | None = Field(
+    session_id: StrictStr | Integer | None = Field(
         None, union_mode="left_to_right", description="Session; absent → one default session per user."
     )
     channel: str | None = Field(None, max_length=200, strict=True)
@@ -283,8 +345,8 @@ class ContextRequest(_Request):
 
     query: str = Field(max_length=20000)
     user_id: str | None = None
-    max_tokens: int = Field(500, ge=1, le=20000, description="Cap, at ~4 characters per token.")
-    max_facts: int = Field(15, ge=1, le=200)
+    max_tokens: Integer = Field(500, ge=1, le=20000, description="Cap, at ~4 characters per token.")
+    max_facts: Integer = Field(15, ge=1, le=200)
 
 
 class ContextResponse(BaseModel):

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import sys
+from typing import Any
+
 from aiohttp.test_utils import TestClient
 from openapi_spec_validator import validate
+
+from middleware.app import create_app
+from middleware.http.schemas import NOT_BLANK
+from tests.conftest import make_config
 
 
 async def test_every_route_is_documented_and_the_document_is_valid(client: TestClient) -> None:
@@ -26,3 +34,53 @@ async def test_search_contract_fields_are_in_the_schema(client: TestClient) -> N
     assert {"id", "user_id", "topic", "fact", "importance", "score", "source"} <= set(item)
     request = document["components"]["schemas"]["HybridSearchRequest"]
     assert request["required"] == ["query"]
+
+
+# -- found by the schemathesis fuzzer (tests/http/test_fuzz_openapi.py) ---------------------------
+async def test_post_memories_documents_every_body_and_answer_it_accepts(client: TestClient) -> None:
+    document = await (await client.get("/openapi.json")).json()
+    schemas = document["components"]["schemas"]
+    operation = document["paths"]["/memories"]["post"]
+    body = schemas[operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]]
+    refs = [branch.get("$ref") or branch["items"]["$ref"] for branch in body["anyOf"]]
+    # one memory, {memories: [...]}, or a bare array of memories
+    assert refs == [f"#/components/schemas/{name}" for name in ("MemoryIn", "MemoryBatchIn", "MemoryIn")]
+    created = operation["responses"]["201"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
+    assert [b["$ref"].split("/")[-1] for b in schemas[created]["anyOf"]] == [
+        "MemoryOut",
+        "MemoryBatchResponse",
+    ]
+
+
+async def test_patch_documents_which_fields_may_be_null(client: TestClient) -> None:
+    document = await (await client.get("/openapi.json")).json()
+    fields = document["components"]["schemas"]["MemoryPatch"]["properties"]
+    nullable = {name for name, prop in fields.items() if {"type": "null"} in prop.get("anyOf", [])}
+    assert nullable == {"ref", "superseded_by"}
+    assert all("default" not in fields[name] for name in set(fields) - nullable)
+
+
+async def test_configured_limits_are_in_the_document(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+    config = make_config(tmp_path, search={"max_limit": 50}, ingest={"max_messages": 7})
+    client = await aiohttp_client(create_app(config, embedder=minilm))
+    document = await (await client.get("/openapi.json")).json()
+    schemas = document["components"]["schemas"]
+    (limit, _) = schemas["HybridSearchRequest"]["properties"]["limit"]["anyOf"]
+    assert (limit["minimum"], limit["maximum"]) == (1, 50)
+    assert schemas["IngestRequestBody"]["properties"]["messages"]["maxItems"] == 7
+
+
+async def test_path_ids_and_the_document_itself_are_described(client: TestClient) -> None:
+    document = await (await client.get("/openapi.json")).json()
+    (memory_id,) = document["paths"]["/memories/{memory_id}"]["get"]["parameters"][:1]
+    assert memory_id["schema"] == {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
+    ok = document["paths"]["/openapi.json"]["get"]["responses"]["200"]
+    assert ok["content"] == {"application/json": {"schema": {"type": "object"}}}
+
+
+def test_the_not_blank_pattern_means_what_str_strip_removes() -> None:
+    """The document's pattern for a fact and the server's blank check agree on every character."""
+    pattern = re.compile(NOT_BLANK)
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        assert (pattern.search(char) is None) == char.isspace(), hex(code)

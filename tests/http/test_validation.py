@@ -113,3 +113,62 @@ def test_a_reachable_address_without_a_token_refuses_to_start(tmp_path: Any) -> 
         make_config(tmp_path, server={"host": "0.0.0.0"})
     assert make_config(tmp_path, server={"host": "0.0.0.0", "api_token": "t"}).server.host == "0.0.0.0"
     assert make_config(tmp_path, server={"host": "::1"}).server.is_loopback
+
+
+# -- found by the schemathesis fuzzer (tests/http/test_fuzz_openapi.py) ---------------------------
+async def test_405_names_the_allowed_methods(client: TestClient) -> None:
+    response = await client.request("TRACE", "/memories")
+    await error_of(response, 405)
+    assert set(response.headers["Allow"].split(",")) == {"GET", "POST"}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("GET", f"/memories?before_id={2**63}", None),
+        ("GET", f"/memories?before_id={10**25}", None),
+        ("PATCH", "/memories/1", {"superseded_by": 10**25}),
+        ("GET", f"/memories/{2**63}", None),
+        ("GET", "/memories/0", None),
+        ("POST", f"/ingest/jobs/{10**25}/retry", None),
+    ],
+)
+async def test_ids_beyond_sqlite_integers_are_400_not_500(
+    client: TestClient, method: str, path: str, body: Any
+) -> None:
+    await store_one(client)
+    await error_of(await client.request(method, path, json=body), 400)
+
+
+async def test_the_largest_sqlite_id_is_a_plain_404(client: TestClient) -> None:
+    response = await client.get(f"/memories/{2**63 - 1}")
+    assert (await error_of(response, 404))["code"] == "memory_not_found"
+
+
+async def test_whole_floats_are_integers_and_fractions_are_not(client: TestClient) -> None:
+    """JSON Schema (the OpenAPI document) counts 15.0 as an integer: so does the API."""
+    assert (await client.post("/context", json={"query": "x", "max_facts": 15.0})).status == 200
+    assert (await client.post("/hybrid-search", json={"query": "x", "limit": 5.0})).status == 200
+    memory = await store_one(client, importance=7.0)
+    assert memory["importance"] == 7
+    await error_of(await client.post("/context", json={"query": "x", "max_facts": 15.5}), 400)
+    await error_of(await client.post("/context", json={"query": "x", "max_facts": True}), 400)
+
+
+@pytest.mark.parametrize("session_id", [True, False, 1.5, [1], {"a": 1}])
+async def test_a_session_id_is_a_string_or_an_integer(client: TestClient, session_id: Any) -> None:
+    response = await client.post("/ingest", json={"messages": [], "session_id": session_id})
+    await error_of(response, 400)
+
+
+@pytest.mark.parametrize("fact", ["\u0085", "\u2028 \x1c", "\u3000"])
+async def test_unicode_whitespace_is_a_blank_fact(client: TestClient, fact: str) -> None:
+    await error_of(await client.post("/memories", json={"fact": fact}), 400)
+    memory = await store_one(client)
+    await error_of(await client.patch(f"/memories/{memory['id']}", json={"fact": fact}), 400)
+
+
+async def store_one(client: TestClient, **fields: Any) -> dict[str, Any]:
+    response = await client.post("/memories", json={"fact": "Sam drinks oat milk", **fields})
+    assert response.status == 201, await response.text()
+    return await response.json()
