@@ -67,7 +67,9 @@ def create_app(
     """
     middlewares = [error_middleware]
     if config.server.api_token is not None:
-        middlewares.append(auth_middleware(config.server.api_token.get_secret_value()))
+        middlewares.append(
+            auth_middleware(config.server.api_token.get_secret_value(), cors=bool(config.server.cors_origins))
+        )
     app = web.Application(client_max_size=config.server.max_body_bytes, middlewares=middlewares)
     owns_embedder = embedder is None
     embedder = embedder or create_embedder(config.embeddings)

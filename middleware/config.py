@@ -9,10 +9,11 @@ handed to ``create_app``; no other module reads the environment.
 from __future__ import annotations
 
 import ipaddress
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -22,6 +23,7 @@ from pydantic_settings import (
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 ENV_PREFIX = "MEMORY_CORTEX_"
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s]+")
 
 
 class _Section(BaseModel):
@@ -45,6 +47,19 @@ class ServerConfig(_Section):
         None,
         description="Bearer token every endpoint but /health requires; mandatory when host is not loopback.",
     )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins allowed to call the API (e.g. http://localhost:3000); empty = no CORS headers.",
+    )
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _are_origins(cls, origins: list[str]) -> list[str]:
+        # Compared with the browser's Origin header as strings: a path, a trailing / or "*" never works.
+        for origin in origins:
+            if not _ORIGIN.fullmatch(origin):
+                raise ValueError("each entry must be an origin: scheme://host[:port], no path, no wildcard")
+        return origins
 
     @property
     def is_loopback(self) -> bool:

@@ -77,14 +77,23 @@ def _plain(exc: web.HTTPException) -> str:
     return text.removeprefix(f"{exc.status}: ").strip() or exc.reason
 
 
-def auth_middleware(token: str) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def auth_middleware(
+    token: str, *, cors: bool = False
+) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
     """Require ``Authorization: Bearer <token>`` on every endpoint but /health (a liveness probe
-    must work without secrets). Compared in constant time."""
+    must work without secrets). Compared in constant time.
+
+    Args:
+        token: the expected token.
+        cors: True when CORS is on: a preflight (OPTIONS with Origin and
+            Access-Control-Request-Method) passes without the token, as browsers never send one
+            there; the CORS handler then answers it (403 for an origin not allowed).
+    """
     expected = token.encode()
 
     @web.middleware
     async def check_token(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path != "/health":
+        if request.path != "/health" and not (cors and _is_preflight(request)):
             header = request.headers.get("Authorization", "")
             scheme, _, given = header.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
@@ -94,3 +103,8 @@ def auth_middleware(token: str) -> Callable[[web.Request, Handler], Awaitable[we
         return await handler(request)
 
     return check_token
+
+
+def _is_preflight(request: web.Request) -> bool:
+    headers = request.headers
+    return request.method == "OPTIONS" and "Origin" in headers and "Access-Control-Request-Method" in headers

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+import aiohttp_cors
 from aiohttp import web
 from pydantic import BaseModel
 
@@ -176,6 +177,17 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 )
 
 
+# What a browser page may send besides the CORS-safelisted headers.
+CORS_ALLOWED_HEADERS = ("Authorization", "Content-Type")
+
+
 def setup_routes(app: web.Application) -> None:
-    for endpoint in ENDPOINTS:
-        app.router.add_route(endpoint.method, endpoint.path, endpoint.handler)
+    routes = [app.router.add_route(e.method, e.path, e.handler) for e in ENDPOINTS]
+    origins = app[CONFIG].server.cors_origins
+    if origins:
+        # Preflight OPTIONS on every path; CORS headers only for these origins, never credentials
+        # (cookies): the API token travels in the Authorization header.
+        options = aiohttp_cors.ResourceOptions(allow_headers=CORS_ALLOWED_HEADERS, allow_credentials=False)
+        cors = aiohttp_cors.setup(app, defaults=dict.fromkeys(origins, options))
+        for route in routes:
+            cors.add(route)
