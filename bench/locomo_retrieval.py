@@ -175,6 +175,9 @@ def memory_payload(turn: Turn, user_id: str) -> dict[str, Any]:
         "ref": turn.dia_id,
         "user_id": user_id,
         "topic": "",
+        # The session a turn was said in, as a client storing turns knows it: the daemon embeds
+        # each turn after the ones before it in that session (embeddings.session_context).
+        "source_session": f"session-{turn.session}",
         "metadata": {"session": turn.session, "session_date": turn.session_date},
     }
     if turn.created_at is not None:

@@ -29,7 +29,7 @@ from tqdm import tqdm  # noqa: E402
 
 from middleware.config import load_config  # noqa: E402
 from middleware.models.embedders import create_embedder  # noqa: E402
-from middleware.services.memories import embedding_text  # noqa: E402
+from middleware.services.memories import embedding_text, stored_embedding_text  # noqa: E402
 from middleware.store import memories as memory_sql  # noqa: E402
 from middleware.store.db import apply_migrations, connect  # noqa: E402
 from middleware.store.vectors import to_blob  # noqa: E402
@@ -75,8 +75,14 @@ async def backfill(args: argparse.Namespace) -> int:
                 )
                 if not batch:
                     break
+                records = memory_sql.get_many(conn, [memory_id for memory_id, _, _ in batch])
                 vectors = await embedder.embed_documents(
-                    [embedding_text(topic, fact) for _, topic, fact in batch]
+                    [
+                        stored_embedding_text(conn, records[memory_id])
+                        if memory_id in records
+                        else embedding_text(topic, fact)
+                        for memory_id, topic, fact in batch
+                    ]
                 )
                 conn.execute("BEGIN IMMEDIATE")
                 try:

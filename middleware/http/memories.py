@@ -8,7 +8,7 @@ from aiohttp import web
 from pydantic import TypeAdapter
 
 from ..errors import InvalidRequest
-from ..keys import MEMORY_SERVICE
+from ..keys import CONFIG, MEMORY_SERVICE
 from ..store.memories import MemoryRecord, NewMemory
 from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
@@ -71,6 +71,9 @@ def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
         ref=item.ref,
         metadata=item.metadata,
         created_at=created_at,
+        # Turns a client stores with their session are embedded after the turns before them;
+        # extracted facts (the ingest worker) stand alone and never get here.
+        embedding_context=request.app[CONFIG].embeddings.session_context if item.source_session else 0,
     )
 
 

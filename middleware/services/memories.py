@@ -27,9 +27,26 @@ from ..store.vectors import VectorIndex, from_blob, to_blob
 log = logging.getLogger(__name__)
 
 
-def embedding_text(topic: str, fact: str) -> str:
-    """The text a memory is embedded as: its topic gives a short fact its context."""
-    return f"{topic}: {fact}" if topic else fact
+def embedding_text(topic: str, fact: str, context: Sequence[tuple[str, str]] = ()) -> str:
+    """The text a memory is embedded as: its topic gives a short fact its context.
+
+    ``context``: the ``(topic, fact)`` of the memories said just before it in the same session,
+    oldest first. A short turn ("Yes, in Lisbon!") means little alone; embedded after the turns
+    it answers, its vector lands near the questions about it. Only the vector sees the context:
+    the memory returned, its FTS entry and its dedup are its own text.
+    """
+    own = f"{topic}: {fact}" if topic else fact
+    return "\n".join([*(f"{t}: {f}" if t else f for t, f in context), own])
+
+
+def stored_embedding_text(conn: sqlite3.Connection, record: MemoryRecord) -> str:
+    """The text to (re-)embed an existing row with, using the context it was first embedded with."""
+    context: list[tuple[str, str]] = []
+    if record.embedding_context > 0 and record.source_session:
+        context = memory_sql.session_context(
+            conn, record.user_id, record.source_session, record.id, record.embedding_context
+        )
+    return embedding_text(record.topic, record.fact, context)
 
 
 @dataclass(frozen=True)
@@ -107,7 +124,7 @@ class MemoryService:
         the same transaction (the ingest worker records its watermark there, so facts and
         watermark commit together or not at all).
         """
-        vectors = await self._embed([embedding_text(m.topic, m.fact) for m in items])
+        vectors = await self._embed(await self._embedding_texts(items))
         rows = [
             self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
         ]
@@ -192,7 +209,9 @@ class MemoryService:
         new_fact = changes.get("fact", current.fact)
         text_changed = (new_topic, new_fact) != (current.topic, current.fact)
         if text_changed:
-            vectors = await self._embed([embedding_text(new_topic, new_fact)])
+            edited = dataclasses.replace(current, topic=new_topic, fact=new_fact)
+            text = await self._db.read(lambda conn: stored_embedding_text(conn, edited))
+            vectors = await self._embed([text])
             if vectors is not None and self.model is not None:
                 changes.update(
                     embedding=to_blob(vectors[0]),
@@ -262,6 +281,33 @@ class MemoryService:
         return await self._db.read(lambda conn: memory_sql.counts(conn, self.model or ""))
 
     # -- helpers ---------------------------------------------------------------------------
+    async def _embedding_texts(self, items: Sequence[NewMemory]) -> list[str]:
+        """Each item's embedding text; an item with ``embedding_context`` gets its session's
+        previous memories (earlier items of this batch first, then stored rows) before it."""
+        wanted = [
+            (i, item) for i, item in enumerate(items) if item.embedding_context > 0 and item.source_session
+        ]
+        stored: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        if wanted:
+            longest = max(item.embedding_context for _, item in wanted)
+            sessions = {(item.user_id, str(item.source_session)) for _, item in wanted}
+
+            def read(conn: sqlite3.Connection) -> dict[tuple[str, str], list[tuple[str, str]]]:
+                return {key: memory_sql.session_context(conn, *key, None, longest) for key in sessions}
+
+            stored = await self._db.read(read)
+        texts: list[str] = []
+        said: dict[tuple[str, str], list[tuple[str, str]]] = {key: list(rows) for key, rows in stored.items()}
+        for item in items:
+            context: list[tuple[str, str]] = []
+            history = said.get((item.user_id, item.source_session or ""))
+            if history is not None:  # a session some item wants context from
+                if item.embedding_context > 0:
+                    context = history[-item.embedding_context :]
+                history.append((item.topic, item.fact))
+            texts.append(embedding_text(item.topic, item.fact, context))
+        return texts
+
     async def _embed(self, texts: list[str]) -> np.ndarray | None:
         if self._embedder is None or self._index is None or not texts:
             return None

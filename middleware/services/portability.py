@@ -45,7 +45,7 @@ from ..store import memories as memory_sql
 from ..store import portability as portability_sql
 from ..store.portability import BackupResult, PortabilityError, TargetExists
 from ..store.vectors import to_blob
-from .memories import embedding_text
+from .memories import stored_embedding_text
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -132,6 +132,8 @@ class ExportedMemory(BaseModel):
     embedding: str | None = Field(description="base64 of little-endian float32, or null.")
     embedding_model: str | None
     embedding_dim: int | None = Field(ge=1)
+    # Absent from files written before the column existed: those rows were embedded alone.
+    embedding_context: int = Field(0, ge=0)
 
     _blob: bytes | None = PrivateAttr(default=None)
 
@@ -409,7 +411,7 @@ async def reembed_memories(
         for start in range(0, len(memory_ids), batch_size):
             batch = memory_sql.get_many(conn, memory_ids[start : start + batch_size])
             records = list(batch.values())
-            vectors = await embedder.embed_documents([embedding_text(r.topic, r.fact) for r in records])
+            vectors = await embedder.embed_documents([stored_embedding_text(conn, r) for r in records])
             with portability_sql.write_transaction(conn):
                 for record, vector in zip(records, vectors, strict=True):
                     current = memory_sql.get(conn, record.id)

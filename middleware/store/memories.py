@@ -33,7 +33,7 @@ EDITABLE_COLUMNS = (
 _SELECT = (
     "SELECT id, user_id, topic, fact, importance, category, source_session, source_channel, ref,"
     " metadata, created_at, updated_at, access_count, last_accessed, superseded_by,"
-    " embedding_model, embedding_dim, embedding IS NOT NULL AS has_embedding FROM memories"
+    " embedding_model, embedding_dim, embedding_context, embedding IS NOT NULL AS has_embedding FROM memories"
 )
 
 
@@ -58,6 +58,7 @@ class MemoryRecord:
     superseded_by: int | None
     embedding_model: str | None
     embedding_dim: int | None
+    embedding_context: int
     has_embedding: bool
 
     @classmethod
@@ -85,6 +86,7 @@ class NewMemory:
     embedding: bytes | None = None
     embedding_model: str | None = None
     embedding_dim: int | None = None
+    embedding_context: int = 0  # earlier memories of the same session embedded with this one
 
 
 def quote_identifier(name: str) -> str:
@@ -96,8 +98,8 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
     cursor = conn.execute(
         "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
         " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
-        f" embedding_dim) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}),"
-        f" COALESCE(?, {NOW_SQL}), ?, ?, ?)",
+        f" embedding_dim, embedding_context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}),"
+        f" COALESCE(?, {NOW_SQL}), ?, ?, ?, ?)",
         (
             memory.user_id,
             memory.topic,
@@ -113,9 +115,28 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
             memory.embedding,
             memory.embedding_model,
             memory.embedding_dim,
+            memory.embedding_context,
         ),
     )
     return int(cursor.lastrowid or 0)
+
+
+def session_context(
+    conn: sqlite3.Connection, user_id: str, source_session: str, before_id: int | None, count: int
+) -> list[tuple[str, str]]:
+    """``(topic, fact)`` of the ``count`` live memories of this session just before ``before_id``.
+
+    Oldest first, as they were said. ``before_id`` None: the latest ones (for a row not yet
+    inserted, every existing row is earlier).
+    """
+    if count <= 0:
+        return []
+    rows = conn.execute(
+        "SELECT topic, fact FROM memories WHERE user_id = ? AND source_session = ? AND superseded_by IS NULL"
+        " AND id < ? ORDER BY id DESC LIMIT ?",
+        (user_id, source_session, before_id if before_id is not None else 2**63 - 1, count),
+    ).fetchall()
+    return [(str(topic), str(fact)) for topic, fact in reversed(rows)]
 
 
 def get(conn: sqlite3.Connection, memory_id: int) -> MemoryRecord | None:

@@ -53,6 +53,7 @@ EXPORT_COLUMNS = (
     "embedding",
     "embedding_model",
     "embedding_dim",
+    "embedding_context",
 )
 _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
 _SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")
