@@ -236,13 +236,18 @@ class MemoryService:
         return record
 
     async def delete(self, memory_id: int, *, user_id: str | None = None) -> None:
-        """Remove a memory for good (its FTS rows go with it through the triggers)."""
+        """Remove a memory for good (its FTS rows go with it through the triggers).
+
+        The memories it superseded are live again (the foreign key sets their ``superseded_by``
+        to NULL), so their vectors go back into the index in the same step.
+        """
         await self.get(memory_id, user_id=user_id)
 
         def work(conn: sqlite3.Connection) -> tuple[None, list[_IndexEntry]]:
+            restored = memory_sql.superseded_by(conn, memory_id)
             if not memory_sql.delete(conn, memory_id):
                 raise MemoryNotFound(memory_id)
-            return None, [_IndexEntry(memory_id)]
+            return None, [_IndexEntry(memory_id), *self._index_entries(conn, restored)]
 
         await self._db.write(work, after_commit=self._apply_index)
 

@@ -222,6 +222,11 @@ def delete(conn: sqlite3.Connection, memory_id: int) -> bool:
     return conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount > 0
 
 
+def superseded_by(conn: sqlite3.Connection, memory_id: int) -> list[int]:
+    """Ids of the rows ``memory_id`` supersedes: deleting it makes them live again (ON DELETE SET NULL)."""
+    return [row[0] for row in conn.execute("SELECT id FROM memories WHERE superseded_by = ?", (memory_id,))]
+
+
 def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: str, dim: int) -> bool:
     """Store a vector without touching ``updated_at`` (the memory itself did not change)."""
     cursor = conn.execute(

@@ -126,6 +126,28 @@ async def test_superseded_rows_are_listed_only_when_asked(client: TestClient) ->
     assert {m["id"] for m in everything["memories"]} == {old["id"], new["id"]}
 
 
+async def test_deleting_the_newer_memory_brings_the_superseded_one_back_into_search(
+    client: TestClient,
+) -> None:
+    old, new = await store(
+        client,
+        {"user_id": "u", "fact": "Uma drinks green tea."},
+        {"user_id": "u", "fact": "Uma drinks black coffee."},
+        dedup=False,
+    )
+    await client.patch(f"/memories/{old['id']}", json={"superseded_by": new["id"]})
+    index = client.app[VECTOR_INDEX]
+    assert not index.contains(old["id"])
+    assert (await client.delete(f"/memories/{new['id']}")).status == 200
+    # The foreign key restored the row in SQLite; the vector index follows in the same write.
+    assert (await (await client.get(f"/memories/{old['id']}")).json())["superseded_by"] is None
+    assert index.contains(old["id"])
+    body = await search(client, "what does Uma drink?", "u", mode="vector")
+    assert [r["id"] for r in body["results"]] == [old["id"]]
+    stats = await (await client.get("/stats")).json()
+    assert stats["live_memories"] == stats["vector_index_rows"] == 1
+
+
 async def test_stats_counts(client: TestClient) -> None:
     await store(
         client, {"user_id": "x", "fact": "a"}, {"user_id": "x", "fact": "b"}, {"user_id": "y", "fact": "c"}
