@@ -144,10 +144,17 @@ class SentenceTransformerEmbedder(_HealthTracking):
 
     backend = "sentence_transformers"
 
+    # Documents are encoded this many at a time, so a query waits for one small chunk at most.
+    DOCUMENT_CHUNK = 8
+
     def __init__(self, config: EmbeddingsConfig) -> None:
         super().__init__(config)
         self._model: Any = None
         self._executor: ThreadPoolExecutor | None = None
+        # Queries that arrive while the model is busy wait here and are encoded together.
+        self._waiting_queries: list[tuple[str, asyncio.Future[np.ndarray]]] = []
+        self._query_batch_running = False
+        self._query_batches: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         # No model hub at run time: load by path and forbid any download attempt.
@@ -185,6 +192,8 @@ class SentenceTransformerEmbedder(_HealthTracking):
         return SentenceTransformer(str(path), device=self.config.device, local_files_only=True)
 
     async def close(self) -> None:
+        if self._query_batches is not None and not self._query_batches.done():
+            await self._query_batches  # the queries already waiting get their answer
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -217,11 +226,49 @@ class SentenceTransformerEmbedder(_HealthTracking):
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        return await self._run(self._prefixed(texts, self.config.document_prefix), None)
+        prefixed = self._prefixed(texts, self.config.document_prefix)
+        # One small chunk at a time: the model thread runs in arrival order, and a search's query
+        # must not queue behind a whole batch of writes (its budget is 150 ms).
+        chunks = [
+            await self._run(prefixed[i : i + self.DOCUMENT_CHUNK], None)
+            for i in range(0, len(prefixed), self.DOCUMENT_CHUNK)
+        ]
+        return np.concatenate(chunks)
 
     async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
-        vectors = await self._run(self._prefixed([text], self.config.query_prefix), timeout)
-        return vectors[0]
+        """One query's vector; concurrent queries are encoded together in one call.
+
+        Under load, one encode per query in arrival order makes a queue whose wait alone exceeds
+        the search budget, so every search would go FTS-only. Instead a query joins the queries
+        already waiting, and each model call takes all of them (one batch costs little more than
+        one query). ``timeout`` counts from the call; a query that gives up leaves the batch intact.
+        """
+        future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
+        self._waiting_queries.append((self._prefixed([text], self.config.query_prefix)[0], future))
+        if not self._query_batch_running:
+            self._query_batch_running = True
+            self._query_batches = asyncio.ensure_future(self._encode_waiting_queries())
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError as exc:
+            raise EmbedderUnavailable(f"embedding took longer than {timeout}s") from exc
+
+    async def _encode_waiting_queries(self) -> None:
+        try:
+            while self._waiting_queries:
+                batch, self._waiting_queries = self._waiting_queries, []
+                try:
+                    vectors = await self._run([text for text, _ in batch], None)
+                except EmbedderUnavailable as exc:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for (_, future), vector in zip(batch, vectors, strict=True):
+                    if not future.done():
+                        future.set_result(vector)
+        finally:
+            self._query_batch_running = False
 
 
 class _RemoteEmbedder(_HealthTracking):

@@ -136,3 +136,43 @@ async def test_unreachable_service_does_not_stop_start_up() -> None:
     with pytest.raises(EmbedderUnavailable):
         await embedder.embed_query("x")
     await embedder.close()
+
+
+async def test_concurrent_queries_share_model_calls_and_get_their_own_vectors(
+    minilm: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty searches at once cost a few model calls, not twenty queued ones (each 'alone' answer)."""
+    queries = [f"what did the user say about topic number {i}?" for i in range(20)]
+    alone = [await minilm.embed_query(q) for q in queries]
+    calls: list[int] = []
+    encode = minilm._encode
+
+    def counting(texts: list[str]) -> np.ndarray:
+        calls.append(len(texts))
+        return encode(texts)
+
+    monkeypatch.setattr(minilm, "_encode", counting)
+    together = await asyncio.gather(*(minilm.embed_query(q, timeout=30) for q in queries))
+    assert sum(calls) == 20 and len(calls) <= 3, calls
+    for single, batched in zip(alone, together, strict=True):
+        assert np.allclose(single, batched, atol=1e-5)
+
+
+async def test_a_query_does_not_wait_behind_a_large_document_batch(
+    minilm: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Documents go to the model in small chunks, so a query slips in between two of them."""
+    order: list[str] = []
+    encode = minilm._encode
+
+    def recording(texts: list[str]) -> np.ndarray:
+        order.append("query" if texts == ["the query"] else f"docs:{len(texts)}")
+        return encode(texts)
+
+    monkeypatch.setattr(minilm, "_encode", recording)
+    documents = asyncio.ensure_future(minilm.embed_documents([f"document {i}" for i in range(40)]))
+    await asyncio.sleep(0)  # the first chunk is with the model
+    await minilm.embed_query("the query", timeout=30)
+    await documents
+    assert order.index("query") < len(order) - 1, order  # not last: it did not wait for all 40
+    assert all(o == "query" or int(o.split(":")[1]) <= minilm.DOCUMENT_CHUNK for o in order)
