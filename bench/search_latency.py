@@ -471,7 +471,9 @@ def measure_http(
     db_path: Path, log_path: Path, queries: list[str], users: int, warmup: int, quiet_wait_s: float
 ) -> HttpResult:
     """Start the daemon on ``db_path``, time it to /health, then time every query end to end."""
-    daemon = Daemon(db_path, log_path, env={"MEMORY_CORTEX_LLM__BACKEND": "rules"})  # the RSS target counts MiniLM, not an LLM
+    daemon = Daemon(
+        db_path, log_path, env={"MEMORY_CORTEX_LLM__BACKEND": "rules"}
+    )  # the RSS target counts MiniLM, not an LLM
     try:
         startup_s = daemon.start()
         rss_after_load = daemon.rss_bytes()
