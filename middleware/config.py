@@ -98,6 +98,12 @@ class DatabaseConfig(_Section):
 class EmbeddingsConfig(_Section):
     """Which embedding backend turns text into vectors."""
 
+    session_context: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description="Earlier memories of the same source_session embedded with a memory POSTed with one (0 = alone).",
+    )
     backend: Literal["sentence_transformers", "http", "openai"] = Field(
         "sentence_transformers",
         description="sentence_transformers (in-process), http (POST /embed), openai (/v1/embeddings).",
