@@ -79,6 +79,7 @@ def create_app(
         config.database.path,
         busy_timeout_ms=config.database.busy_timeout_ms,
         read_connections=config.database.read_connections,
+        synchronous=config.database.synchronous,
     )
     index = VectorIndex(
         embedder.model,

@@ -82,6 +82,11 @@ class DatabaseConfig(_Section):
     busy_timeout_ms: int = Field(
         5000, ge=0, description="How long a connection waits on a lock before failing."
     )
+    synchronous: Literal["NORMAL", "FULL"] = Field(
+        "NORMAL",
+        description="SQLite synchronous (WAL): NORMAL keeps every commit through a daemon crash (kill -9),"
+        " an OS crash or power cut may lose the last ones; FULL fsyncs each commit so those survive too.",
+    )
     read_connections: int = Field(
         4, ge=1, le=64, description="Read-only connections (threads) that serve searches."
     )

@@ -6,9 +6,10 @@ goes through a single thread fed by a queue (a one-worker executor) and runs ins
 Reads run on ``mode=ro`` connections in other threads, so neither blocks the event loop and WAL lets
 them proceed while the writer commits.
 
-Durability: WAL with ``synchronous=NORMAL``. A commit survives a crash of this process (kill -9)
-because the WAL is written before COMMIT returns; only an OS crash or power loss can lose the last
-transactions (never corrupt the file). See README "Durability".
+Durability: WAL with ``synchronous=NORMAL`` by default. A commit survives a crash of this process
+(kill -9) because the WAL is written before COMMIT returns; only an OS crash or power loss can lose
+the last transactions (never corrupt the file). ``synchronous=FULL`` (``database.synchronous``)
+also fsyncs the WAL at every commit, so those survive too. See README "Durability".
 """
 
 from __future__ import annotations
@@ -32,8 +33,19 @@ T = TypeVar("T")
 MIGRATIONS_PACKAGE = "middleware.store.migrations"
 
 
-def connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
-    """A connection with this project's pragmas (WAL, synchronous=NORMAL, busy timeout, rows by name)."""
+SYNCHRONOUS_LEVELS = ("NORMAL", "FULL")
+
+
+def connect(
+    path: Path, *, read_only: bool, busy_timeout_ms: int, synchronous: str = "NORMAL"
+) -> sqlite3.Connection:
+    """A connection with this project's pragmas (WAL, ``synchronous``, busy timeout, rows by name).
+
+    ``synchronous``: NORMAL (commits survive a crash of the process) or FULL (they also survive
+    an OS crash or a power cut: the WAL is fsynced at every commit).
+    """
+    if synchronous not in SYNCHRONOUS_LEVELS:
+        raise ValueError(f"synchronous must be one of {SYNCHRONOUS_LEVELS}, got {synchronous!r}")
     if read_only:
         conn = sqlite3.connect(
             f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
@@ -45,7 +57,7 @@ def connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Con
     conn.execute("PRAGMA foreign_keys = ON")
     if not read_only:
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(f"PRAGMA synchronous = {synchronous}")  # one of SYNCHRONOUS_LEVELS
     return conn
 
 
@@ -107,11 +119,20 @@ class Database:
         path: the database file (created with its folder if missing).
         busy_timeout_ms: lock wait for every connection.
         read_connections: number of reader threads, each with its own read-only connection.
+        synchronous: SQLite's ``synchronous`` for the writing connections, NORMAL or FULL.
     """
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = 5000, read_connections: int = 4) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout_ms: int = 5000,
+        read_connections: int = 4,
+        synchronous: str = "NORMAL",
+    ) -> None:
         self.path = Path(path)
         self._busy_timeout_ms = busy_timeout_ms
+        self._synchronous = synchronous
         self._read_connections = read_connections
         self._local = threading.local()
         self._writer: ThreadPoolExecutor | None = None
@@ -124,7 +145,9 @@ class Database:
     def open(self) -> None:
         """Create the file, apply migrations and start the threads. Blocking: call at start-up."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = connect(self.path, read_only=False, busy_timeout_ms=self._busy_timeout_ms)
+        conn = connect(
+            self.path, read_only=False, busy_timeout_ms=self._busy_timeout_ms, synchronous=self._synchronous
+        )
         try:
             apply_migrations(conn)
         finally:
@@ -168,7 +191,12 @@ class Database:
             self._all_connections.clear()
 
     def _init_thread(self, read_only: bool) -> None:
-        conn = connect(self.path, read_only=read_only, busy_timeout_ms=self._busy_timeout_ms)
+        conn = connect(
+            self.path,
+            read_only=read_only,
+            busy_timeout_ms=self._busy_timeout_ms,
+            synchronous=self._synchronous,
+        )
         if not read_only:
             conn.execute("PRAGMA wal_autocheckpoint = 0")  # see open(): the checkpointer does it
         self._local.conn = conn

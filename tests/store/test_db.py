@@ -38,6 +38,18 @@ async def test_wal_and_synchronous_normal(db: Database) -> None:
     assert await db.write(pragmas) == ("wal", 1)  # 1 = NORMAL
 
 
+async def test_synchronous_full_is_set_on_the_writer_and_nothing_weaker_is_accepted(tmp_path: Path) -> None:
+    database = Database(tmp_path / "full.db", synchronous="FULL")
+    database.open()
+    try:
+        level = await database.write(lambda conn: conn.execute("PRAGMA synchronous").fetchone()[0])
+        assert level == 2  # 2 = FULL: the WAL is fsynced at every commit
+    finally:
+        database.close()
+    with pytest.raises(ValueError, match="synchronous"):
+        Database(tmp_path / "bad.db", synchronous="OFF").open()
+
+
 async def test_failed_write_rolls_back_everything(db: Database) -> None:
     def half_then_fail(conn: sqlite3.Connection) -> None:
         memory_sql.insert(conn, NewMemory(user_id="u", fact="first"))
