@@ -35,8 +35,7 @@ def embedding_text(topic: str, fact: str, context: Sequence[tuple[str, str]] = (
     it answers, its vector lands near the questions about it. Only the vector sees the context:
     the memory returned, its FTS entry and its dedup are its own text.
     """
-    own = f"{topic}: {fact}" if topic else fact
-    return "\n".join([*(f"{t}: {f}" if t else f for t, f in context), own])
+    return "\n".join(f"{t}: {f}" if t else f for t, f in [*context, (topic, fact)])
 
 
 def stored_embedding_text(conn: sqlite3.Connection, record: MemoryRecord) -> str:
@@ -302,7 +301,7 @@ class MemoryService:
 
             stored = await self._db.read(read)
         texts: list[str] = []
-        said: dict[tuple[str, str], list[tuple[str, str]]] = {key: list(rows) for key, rows in stored.items()}
+        said = stored  # built for this call: extended in place as the batch's items are said
         for item in items:
             context: list[tuple[str, str]] = []
             history = said.get((item.user_id, item.source_session or ""))
