@@ -74,7 +74,7 @@ from middleware.models.embedders import (
 from middleware.services.search import SearchService
 from middleware.store.db import Database, apply_migrations
 from middleware.store.memories import NewMemory, insert
-from middleware.store.vectors import VectorIndex, normalize, to_blob
+from middleware.store.vectors import VectorIndex, normalize, to_blob, use_one_blas_thread
 
 MODEL = "all-MiniLM-L6-v2"
 DIM = 384
@@ -412,6 +412,7 @@ def measure_alone(
         read_connections=config.database.read_connections,
     )
     db.open()
+    use_one_blas_thread()  # as the daemon does when it builds its index
     try:
         index = VectorIndex(
             config.embeddings.model,

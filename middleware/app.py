@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import sqlite3
 import time
@@ -45,7 +46,7 @@ from .services.search import SearchService
 from .services.stats import StatsService
 from .store import memories as memory_sql
 from .store.db import Database
-from .store.vectors import VectorIndex
+from .store.vectors import VectorIndex, use_one_blas_thread
 
 log = logging.getLogger(__name__)
 
@@ -144,8 +145,10 @@ def create_app(
             await embedder.close()
 
     async def vector_index_ctx(app: web.Application) -> AsyncIterator[None]:
+        use_one_blas_thread()
         started = time.perf_counter()
         loaded = await asyncio.to_thread(load_vector_index, db, index)
+        release_freed_heap()
         log.info(
             "vector index built",
             extra={"rows": loaded, "model": index.model, "seconds": round(time.perf_counter() - started, 2)},
@@ -188,14 +191,24 @@ async def run_checkpoints(db: Database, stop: asyncio.Event, interval_s: float) 
             log.exception("WAL checkpoint failed")
 
 
+def release_freed_heap() -> None:
+    """Give the heap freed by start-up (models, the BLOBs read into the index) back to the OS.
+
+    glibc keeps freed small blocks in the process; ``malloc_trim`` returns them, ~7 MB of
+    resident memory at 100k memories. Elsewhere (musl, macOS) this does nothing.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def load_vector_index(db: Database, index: VectorIndex) -> int:
     """Fill the index from the BLOBs of the live model: SQLite is the source of truth."""
 
     def read(conn: sqlite3.Connection) -> int:
         counts = memory_sql.embedding_counts(conn, index.model)
         rows = (
-            (memory_id, user_id, blob)
-            for memory_id, user_id, blob, _ in memory_sql.iter_embeddings(conn, index.model)
+            (memory_id, user_id, blob, layer)
+            for memory_id, user_id, blob, _, layer in memory_sql.iter_embeddings(conn, index.model)
         )
         return index.load(counts, rows)
 

@@ -129,6 +129,13 @@ class EmbeddingsConfig(_Section):
         description="sentence_transformers: CPU threads. 1 is fastest for one short query and, above all,"
         " steady when other processes load the CPU (2 threads: p95 ~10x worse on a busy 2-core box).",
     )
+    query_batch_max: int = Field(
+        16,
+        ge=1,
+        le=1024,
+        description="sentence_transformers: most waiting search queries encoded in one model call, so"
+        " a batch ends inside query_timeout_s (MiniLM here: 16 queries ~70 ms).",
+    )
     url: str = Field(
         "http://127.0.0.1:8105",
         description="http/openai: base URL of the embedding service (no trailing /embed or /v1).",
@@ -164,7 +171,7 @@ class SearchConfig(_Section):
         description="Leave out of the FTS query words found in more than this share of rows (1 = keep all).",
     )
     fts_row_budget: int | None = Field(
-        5000,
+        1000,
         ge=1,
         description="Most rows FTS5 ranks per query: the commonest words leave the query first (null = no bound).",
     )
@@ -176,7 +183,10 @@ class SearchConfig(_Section):
     vector_shortlist: int = Field(
         2000, ge=1, description="Rows the 1-bit codes hand to the exact cosine for such users."
     )
-    candidates: int = Field(200, ge=1, le=5000, description="Candidates taken from each side before fusion.")
+    candidates: int = Field(200, ge=1, le=5000, description="Vector candidates taken before fusion.")
+    fts_candidates: int = Field(
+        50, ge=1, le=5000, description="FTS candidates taken before fusion (ranked by bm25, best first)."
+    )
     default_limit: int = Field(10, ge=1, description="Results when the request names no limit.")
     max_limit: int = Field(200, ge=1, description="Largest limit a request may ask for.")
     max_query_chars: int = Field(

@@ -49,6 +49,9 @@ def memory_out(
         access_count=record.access_count,
         last_accessed=record.last_accessed,
         superseded_by=record.superseded_by,
+        layer=record.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
+        layer_since=record.layer_since,
+        compressed_into=record.compressed_into,
         embedded=record.has_embedding,
         embedding_model=record.embedding_model,
     )
@@ -70,6 +73,7 @@ def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
         source_channel=item.source_channel,
         ref=item.ref,
         metadata=item.metadata,
+        layer=item.layer,
         created_at=created_at,
         # Turns a client stores with their session are embedded after the turns before them;
         # extracted facts (the ingest worker) stand alone and never get here.

@@ -5,13 +5,16 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..keys import RECALL_SERVICE
+from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
 from .schemas import ContextRequest, ContextResponse, RecallRequest, RecallResponse
 
 
 async def recall(request: web.Request) -> web.Response:
     body = await parse_body(request, RecallRequest)
-    answer = await request.app[RECALL_SERVICE].recall(body.query, resolve_user(request, body.user_id))
+    answer = await request.app[RECALL_SERVICE].recall(
+        body.query, resolve_user(request, body.user_id), layers=body.layers or DEFAULT_LAYERS
+    )
     response = RecallResponse(
         response=answer.response,
         memories_searched=answer.memories_searched,
@@ -25,6 +28,10 @@ async def recall(request: web.Request) -> web.Response:
 async def context(request: web.Request) -> web.Response:
     body = await parse_body(request, ContextRequest)
     text, facts = await request.app[RECALL_SERVICE].context(
-        body.query, resolve_user(request, body.user_id), max_tokens=body.max_tokens, max_facts=body.max_facts
+        body.query,
+        resolve_user(request, body.user_id),
+        max_tokens=body.max_tokens,
+        max_facts=body.max_facts,
+        layers=body.layers or DEFAULT_LAYERS,
     )
     return web.json_response(ContextResponse(context=text, facts=facts).model_dump())

@@ -62,6 +62,15 @@ class ErrorResponse(BaseModel):
 
 
 # -- search ---------------------------------------------------------------------------------
+Layer = Literal["working", "core", "archive"]
+LayerFilter = Annotated[
+    list[Layer] | None,
+    Field(
+        description="Memory layers to search; absent/null → working and core (the archive only when named)."
+    ),
+]
+
+
 class HybridSearchRequest(_Request):
     """``POST /hybrid-search``: the seed's exact shape."""
 
@@ -73,6 +82,7 @@ class HybridSearchRequest(_Request):
     mode: Literal["hybrid", "fts", "vector"] = Field(
         "hybrid", description="hybrid (default), or one retriever alone for debugging and benchmarks."
     )
+    layers: LayerFilter = None
 
 
 class SearchResultItem(BaseModel):
@@ -88,6 +98,7 @@ class SearchResultItem(BaseModel):
     created_at: str
     fts_score: float = Field(description="bm25 normalised to the best hit of this query, 0…1.")
     vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
+    layer: Layer = Field(description="working, core or archive.")
 
 
 class HybridSearchResponse(BaseModel):
@@ -115,6 +126,7 @@ class MemoryIn(_Request):
     source_channel: str | None = Field(None, max_length=500)
     ref: str | None = Field(None, max_length=500, description="Caller's reference (e.g. a dialogue id).")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form JSON object.")
+    layer: Layer = Field("core", description="working, core (default: written on purpose) or archive.")
     created_at: datetime | None = Field(
         None,
         description="When the memory is from (ISO 8601); absent → now.",
@@ -178,6 +190,7 @@ class MemoryPatch(_Request):
     ref: str | None = Field(None, max_length=500)
     metadata: dict[str, Any] | SkipJsonSchema[None] = None
     superseded_by: RowId | None = Field(None, description="Id of the memory that replaces this one.")
+    layer: Layer | SkipJsonSchema[None] = Field(None, description="Move it: archive, restore to core…")
 
 
 class MemoryOut(BaseModel):
@@ -196,6 +209,11 @@ class MemoryOut(BaseModel):
     access_count: int
     last_accessed: str | None
     superseded_by: int | None
+    layer: Layer
+    layer_since: str | None = Field(description="When it entered its layer (null: at created_at).")
+    compressed_into: int | None = Field(
+        description="The history summary this archived memory is folded into."
+    )
     embedded: bool = Field(description="True when a vector of the live model is stored.")
     embedding_model: str | None
     action: str | None = Field(
@@ -330,6 +348,7 @@ class RecallRequest(_Request):
 
     query: str = Field(max_length=20000)
     user_id: str | None = None
+    layers: LayerFilter = None
 
 
 class RecallResponse(BaseModel):
@@ -347,6 +366,7 @@ class ContextRequest(_Request):
     user_id: str | None = None
     max_tokens: Integer = Field(500, ge=1, le=20000, description="Cap, at ~4 characters per token.")
     max_facts: Integer = Field(15, ge=1, le=200)
+    layers: LayerFilter = None
 
 
 class ContextResponse(BaseModel):

@@ -8,6 +8,7 @@ from aiohttp import web
 
 from ..errors import InvalidRequest
 from ..keys import CONFIG, METRICS, SEARCH_SERVICE
+from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
 from .schemas import HybridSearchRequest, HybridSearchResponse, SearchResultItem
 
@@ -20,7 +21,8 @@ async def hybrid_search(request: web.Request) -> web.Response:
         raise InvalidRequest(f"limit must be between 1 and {limits.max_limit}, got {limit}")
     user_id = resolve_user(request, body.user_id)
     started = time.perf_counter()
-    result = await request.app[SEARCH_SERVICE].search(body.query, user_id, limit, body.mode)
+    layers = body.layers if body.layers is not None else DEFAULT_LAYERS
+    result = await request.app[SEARCH_SERVICE].search(body.query, user_id, limit, body.mode, layers)
     request.app[METRICS].observe_search(
         body.mode, time.perf_counter() - started, vector_used=result.vector_used
     )
@@ -38,6 +40,7 @@ async def hybrid_search(request: web.Request) -> web.Response:
             created_at=hit.memory.created_at,
             fts_score=round(hit.fts_score, 6),
             vector_score=round(hit.vector_score, 6),
+            layer=hit.memory.layer,
         )
         for hit in result.hits
     ]

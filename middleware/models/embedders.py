@@ -241,7 +241,9 @@ class SentenceTransformerEmbedder(_HealthTracking):
         Under load, one encode per query in arrival order makes a queue whose wait alone exceeds
         the search budget, so every search would go FTS-only. Instead a query joins the queries
         already waiting, and each model call takes all of them (one batch costs little more than
-        one query). ``timeout`` counts from the call; a query that gives up leaves the batch intact.
+        one query), up to ``query_batch_max``. ``timeout`` counts from the call. A query that gives up is dropped from the
+        waiting batch: encoding it anyway would spend the model on an answer nobody reads and,
+        under steady load, keep every later query late too.
         """
         future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
         self._waiting_queries.append((self._prefixed([text], self.config.query_prefix)[0], future))
@@ -252,11 +254,22 @@ class SentenceTransformerEmbedder(_HealthTracking):
             return await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError as exc:
             raise EmbedderUnavailable(f"embedding took longer than {timeout}s") from exc
+        finally:
+            # Timed out or the request was cancelled: the query leaves the waiting batch (no
+            # effect once it has its vector).
+            future.cancel()
 
     async def _encode_waiting_queries(self) -> None:
         try:
             while self._waiting_queries:
-                batch, self._waiting_queries = self._waiting_queries, []
+                # The oldest still-wanted queries, at most query_batch_max: a batch as large as
+                # everything waiting could outlast the search budget under load, and then every
+                # query in it would miss.
+                wanted = [(text, future) for text, future in self._waiting_queries if not future.done()]
+                batch = wanted[: self.config.query_batch_max]
+                self._waiting_queries = wanted[self.config.query_batch_max :]
+                if not batch:
+                    continue
                 try:
                     vectors = await self._run([text for text, _ in batch], None)
                 except EmbedderUnavailable as exc:

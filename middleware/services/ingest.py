@@ -243,6 +243,7 @@ class IngestService:
                 source_session=job.session_id,
                 source_channel=job.channel,
                 metadata={"ingest_job": job.id, "extractor": result.method},
+                layer=initial_layer(fact.category, result.method),
             )
             for fact in result.facts
         ]
@@ -286,3 +287,15 @@ class IngestService:
             "ingest job will be retried" if retry_at else "ingest job failed for good",
             extra={"job": job.id, "attempt": job.attempts, "reason": reason[:300]},
         )
+
+
+# Extracted facts of these categories go straight to core: who the user is and what they want
+# or corrected is worth keeping without waiting to be read (issue 8).
+CORE_CATEGORIES = frozenset({"identity", "preference", "correction"})
+
+
+def initial_layer(category: str, extractor: str) -> str:
+    """The layer an extracted fact starts in: ``core`` for identity, preferences and corrections and
+    for everything the rules extractor found (it only takes explicit statements: "remember that…",
+    "my X is…", "from now on…"); otherwise ``working``, until the lifecycle promotes or expires it."""
+    return "core" if category in CORE_CATEGORIES or extractor == "rules" else "working"

@@ -71,6 +71,7 @@ class _IndexEntry:
     memory_id: int
     user_id: str | None = None
     vector: np.ndarray | None = None  # None → remove from the index
+    layer: str = "core"
 
 
 class MemoryService:
@@ -341,7 +342,7 @@ class MemoryService:
                 and row.superseded_by is None
             )
             vector = from_blob(row.blob) if live and row.blob is not None else None
-            entries.append(_IndexEntry(row.memory_id, row.user_id, vector))
+            entries.append(_IndexEntry(row.memory_id, row.user_id, vector, row.layer or "core"))
         return entries
 
     def _apply_index(self, result: tuple[Any, list[_IndexEntry]]) -> None:
@@ -352,4 +353,4 @@ class MemoryService:
             if entry.vector is None or entry.user_id is None:
                 self._index.remove(entry.memory_id)
             else:
-                self._index.upsert(entry.memory_id, entry.user_id, entry.vector)
+                self._index.upsert(entry.memory_id, entry.user_id, entry.vector, entry.layer)

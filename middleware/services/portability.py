@@ -134,6 +134,10 @@ class ExportedMemory(BaseModel):
     embedding_dim: int | None = Field(ge=1)
     # Absent from files written before the column existed: those rows were embedded alone.
     embedding_context: int = Field(0, ge=0)
+    # Absent from files written before migration 004: those rows were all core.
+    layer: Literal["working", "core", "archive"] = "core"
+    layer_since: str | None = None
+    compressed_into: int | None = Field(None, ge=1)
 
     _blob: bytes | None = PrivateAttr(default=None)
 
@@ -306,6 +310,7 @@ def _import_rows(
         portability_sql.start_duplicate_lookup(conn)
     new_id_of: dict[int, int] = {}  # id in the file → id in the target
     links: list[tuple[int, int, int]] = []  # (target id, superseded_by as in the file, line)
+    summaries: list[tuple[int, int, int]] = []  # (target id, compressed_into as in the file, line)
     for line_no, line in numbered:
         memory = _parse_memory(line, line_no)
         if memory.id in new_id_of:
@@ -322,6 +327,8 @@ def _import_rows(
             result.added += 1
             if memory.superseded_by is not None:
                 links.append((new_id, memory.superseded_by, line_no))
+            if memory.compressed_into is not None:
+                summaries.append((new_id, memory.compressed_into, line_no))
             if memory.embedding is None or memory.embedding_model != model:
                 result.needing_embedding.append(new_id)
         if progress is not None:
@@ -338,6 +345,12 @@ def _import_rows(
                 f"line {line_no}: field 'superseded_by': memory {older_target} is not in the file"
             )
         portability_sql.set_superseded_by(conn, memory_id, new_id_of[older_target])
+    for memory_id, summary, line_no in summaries:
+        if summary not in new_id_of:
+            raise ImportRejected(
+                f"line {line_no}: field 'compressed_into': memory {summary} is not in the file"
+            )
+        portability_sql.set_compressed_into(conn, memory_id, new_id_of[summary])
     if not result.kept_ids:
         portability_sql.stop_duplicate_lookup(conn)
 

@@ -12,12 +12,13 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config import RecallConfig
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
 from .memories import MemoryService
-from .search import SearchHit, SearchService
+from .search import DEFAULT_LAYERS, SearchHit, SearchService
 
 log = logging.getLogger(__name__)
 
@@ -62,18 +63,24 @@ class RecallService:
         self._memories = memories
         self._llm = llm
         self._config = config
-        self._cache: OrderedDict[tuple[str, str, int], tuple[float, RecallAnswer]] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, int, tuple[str, ...]], tuple[float, RecallAnswer]] = (
+            OrderedDict()
+        )
         self._max_cache_entries = max_cache_entries
 
-    async def recall(self, query: str, user_id: str) -> RecallAnswer:
-        key = (user_id, " ".join(query.lower().split()), self._memories.version)
+    async def recall(
+        self, query: str, user_id: str, *, layers: Sequence[str] = DEFAULT_LAYERS
+    ) -> RecallAnswer:
+        """Synthesise an answer from the user's best memories (in ``layers``) for ``query``."""
+        layers = tuple(sorted(set(layers)))
+        key = (user_id, " ".join(query.lower().split()), self._memories.version, layers)
         cached = self._cache.get(key)
         if cached is not None and cached[0] > time.monotonic():
             self._cache.move_to_end(key)
             answer = cached[1]
             return RecallAnswer(answer.response, answer.memories_searched, answer.memories_used, False, True)
 
-        result = await self._search.search(query, user_id, self._config.max_facts)
+        result = await self._search.search(query, user_id, self._config.max_facts, layers=layers)
         hits = result.hits
         searched = await self._memories.live_count(user_id)
         if not hits:
@@ -87,9 +94,17 @@ class RecallService:
         self._remember(key, answer)
         return answer
 
-    async def context(self, query: str, user_id: str, *, max_tokens: int, max_facts: int) -> tuple[str, int]:
+    async def context(
+        self,
+        query: str,
+        user_id: str,
+        *,
+        max_tokens: int,
+        max_facts: int,
+        layers: Sequence[str] = DEFAULT_LAYERS,
+    ) -> tuple[str, int]:
         """The prompt block: facts by importance then score, cut to ~``max_tokens``."""
-        result = await self._search.search(query, user_id, max_facts)
+        result = await self._search.search(query, user_id, max_facts, layers=layers)
         if not result.hits:
             return "", 0
         ordered = sorted(result.hits, key=lambda hit: (-hit.memory.importance, -hit.score))
@@ -134,7 +149,7 @@ class RecallService:
             raise LLMUnavailable("empty synthesis")
         return text.strip()
 
-    def _remember(self, key: tuple[str, str, int], answer: RecallAnswer) -> None:
+    def _remember(self, key: tuple[str, str, int, tuple[str, ...]], answer: RecallAnswer) -> None:
         if self._config.cache_ttl_s <= 0:
             return
         self._cache[key] = (time.monotonic() + self._config.cache_ttl_s, answer)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,9 @@ from ..store.memories import MemoryRecord
 from ..store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
+
+# What a search covers unless it asks otherwise: the archive is kept but not searched.
+DEFAULT_LAYERS = ("core", "working")
 
 
 @dataclass(frozen=True)
@@ -77,13 +81,23 @@ class SearchService:
         self._embedder = embedder
         self._config = config
         self._query_timeout_s = query_timeout_s
+        self._term_counts = memory_sql.TermRowCounts()
 
-    async def search(self, query: str, user_id: str, limit: int, mode: str = "hybrid") -> SearchResult:
+    async def search(
+        self,
+        query: str,
+        user_id: str,
+        limit: int,
+        mode: str = "hybrid",
+        layers: Sequence[str] = DEFAULT_LAYERS,
+    ) -> SearchResult:
         """The best ``limit`` live memories of ``user_id`` for ``query``.
 
         ``mode`` ``"fts"`` or ``"vector"`` runs one retriever alone (for benchmarks and debugging);
-        the fused score keeps its formula, with the other part 0.
+        the fused score keeps its formula, with the other part 0. ``layers``: only memories in
+        these layers (default working and core; the archive only when asked for).
         """
+        layers = tuple(sorted(set(layers)))
         started = time.perf_counter()
         query = query[: self._config.max_query_chars]
         fts_query = build_query(query) if mode != "vector" else FtsQuery()
@@ -91,12 +105,14 @@ class SearchService:
 
         # FTS (a reader thread) and the matrix product (another thread) run side by side: on two
         # cores the search costs the slower of the two, not their sum.
-        fts_task = asyncio.ensure_future(self._fts(user_id, fts_query, k))
+        fts_task = asyncio.ensure_future(
+            self._fts(user_id, fts_query, max(self._config.fts_candidates, limit), layers)
+        )
         query_vector = await self._query_vector(query) if mode != "fts" else None
         vector_task = None
         if query_vector is not None and self._index is not None:
             vector_task = asyncio.ensure_future(
-                asyncio.to_thread(self._index.search, user_id, query_vector, k)
+                asyncio.to_thread(self._index.search, user_id, query_vector, k, layers)
             )
         fts_scores = await fts_task
         after_fts = time.perf_counter()
@@ -128,8 +144,12 @@ class SearchService:
         hits = [
             SearchHit(records[mid], score, fts_norm, cosine, source)
             for score, fts_norm, cosine, mid, source in fused
-            # A row deleted or superseded between the two reads is dropped, never shown stale.
-            if mid in records and records[mid].superseded_by is None and records[mid].user_id == user_id
+            # A row deleted, superseded or moved to another layer between the two reads is
+            # dropped, never shown stale.
+            if mid in records
+            and records[mid].superseded_by is None
+            and records[mid].user_id == user_id
+            and records[mid].layer in layers
         ]
         done = time.perf_counter()
         return SearchResult(
@@ -144,8 +164,10 @@ class SearchService:
             },
         )
 
-    async def _fts(self, user_id: str, fts_query: FtsQuery, k: int) -> dict[int, float]:
-        if fts_query.empty:
+    async def _fts(
+        self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]
+    ) -> dict[int, float]:
+        if fts_query.empty or not layers:
             return {}
         share = self._index.share_of(user_id) if self._index is not None else 1.0
         return await self._db.read(
@@ -157,6 +179,8 @@ class SearchService:
                 user_share=share,
                 common_term_share=self._config.common_term_share,
                 row_budget=self._config.fts_row_budget,
+                term_counts=self._term_counts,
+                layers=layers,
             )
         )
 

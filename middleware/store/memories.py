@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,12 +30,14 @@ EDITABLE_COLUMNS = (
     "ref",
     "metadata",
     "superseded_by",
+    "layer",
 )
 
 _SELECT = (
     "SELECT id, user_id, topic, fact, importance, category, source_session, source_channel, ref,"
     " metadata, created_at, updated_at, access_count, last_accessed, superseded_by,"
-    " embedding_model, embedding_dim, embedding_context, embedding IS NOT NULL AS has_embedding FROM memories"
+    " embedding_model, embedding_dim, embedding_context, layer, layer_since, compressed_into,"
+    " embedding IS NOT NULL AS has_embedding FROM memories"
 )
 
 
@@ -59,6 +63,9 @@ class MemoryRecord:
     embedding_model: str | None
     embedding_dim: int | None
     embedding_context: int
+    layer: str
+    layer_since: str | None
+    compressed_into: int | None
     has_embedding: bool
 
     @classmethod
@@ -87,6 +94,7 @@ class NewMemory:
     embedding_model: str | None = None
     embedding_dim: int | None = None
     embedding_context: int = 0  # earlier memories of the same session embedded with this one
+    layer: str = "core"  # working | core | archive (see migration 004)
 
 
 def quote_identifier(name: str) -> str:
@@ -98,8 +106,8 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
     cursor = conn.execute(
         "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
         " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
-        f" embedding_dim, embedding_context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}),"
-        f" COALESCE(?, {NOW_SQL}), ?, ?, ?, ?)",
+        f" embedding_dim, embedding_context, layer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}),"
+        f" COALESCE(?, {NOW_SQL}), ?, ?, ?, ?, ?)",
         (
             memory.user_id,
             memory.topic,
@@ -116,6 +124,7 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
             memory.embedding_model,
             memory.embedding_dim,
             memory.embedding_context,
+            memory.layer,
         ),
     )
     return int(cursor.lastrowid or 0)
@@ -190,17 +199,25 @@ def update(conn: sqlite3.Connection, memory_id: int, changes: dict[str, Any]) ->
     values = dict(changes)
     if "metadata" in values:
         values["metadata"] = json.dumps(values["metadata"], ensure_ascii=False)
-    assignments = ", ".join(f"{quote_identifier(col)} = ?" for col in values)
-    sets = f"{assignments}, updated_at = {NOW_SQL}" if assignments else f"updated_at = {NOW_SQL}"
-    cursor = conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*values.values(), memory_id))
+    params = list(values.values())
+    assignments = [f"{quote_identifier(col)} = ?" for col in values]
+    if "layer" in values:  # a move starts the layer's clock (decay, the working TTL)
+        assignments.insert(0, f"layer_since = CASE WHEN layer = ? THEN layer_since ELSE {NOW_SQL} END")
+        params.insert(0, values["layer"])
+    sets = ", ".join([*assignments, f"updated_at = {NOW_SQL}"])
+    cursor = conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*params, memory_id))
     return cursor.rowcount > 0
 
 
 def merge_into(conn: sqlite3.Connection, memory_id: int, newer: NewMemory) -> None:
     """A near-duplicate arrived: keep the newer wording and vector, the higher importance, and count
-    the repetition as an access (being said again is a sign the memory matters)."""
+    the repetition as an access (being said again is a sign the memory matters). Said again, an
+    archived memory comes back in the newcomer's layer, and one written to core lands in core."""
     conn.execute(
         "UPDATE memories SET fact = ?, topic = CASE WHEN ? <> '' THEN ? ELSE topic END,"
+        " layer_since = CASE WHEN (? = 'core' OR layer = 'archive') AND layer <> ? THEN"
+        f" {NOW_SQL} ELSE layer_since END,"
+        " layer = CASE WHEN ? = 'core' OR layer = 'archive' THEN ? ELSE layer END,"
         " importance = max(importance, ?), access_count = access_count + 1,"
         f" last_accessed = {NOW_SQL}, updated_at = {NOW_SQL},"
         " embedding = coalesce(?, embedding), embedding_model = coalesce(?, embedding_model),"
@@ -209,6 +226,10 @@ def merge_into(conn: sqlite3.Connection, memory_id: int, newer: NewMemory) -> No
             newer.fact,
             newer.topic,
             newer.topic,
+            newer.layer,
+            newer.layer,
+            newer.layer,
+            newer.layer,
             newer.importance,
             newer.embedding,
             newer.embedding_model if newer.embedding is not None else None,
@@ -246,6 +267,8 @@ def fts_candidates(
     user_share: float = 1.0,
     common_term_share: float = 1.0,
     row_budget: int | None = None,
+    term_counts: TermRowCounts | None = None,
+    layers: Sequence[str] | None = None,
 ) -> dict[int, float]:
     """Best FTS candidates of one user as ``{id: fts_norm}`` with ``fts_norm`` in (0, 1].
 
@@ -262,8 +285,16 @@ def fts_candidates(
     ``row_budget``: FTS5 computes bm25 for every row holding any query word, so the cost of a
     query is the sum of its words' row counts. The commonest words are left out (rarest kept
     first) until the words kept match at most this many rows; again the two rarest always stay.
-    At 100k memories this bounds the FTS side to a few milliseconds; in a small store the budget
-    never binds.
+    When even those match more rows than the budget (a name or a city found in 5 % of 100k
+    memories), only the newest rows are ranked: the id range is cut so about ``row_budget`` of
+    their matches fall inside it (ids grow with time; FTS5 seeks to a rowid bound). Among that
+    many rows sharing a common word, the newer is the better tie-break, and the vector side still
+    sees every memory. At 100k memories this bounds the FTS side to a few milliseconds; in a
+    small store the budget never binds.
+
+    ``term_counts`` remembers those per-word row counts across queries (see :class:`TermRowCounts`).
+
+    ``layers``: only rows in these layers (``None``: every layer).
 
     ``user_share`` (the user's fraction of all rows, known to the caller from the vector index)
     sizes the ranking window so the user filter rarely needs the slow exact path.
@@ -273,27 +304,33 @@ def fts_candidates(
     """
     scores: dict[int, float] = {}
     if query.words:
-        match = query.words
-        if len(query.terms) > 2 and (common_term_share < 1.0 or row_budget is not None):
-            match = _affordable_terms(conn, query.terms, common_term_share, row_budget)
-        rows = _ranked_for_user(conn, "memories_fts", match, user_id, limit, user_share)
+        match, min_rowid = query.words, None
+        if common_term_share < 1.0 or row_budget is not None:
+            match, ranked = _affordable_terms(conn, query.terms, common_term_share, row_budget, term_counts)
+            if row_budget is not None and ranked > row_budget:
+                min_rowid = _newest_rowids(conn, row_budget / ranked)
+        rows = _ranked_for_user(conn, "memories_fts", match, user_id, limit, user_share, min_rowid, layers)
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
             scores[memory_id] = -rank / best if best > 0 else 0.0
     if query.trigrams:
-        rows = _ranked_for_user(conn, "memories_trigram", query.trigrams, user_id, limit, user_share)
+        rows = _ranked_for_user(
+            conn, "memories_trigram", query.trigrams, user_id, limit, user_share, None, layers
+        )
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
             share = -rank / best if best > 0 else 0.0
             scores[memory_id] = max(scores.get(memory_id, 0.0), share)
     if query.substrings:
+        layer_json = json.dumps(list(layers)) if layers is not None else None
         found: dict[int, int] = {}
         for substring in query.substrings:
             pattern = like_pattern(substring)
             for (memory_id,) in conn.execute(
                 "SELECT id FROM memories WHERE user_id = ? AND superseded_by IS NULL"
-                " AND (fact LIKE ? ESCAPE '\\' OR topic LIKE ? ESCAPE '\\') ORDER BY id DESC LIMIT ?",
-                (user_id, pattern, pattern, limit),
+                " AND (fact LIKE ? ESCAPE '\\' OR topic LIKE ? ESCAPE '\\')"
+                " AND (? IS NULL OR layer IN (SELECT value FROM json_each(?))) ORDER BY id DESC LIMIT ?",
+                (user_id, pattern, pattern, layer_json, layer_json, limit),
             ):
                 found[memory_id] = found.get(memory_id, 0) + 1
         for memory_id, hits in found.items():
@@ -302,10 +339,52 @@ def fts_candidates(
     return dict(sorted(scores.items(), key=lambda item: -item[1])[:limit])
 
 
+class TermRowCounts:
+    """How many rows hold each FTS term, remembered for ``max_age_s``.
+
+    Why: the row budget needs every query word's row count, and counting a common word walks its
+    whole posting list (up to ~2 ms at 100k rows). The counts only decide which words a query
+    keeps, so a count a minute old serves as well as a fresh one. Shared by the reader threads;
+    at ``max_terms`` entries the table starts over rather than track ages.
+    """
+
+    def __init__(
+        self, max_age_s: float = 60.0, max_terms: int = 20_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._max_age_s = max_age_s
+        self._max_terms = max_terms
+        self._clock = clock
+        self._counts: dict[str, tuple[int, float]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, conn: sqlite3.Connection, term: str) -> int:
+        """Rows matching ``term`` (an FTS5 string token), from memory when recent enough."""
+        now = self._clock()
+        with self._lock:
+            cached = self._counts.get(term)
+        if cached is not None and now - cached[1] <= self._max_age_s:
+            return cached[0]
+        count = _term_rows(conn, term)
+        with self._lock:
+            if len(self._counts) >= self._max_terms:
+                self._counts.clear()
+            self._counts[term] = (count, now)
+        return count
+
+
+def _term_rows(conn: sqlite3.Connection, term: str) -> int:
+    return conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (term,)).fetchone()[0]
+
+
 def _affordable_terms(
-    conn: sqlite3.Connection, terms: Sequence[str], share: float, row_budget: int | None
-) -> str:
-    """The OR expression of ``terms`` minus the common ones (see :func:`fts_candidates`).
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    share: float,
+    row_budget: int | None,
+    term_counts: TermRowCounts | None = None,
+) -> tuple[str, int]:
+    """The OR expression of ``terms`` minus the common ones (see :func:`fts_candidates`), and
+    the rows it can match at most (the sum of its words' row counts).
 
     A word is dropped when it is in more than ``share`` of all rows, or when keeping it would
     push the rows to rank past ``row_budget``; the two rarest words are always kept. The total is
@@ -314,15 +393,8 @@ def _affordable_terms(
     """
     total = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
     common = max(share * total, 50)
-    counted = sorted(
-        (
-            conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (term,)).fetchone()[
-                0
-            ],
-            term,
-        )
-        for term in terms
-    )
+    rows_of = term_counts.get if term_counts is not None else _term_rows
+    counted = sorted((rows_of(conn, term), term) for term in terms)
     kept: set[str] = set()
     ranked = 0
     for position, (count, term) in enumerate(counted):
@@ -330,7 +402,17 @@ def _affordable_terms(
         if position < 2 or (count <= common and affordable):
             kept.add(term)
             ranked += count
-    return " OR ".join(term for term in terms if term in kept)
+    return " OR ".join(term for term in terms if term in kept), ranked
+
+
+def _newest_rowids(conn: sqlite3.Connection, fraction: float) -> int:
+    """The id above which lie the newest ``fraction`` of the ids in use (ids grow with time)."""
+    # Two subqueries: min() and max() in one SELECT would scan the table instead of reading
+    # each end of the primary key.
+    low, high = conn.execute(
+        "SELECT coalesce((SELECT min(id) FROM memories), 0), coalesce((SELECT max(id) FROM memories), 0)"
+    ).fetchone()
+    return int(high - (high - low) * fraction)
 
 
 # The FTS table names this module may put into SQL (never user text).
@@ -339,9 +421,19 @@ OVERFETCH = 4
 
 
 def _ranked_for_user(
-    conn: sqlite3.Connection, table: str, match: str, user_id: str, limit: int, user_share: float
+    conn: sqlite3.Connection,
+    table: str,
+    match: str,
+    user_id: str,
+    limit: int,
+    user_share: float,
+    min_rowid: int | None = None,
+    layers: Sequence[str] | None = None,
 ) -> list[tuple[int, float]]:
     """``(id, bm25)`` of the user's live rows matching ``match``, best first.
+
+    ``min_rowid``: rank only rows from this id on (see ``row_budget`` in :func:`fts_candidates`).
+    ``layers``: only rows in these layers (``None``: all).
 
     Fast path: FTS5 ranks the whole index alone (its ``ORDER BY rank`` path is about a third
     cheaper than ranking through a join) and the user filter is applied to the top
@@ -351,29 +443,35 @@ def _ranked_for_user(
     assert table in _FTS_TABLES
     name = quote_identifier(table)
     window = int(limit * OVERFETCH / min(1.0, max(user_share, 0.02)))
+    lowest = min_rowid if min_rowid is not None else -(2**63)
+    layer_json = json.dumps(list(layers)) if layers is not None else None
+    in_layers = " AND (? IS NULL OR m.layer IN (SELECT value FROM json_each(?)))"
     rows = conn.execute(
-        f"SELECT f.rowid, f.rank FROM (SELECT rowid, rank FROM {name} WHERE {name} MATCH ?"
+        f"SELECT f.rowid, f.rank FROM (SELECT rowid, rank FROM {name} WHERE {name} MATCH ? AND rowid >= ?"
         "  ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid"
-        " WHERE m.user_id = ? AND m.superseded_by IS NULL ORDER BY f.rank LIMIT ?",
-        (match, window, user_id, limit),
+        f" WHERE m.user_id = ? AND m.superseded_by IS NULL{in_layers} ORDER BY f.rank LIMIT ?",
+        (match, lowest, window, user_id, layer_json, layer_json, limit),
     ).fetchall()
     if len(rows) >= limit:
         return [(int(r[0]), float(r[1])) for r in rows]
-    total = conn.execute(f"SELECT count(*) FROM {name} WHERE {name} MATCH ?", (match,)).fetchone()[0]
+    total = conn.execute(
+        f"SELECT count(*) FROM {name} WHERE {name} MATCH ? AND rowid >= ?", (match, lowest)
+    ).fetchone()[0]
     if total <= window:
         return [(int(r[0]), float(r[1])) for r in rows]  # the window held every match: complete
     rows = conn.execute(
         f"SELECT m.id, {name}.rank FROM {name} JOIN memories m ON m.id = {name}.rowid"
-        f" WHERE {name} MATCH ? AND m.user_id = ? AND m.superseded_by IS NULL ORDER BY {name}.rank LIMIT ?",
-        (match, user_id, limit),
+        f" WHERE {name} MATCH ? AND {name}.rowid >= ? AND m.user_id = ? AND m.superseded_by IS NULL"
+        f"{in_layers} ORDER BY {name}.rank LIMIT ?",
+        (match, lowest, user_id, layer_json, layer_json, limit),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, bytes, int]]:
-    """``(id, user_id, blob, dim)`` of every live row embedded by ``model``: the index's source."""
+def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, bytes, int, str]]:
+    """``(id, user_id, blob, dim, layer)`` of every live row embedded by ``model``: the index's source."""
     yield from conn.execute(
-        "SELECT id, user_id, embedding, embedding_dim FROM memories"
+        "SELECT id, user_id, embedding, embedding_dim, layer FROM memories"
         " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL",
         (model,),
     )
@@ -486,6 +584,7 @@ class VectorRow:
     model: str | None
     dim: int | None
     superseded_by: int | None
+    layer: str | None
 
 
 def vector_rows(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> list[VectorRow]:
@@ -493,9 +592,9 @@ def vector_rows(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> list[Vec
     found = {
         row[0]: VectorRow(*row)
         for row in conn.execute(
-            "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by"
+            "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by, layer"
             " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(list(memory_ids)),),
         )
     }
-    return [found.get(mid, VectorRow(mid, None, None, None, None, None)) for mid in memory_ids]
+    return [found.get(mid, VectorRow(mid, None, None, None, None, None, None)) for mid in memory_ids]

@@ -54,6 +54,9 @@ EXPORT_COLUMNS = (
     "embedding_model",
     "embedding_dim",
     "embedding_context",
+    "layer",
+    "layer_since",
+    "compressed_into",
 )
 _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
 _SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")
@@ -258,6 +261,7 @@ def insert_exact(conn: sqlite3.Connection, row: dict[str, Any], *, keep_id: bool
     values = dict(row)
     values["id"] = row["id"] if keep_id else None
     values["superseded_by"] = None
+    values["compressed_into"] = None  # a link too: set afterwards, like superseded_by
     values["metadata"] = json.dumps(row["metadata"], ensure_ascii=False)
     cursor = conn.execute(_INSERT_EXACT, tuple(values[column] for column in EXPORT_COLUMNS))
     return int(cursor.lastrowid or 0)
@@ -272,6 +276,11 @@ _INSERT_EXACT = (
 def set_superseded_by(conn: sqlite3.Connection, memory_id: int, newer_id: int) -> None:
     """Restore a ``superseded_by`` link without touching ``updated_at`` (the row is as exported)."""
     conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (newer_id, memory_id))
+
+
+def set_compressed_into(conn: sqlite3.Connection, memory_id: int, summary_id: int) -> None:
+    """Restore a ``compressed_into`` link (the history summary), as :func:`set_superseded_by`."""
+    conn.execute("UPDATE memories SET compressed_into = ? WHERE id = ?", (summary_id, memory_id))
 
 
 def start_duplicate_lookup(conn: sqlite3.Connection) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import numpy as np
@@ -154,6 +155,7 @@ async def test_concurrent_queries_share_model_calls_and_get_their_own_vectors(
     monkeypatch.setattr(minilm, "_encode", counting)
     together = await asyncio.gather(*(minilm.embed_query(q, timeout=30) for q in queries))
     assert sum(calls) == 20 and len(calls) <= 3, calls
+    assert max(calls) <= minilm.config.query_batch_max  # a batch stays short enough to end in time
     for single, batched in zip(alone, together, strict=True):
         assert np.allclose(single, batched, atol=1e-5)
 
@@ -176,3 +178,33 @@ async def test_a_query_does_not_wait_behind_a_large_document_batch(
     await documents
     assert order.index("query") < len(order) - 1, order  # not last: it did not wait for all 40
     assert all(o == "query" or int(o.split(":")[1]) <= minilm.DOCUMENT_CHUNK for o in order)
+
+
+async def test_a_query_that_gave_up_is_not_encoded(
+    minilm: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that stopped waiting leaves the batch: the model only encodes queries still wanted."""
+    encoded: list[str] = []
+    encode = minilm._encode
+    release = threading.Event()
+
+    def slow_documents(texts: list[str]) -> np.ndarray:
+        if texts == ["hold the model"]:
+            release.wait(10)  # the model is busy while the first query times out
+        encoded.extend(texts)
+        return encode(texts)
+
+    monkeypatch.setattr(minilm, "_encode", slow_documents)
+    busy = asyncio.ensure_future(minilm.embed_documents(["hold the model"]))
+    await asyncio.sleep(0.05)
+    # The first query's batch is already queued for the model; the next ones wait for a batch.
+    first = asyncio.ensure_future(minilm.embed_query("first question", timeout=30))
+    await asyncio.sleep(0.05)
+    with pytest.raises(EmbedderUnavailable):
+        await minilm.embed_query("abandoned question", timeout=0.05)
+    patient = asyncio.ensure_future(minilm.embed_query("patient question", timeout=30))
+    await asyncio.sleep(0.05)
+    release.set()
+    await busy
+    assert (await first).shape == (await patient).shape == (384,)
+    assert "patient question" in encoded and "abandoned question" not in encoded

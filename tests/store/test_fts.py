@@ -124,3 +124,34 @@ def test_the_row_budget_drops_the_commonest_words_first(tmp_path: Path) -> None:
     assert quokka in found and len(found) == 31
     unbounded = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=None)
     assert len(unbounded) == 151
+
+
+def test_over_the_budget_only_the_newest_matches_are_ranked(tmp_path: Path) -> None:
+    """When even the two rarest words match more rows than the budget, the newest rows are ranked."""
+    connection = sqlite3.connect(tmp_path / "window.db", isolation_level=None)
+    apply_migrations(connection)
+    ids = [memory_sql.insert(connection, NewMemory(user_id="u", fact=f"lisbon trip {i}")) for i in range(400)]
+    query = build_query("lisbon")
+    found = memory_sql.fts_candidates(connection, "u", query, 500, common_term_share=1.0, row_budget=100)
+    # About the newest quarter of the ids (100 of 400), never an old row.
+    assert 90 <= len(found) <= 110
+    assert min(found) >= ids[len(ids) - len(found) - 1]
+    # A budget the matches fit in ranks them all.
+    assert (
+        len(memory_sql.fts_candidates(connection, "u", query, 500, common_term_share=1.0, row_budget=400))
+        == 400
+    )
+
+
+def test_term_row_counts_are_remembered_until_they_are_old() -> None:
+    connection = sqlite3.connect(":memory:", isolation_level=None)
+    apply_migrations(connection)
+    memory_sql.insert(connection, NewMemory(user_id="u", fact="a heron by the river"))
+    now = [0.0]
+    counts = memory_sql.TermRowCounts(max_age_s=60.0, clock=lambda: now[0])
+    assert counts.get(connection, '"heron"') == 1
+    memory_sql.insert(connection, NewMemory(user_id="u", fact="another heron"))
+    now[0] = 59.0
+    assert counts.get(connection, '"heron"') == 1  # recent enough: not counted again
+    now[0] = 61.0
+    assert counts.get(connection, '"heron"') == 2

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from middleware.store.vectors import VectorIndex, from_blob, normalize, sign_codes, to_blob
+from middleware.store.vectors import VectorIndex, from_blob, hamming_shortlist, normalize, sign_codes, to_blob
 
 
 def brute_force(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:
@@ -71,7 +71,9 @@ def test_bulk_load_equals_row_by_row() -> None:
     rows = [(i, f"u{i % 3}", rng.normal(size=8).astype(np.float32)) for i in range(1, 100)]
     bulk, single = VectorIndex("m"), VectorIndex("m")
     counts = {"u0": 33, "u1": 1}  # u1 is undercounted on purpose, u2 missing: the matrices grow
-    assert bulk.load(counts, [(mid, user, to_blob(vector)) for mid, user, vector in rows]) == len(rows)
+    assert bulk.load(counts, [(mid, user, to_blob(vector), "core") for mid, user, vector in rows]) == len(
+        rows
+    )
     for memory_id, user_id, vector in rows:
         single.upsert(memory_id, user_id, vector)
     query = rng.normal(size=8).astype(np.float32)
@@ -100,7 +102,7 @@ def test_shortlist_codes_follow_every_change() -> None:
         index.upsert(memory_id, "u", live[memory_id])
     user = index._users["u"]
     assert user.codes is not None
-    assert np.array_equal(user.codes[: user.size], sign_codes(user.matrix[: user.size]))
+    assert np.array_equal(user.codes[:, : user.size], sign_codes(user.matrix[: user.size]).T)
     for _ in range(10):
         query = rng.normal(size=32).astype(np.float32)
         hits = index.search("u", query, 10)
@@ -114,7 +116,7 @@ def test_a_shortlist_as_large_as_the_user_is_a_full_scan() -> None:
     rng = np.random.default_rng(5)
     vectors = {mid: rng.normal(size=24).astype(np.float32) for mid in range(1, 120)}
     index = VectorIndex("m", 24, exact_max_rows=10, shortlist=500)
-    index.load({"u": len(vectors)}, ((mid, "u", to_blob(v)) for mid, v in vectors.items()))
+    index.load({"u": len(vectors)}, ((mid, "u", to_blob(v), "core") for mid, v in vectors.items()))
     assert index._users["u"].codes is not None  # loaded past the threshold: coded at start-up
     query = rng.normal(size=24).astype(np.float32)
     assert [h.memory_id for h in index.search("u", query, 10)] == brute_force(vectors, query, 10)
@@ -151,3 +153,38 @@ async def test_the_shortlist_finds_the_true_neighbours_of_real_minilm_vectors(mi
         for q in query_vectors
     ]
     assert sum(found) / (10 * len(queries)) >= 0.9
+
+
+def test_hamming_shortlist_takes_exactly_the_smallest_distances() -> None:
+    """The histogram cut-off returns ``count`` positions, none farther than any position left out."""
+    rng = np.random.default_rng(11)
+    for count in (1, 7, 100, 999, 1000):
+        distances = rng.integers(0, 40, size=1000).astype(np.uint16)
+        picked = hamming_shortlist(distances, count)
+        assert picked.shape[0] == count == np.unique(picked).shape[0]
+        left_out = np.setdiff1d(np.arange(1000), picked)
+        if left_out.shape[0]:
+            assert distances[picked].max() <= distances[left_out].min()
+
+
+@pytest.mark.parametrize("exact_max_rows", [None, 10])
+def test_layers_filter_the_rows_searched(exact_max_rows: int | None) -> None:
+    """Archived rows stay indexed but only come back when their layer is asked for (exact and shortlist)."""
+    rng = np.random.default_rng(8)
+    index = VectorIndex("m", 16, exact_max_rows=exact_max_rows, shortlist=20)
+    vectors = {mid: rng.normal(size=16).astype(np.float32) for mid in range(1, 200)}
+    layer_of = {
+        mid: ("archive" if mid % 3 == 0 else "working" if mid % 3 == 1 else "core") for mid in vectors
+    }
+    for mid, vector in vectors.items():
+        index.upsert(mid, "u", vector, layer_of[mid])
+    query = rng.normal(size=16).astype(np.float32)
+    live = {mid: v for mid, v in vectors.items() if layer_of[mid] != "archive"}
+    hits = index.search("u", query, 10, layers=("working", "core"))
+    assert all(layer_of[h.memory_id] != "archive" for h in hits) and len(hits) == 10
+    if exact_max_rows is None:
+        assert [h.memory_id for h in hits] == brute_force(live, query, 10)
+    assert {layer_of[h.memory_id] for h in index.search("u", query, 50, layers=("archive",))} == {"archive"}
+    index.set_layer(3, "core")
+    assert 3 in {h.memory_id for h in index.search("u", vectors[3], 1, layers=("core",))}
+    assert index.search("u", query, 5, layers=()) == []
