@@ -18,6 +18,7 @@ from .config import Config
 from .http.errors import auth_middleware, error_middleware
 from .http.routes import setup_routes
 from .keys import (
+    ACCESS_TRACKER,
     CONFIG,
     DATABASE,
     EMBEDDER,
@@ -34,6 +35,7 @@ from .keys import (
 )
 from .models.embedders import Embedder, create_embedder
 from .models.llm import LLM, create_llm
+from .services.access import AccessTracker
 from .services.extraction import ExtractionService
 from .services.hardware import HardwareMonitor
 from .services.index_sync import IndexSync
@@ -96,7 +98,10 @@ def create_app(
         supersede_threshold=config.ingest.supersede_threshold,
     )
     index_sync = IndexSync(db, index, config.database.external_write_check_s)
-    search_service = SearchService(db, index, embedder, config.search, config.embeddings.query_timeout_s)
+    search_service = SearchService(
+        db, index, embedder, config.search, config.embeddings.query_timeout_s, ranking=config.ranking
+    )
+    access_tracker = AccessTracker(db, config.search.access_flush_s)
     extraction = ExtractionService(chat_model, config.llm)
     metrics = Metrics()
     hardware = HardwareMonitor(config.hardware)
@@ -116,6 +121,7 @@ def create_app(
     app[VECTOR_INDEX] = index
     app[MEMORY_SERVICE] = memory_service
     app[SEARCH_SERVICE] = search_service
+    app[ACCESS_TRACKER] = access_tracker
     app[INDEX_SYNC] = index_sync
     app[INGEST_SERVICE] = ingest_service
     app[RECALL_SERVICE] = RecallService(search_service, memory_service, chat_model, config.recall)
@@ -157,6 +163,11 @@ def create_app(
         yield
         await index_sync.stop()
 
+    async def access_ctx(app: web.Application) -> AsyncIterator[None]:
+        await access_tracker.start()
+        yield
+        await access_tracker.stop()  # writes the reads still pending
+
     async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
         if owns_llm and chat_model is not None:
             await chat_model.start()
@@ -175,7 +186,9 @@ def create_app(
         await ingest_service.stop(timeout=config.server.shutdown_timeout_s)
 
     # The hardware poller starts before the extraction worker (whose gate reads it) and stops after.
-    app.cleanup_ctx.extend([database_ctx, embedder_ctx, vector_index_ctx, llm_ctx, hardware_ctx, ingest_ctx])
+    app.cleanup_ctx.extend(
+        [database_ctx, embedder_ctx, vector_index_ctx, access_ctx, llm_ctx, hardware_ctx, ingest_ctx]
+    )
     setup_routes(app)
     return app
 

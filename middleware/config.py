@@ -192,6 +192,37 @@ class SearchConfig(_Section):
     max_query_chars: int = Field(
         4000, ge=1, description="Longer queries are cut to this many characters before search."
     )
+    access_flush_s: float = Field(
+        5.0,
+        gt=0,
+        description="Reads (memories returned by search, recall, context) are counted in batches this often.",
+    )
+
+
+class RankingConfig(_Section):
+    """Multi-factor ranking (opt-in): relevance times a multiplier from importance, recency, reads.
+
+    ``final = relevance × (1 − W + w_imp·(importance−1)/9 + w_rec·2^(−age_days/half_life)
+    + w_acc·min(1, ln(1+reads)/ln(1+access_saturation)))`` with ``W = w_imp + w_rec + w_acc``: a
+    multiplier between 1 − W (old, unimportant, never read) and 1, so relevance always leads.
+    """
+
+    enabled: bool = Field(
+        False,
+        description="Rank by relevance × importance/recency/reads (results' score is then that; relevance stays the 0.4/0.6 score).",
+    )
+    importance_weight: float = Field(
+        0.1, ge=0, le=1, description="w_imp: share of the multiplier from importance."
+    )
+    recency_weight: float = Field(
+        0.4, ge=0, le=1, description="w_rec: share from how recent the memory is (created_at against now)."
+    )
+    recency_half_life_days: float = Field(30.0, gt=0, description="Age at which the recency part halves.")
+    access_weight: float = Field(0.1, ge=0, le=1, description="w_acc: share from how often it was read.")
+    access_saturation: int = Field(20, ge=1, description="Reads at which the read part is full.")
+    pool: int = Field(
+        3, ge=1, le=20, description="Only the best limit × pool results by relevance are re-ranked."
+    )
 
 
 class LLMConfig(_Section):
@@ -339,6 +370,7 @@ class Config(BaseSettings):
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
+    ranking: RankingConfig = Field(default_factory=RankingConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
@@ -352,6 +384,9 @@ class Config(BaseSettings):
             raise ValueError("search.default_limit must not exceed search.max_limit")
         if self.search.fts_weight + self.search.vector_weight <= 0:
             raise ValueError("search weights must not both be zero")
+        ranking = self.ranking
+        if ranking.importance_weight + ranking.recency_weight + ranking.access_weight > 1:
+            raise ValueError("ranking weights must add up to at most 1 (relevance keeps the rest)")
         if not self.server.is_loopback and not self.server.api_token:
             raise ValueError(
                 f"server.host is {self.server.host!r}, which other machines can reach: set server.api_token"

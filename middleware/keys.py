@@ -6,6 +6,7 @@ from aiohttp import web
 
 from .config import Config
 from .models.embedders import Embedder
+from .services.access import AccessTracker
 from .services.hardware import HardwareMonitor
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
@@ -25,6 +26,7 @@ VECTOR_INDEX = web.AppKey("vector_index", VectorIndex)
 INDEX_SYNC = web.AppKey("index_sync", IndexSync)
 MEMORY_SERVICE = web.AppKey("memory_service", MemoryService)
 SEARCH_SERVICE = web.AppKey("search_service", SearchService)
+ACCESS_TRACKER = web.AppKey("access_tracker", AccessTracker)
 STATS_SERVICE = web.AppKey("stats_service", StatsService)
 INGEST_SERVICE = web.AppKey("ingest_service", IngestService)
 RECALL_SERVICE = web.AppKey("recall_service", RecallService)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..keys import RECALL_SERVICE
+from ..keys import ACCESS_TRACKER, RECALL_SERVICE
 from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
 from .schemas import ContextRequest, ContextResponse, RecallRequest, RecallResponse
@@ -13,8 +13,11 @@ from .schemas import ContextRequest, ContextResponse, RecallRequest, RecallRespo
 async def recall(request: web.Request) -> web.Response:
     body = await parse_body(request, RecallRequest)
     answer = await request.app[RECALL_SERVICE].recall(
-        body.query, resolve_user(request, body.user_id), layers=body.layers or DEFAULT_LAYERS
+        body.query,
+        resolve_user(request, body.user_id),
+        layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
     )
+    request.app[ACCESS_TRACKER].record(answer.memory_ids)
     response = RecallResponse(
         response=answer.response,
         memories_searched=answer.memories_searched,
@@ -27,11 +30,12 @@ async def recall(request: web.Request) -> web.Response:
 
 async def context(request: web.Request) -> web.Response:
     body = await parse_body(request, ContextRequest)
-    text, facts = await request.app[RECALL_SERVICE].context(
+    block = await request.app[RECALL_SERVICE].context(
         body.query,
         resolve_user(request, body.user_id),
         max_tokens=body.max_tokens,
         max_facts=body.max_facts,
-        layers=body.layers or DEFAULT_LAYERS,
+        layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
     )
-    return web.json_response(ContextResponse(context=text, facts=facts).model_dump())
+    request.app[ACCESS_TRACKER].record(block.memory_ids)
+    return web.json_response(ContextResponse(context=block.text, facts=len(block.memory_ids)).model_dump())

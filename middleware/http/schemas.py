@@ -91,7 +91,10 @@ class SearchResultItem(BaseModel):
     topic: str
     fact: str
     importance: int
-    score: float = Field(description="w_fts·fts_norm + w_vec·cosine.")
+    score: float = Field(
+        description="w_fts·fts_norm + w_vec·cosine; with ranking.enabled, that × the importance/recency/reads multiplier."
+    )
+    relevance: float = Field(description="w_fts·fts_norm + w_vec·cosine (equals score unless ranking is on).")
     source: str = Field(description='"fts5+vector", "fts5" or "vector": which retriever proposed it.')
     category: str
     ref: str | None

@@ -7,7 +7,7 @@ import time
 from aiohttp import web
 
 from ..errors import InvalidRequest
-from ..keys import CONFIG, METRICS, SEARCH_SERVICE
+from ..keys import ACCESS_TRACKER, CONFIG, METRICS, SEARCH_SERVICE
 from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
 from .schemas import HybridSearchRequest, HybridSearchResponse, SearchResultItem
@@ -34,6 +34,7 @@ async def hybrid_search(request: web.Request) -> web.Response:
             fact=hit.memory.fact,
             importance=hit.memory.importance,
             score=round(hit.score, 6),
+            relevance=round(hit.relevance, 6),
             source=hit.source,
             category=hit.memory.category,
             ref=hit.memory.ref,
@@ -44,5 +45,6 @@ async def hybrid_search(request: web.Request) -> web.Response:
         )
         for hit in result.hits
     ]
+    request.app[ACCESS_TRACKER].record(hit.memory.id for hit in result.hits)
     response = HybridSearchResponse(results=items, count=len(items))
     return web.json_response(response.model_dump())

@@ -9,6 +9,7 @@ marked ``degraded`` — never a hang, never a 5xx.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections import OrderedDict
@@ -37,6 +38,15 @@ class RecallAnswer:
     memories_used: int
     degraded: bool
     cached: bool
+    memory_ids: tuple[int, ...] = ()  # the memories the answer was built from (counted as read)
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """The ``/context`` prompt block and the memories in it."""
+
+    text: str
+    memory_ids: tuple[int, ...]
 
 
 class RecallService:
@@ -78,19 +88,20 @@ class RecallService:
         if cached is not None and cached[0] > time.monotonic():
             self._cache.move_to_end(key)
             answer = cached[1]
-            return RecallAnswer(answer.response, answer.memories_searched, answer.memories_used, False, True)
+            return dataclasses.replace(answer, cached=True)
 
         result = await self._search.search(query, user_id, self._config.max_facts, layers=layers)
         hits = result.hits
         searched = await self._memories.live_count(user_id)
         if not hits:
             return RecallAnswer("No relevant memories found.", searched, 0, False, False)
+        ids = tuple(hit.memory.id for hit in hits)
         try:
             response = await self._synthesise(query, hits)
         except LLMUnavailable as exc:
             log.info("recall degraded", extra={"reason": str(exc)[:200]})
-            return RecallAnswer(facts_as_list(hits), searched, len(hits), True, False)
-        answer = RecallAnswer(response, searched, len(hits), False, False)
+            return RecallAnswer(facts_as_list(hits), searched, len(hits), True, False, ids)
+        answer = RecallAnswer(response, searched, len(hits), False, False, ids)
         self._remember(key, answer)
         return answer
 
@@ -102,16 +113,16 @@ class RecallService:
         max_tokens: int,
         max_facts: int,
         layers: Sequence[str] = DEFAULT_LAYERS,
-    ) -> tuple[str, int]:
+    ) -> ContextBlock:
         """The prompt block: facts by importance then score, cut to ~``max_tokens``."""
         result = await self._search.search(query, user_id, max_facts, layers=layers)
         if not result.hits:
-            return "", 0
+            return ContextBlock("", ())
         ordered = sorted(result.hits, key=lambda hit: (-hit.memory.importance, -hit.score))
         budget = max_tokens * CHARS_PER_TOKEN
         lines = [CONTEXT_HEADER]
         used = len(CONTEXT_HEADER)
-        count = 0
+        included: list[int] = []
         for hit in ordered:
             line = f"- {hit.memory.fact}"
             if hit.memory.topic:
@@ -120,10 +131,10 @@ class RecallService:
                 break
             lines.append(line)
             used += len(line) + 1
-            count += 1
-        if count == 0:
-            return "", 0
-        return "\n".join(lines), count
+            included.append(hit.memory.id)
+        if not included:
+            return ContextBlock("", ())
+        return ContextBlock("\n".join(lines), tuple(included))
 
     async def _synthesise(self, query: str, hits: list[SearchHit]) -> str:
         if self._llm is None:

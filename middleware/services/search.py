@@ -11,19 +11,26 @@ Method (``score = w_fts·fts_norm + w_vec·cosine``, weights 0.4/0.6 by default 
    says which retriever(s) proposed the memory.
 4. When the embedder is down (or slower than ``query_timeout_s``) the search is FTS-only and every
    result says ``source: "fts5"``; search never waits on extraction or on a dead model.
+5. Optional multi-factor ranking (``ranking.enabled``): the best ``limit × pool`` by relevance are
+   re-ordered by relevance × a multiplier from importance, recency and reads, so that, among
+   comparably relevant memories, "I moved to Porto" (new) outranks "I live in Lyon" (a year old).
+   See :class:`~middleware.config.RankingConfig` for the formula.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import numpy as np
 
-from ..config import SearchConfig
+from ..config import RankingConfig, SearchConfig
 from ..errors import EmbedderUnavailable
 from ..models.embedders import Embedder
 from ..store import memories as memory_sql
@@ -40,13 +47,41 @@ DEFAULT_LAYERS = ("core", "working")
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One fused result: the memory and how it scored."""
+    """One fused result: the memory and how it scored.
+
+    ``relevance`` is the hybrid score ``w_fts·fts_norm + w_vec·cosine``; ``score`` is what the
+    results are ordered by: the relevance itself, or with ranking on, relevance × the multiplier.
+    """
 
     memory: MemoryRecord
     score: float
     fts_score: float
     vector_score: float
     source: str
+    relevance: float
+
+
+def ranking_multiplier(memory: MemoryRecord, now: datetime, config: RankingConfig) -> float:
+    """The multi-factor part of the ranking (see :class:`~middleware.config.RankingConfig`): between
+    ``1 − W`` for an old, unimportant memory never read and 1 for a fresh, vital, well-read one."""
+    total = config.importance_weight + config.recency_weight + config.access_weight
+    importance = (memory.importance - 1) / 9
+    age_days = max((now - parse_timestamp(memory.created_at)).total_seconds() / 86400, 0.0)
+    recency = 0.5 ** (age_days / config.recency_half_life_days)
+    reads = min(1.0, math.log1p(memory.access_count) / math.log1p(config.access_saturation))
+    return (
+        1
+        - total
+        + config.importance_weight * importance
+        + config.recency_weight * recency
+        + config.access_weight * reads
+    )
+
+
+def parse_timestamp(text: str) -> datetime:
+    """A stored timestamp (ISO 8601, ``Z`` for UTC) as an aware datetime."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -66,6 +101,8 @@ class SearchService:
         embedder: turns the query into a vector; may be down.
         config: weights and candidate counts.
         query_timeout_s: longest wait for the query vector before going FTS-only.
+        ranking: the optional multi-factor ranking (off unless ``ranking.enabled``).
+        clock: "now" for the recency factor (tests move it).
     """
 
     def __init__(
@@ -75,7 +112,11 @@ class SearchService:
         embedder: Embedder | None,
         config: SearchConfig,
         query_timeout_s: float,
+        ranking: RankingConfig | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
+        self._ranking = ranking if ranking is not None else RankingConfig()
+        self._clock = clock
         self._db = db
         self._index = index
         self._embedder = embedder
@@ -138,11 +179,12 @@ class SearchService:
             source = "fts5+vector" if in_fts and in_vec else ("fts5" if in_fts else "vector")
             fused.append((score, fts_norm, cosine, memory_id, source))
         fused.sort(key=lambda item: (-item[0], -item[3]))
-        fused = fused[:limit]
+        ranked = self._ranking.enabled
+        fused = fused[: limit * self._ranking.pool] if ranked else fused[:limit]
 
         records = await self._db.read(lambda conn: memory_sql.get_many(conn, [item[3] for item in fused]))
         hits = [
-            SearchHit(records[mid], score, fts_norm, cosine, source)
+            SearchHit(records[mid], score, fts_norm, cosine, source, score)
             for score, fts_norm, cosine, mid, source in fused
             # A row deleted, superseded or moved to another layer between the two reads is
             # dropped, never shown stale.
@@ -151,6 +193,16 @@ class SearchService:
             and records[mid].user_id == user_id
             and records[mid].layer in layers
         ]
+        if ranked:
+            now = self._clock()
+            hits = [
+                dataclasses.replace(
+                    hit, score=hit.relevance * ranking_multiplier(hit.memory, now, self._ranking)
+                )
+                for hit in hits
+            ]
+            hits.sort(key=lambda hit: (-hit.score, -hit.memory.id))
+            hits = hits[:limit]
         done = time.perf_counter()
         return SearchResult(
             hits=hits,

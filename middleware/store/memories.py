@@ -239,6 +239,19 @@ def merge_into(conn: sqlite3.Connection, memory_id: int, newer: NewMemory) -> No
     )
 
 
+def bump_access(conn: sqlite3.Connection, reads: dict[int, int]) -> int:
+    """Add ``reads[id]`` to each memory's ``access_count`` and stamp ``last_accessed`` now.
+
+    ``updated_at`` stays: being read is not an edit (and the FTS triggers only fire on text).
+    Returns the rows that still existed.
+    """
+    cursor = conn.executemany(
+        f"UPDATE memories SET access_count = access_count + ?, last_accessed = {NOW_SQL} WHERE id = ?",
+        [(count, memory_id) for memory_id, count in sorted(reads.items())],
+    )
+    return cursor.rowcount
+
+
 def delete(conn: sqlite3.Connection, memory_id: int) -> bool:
     return conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount > 0
 
