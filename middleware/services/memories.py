@@ -124,11 +124,14 @@ class MemoryService:
         the same transaction (the ingest worker records its watermark there, so facts and
         watermark commit together or not at all).
         """
-        vectors = await self._embed(await self._embedding_texts(items))
+        texts = await self._embedding_texts(items)
+        vectors = await self._embed(texts)
         rows = [
             self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
         ]
         plans = self._plan(rows, vectors) if dedup and vectors is not None else [_Plan() for _ in rows]
+        if vectors is not None:
+            rows = await self._embed_merged(rows, plans, texts)
 
         def work(conn: sqlite3.Connection) -> tuple[list[WriteOutcome], list[_IndexEntry]]:
             outcomes: list[WriteOutcome] = []
@@ -150,6 +153,40 @@ class MemoryService:
 
         outcomes, _ = await self._db.write(work, after_commit=self._apply_index)
         return outcomes
+
+    async def _embed_merged(
+        self, rows: list[NewMemory], plans: list[_Plan], texts: list[str]
+    ) -> list[NewMemory]:
+        """Give each row that merges into a stored memory the vector of what will be stored.
+
+        A merge keeps the stored row's topic when the newcomer has none, and the stored row's
+        session context, so the vector of the newcomer's own text would describe a different
+        memory than the one kept. Those rows are embedded again as merged (rare: a repeat fact).
+        """
+        merges = {i: plan.merge_into for i, plan in enumerate(plans) if plan.merge_into is not None}
+        if not merges:
+            return rows
+
+        def merged_texts(conn: sqlite3.Connection) -> dict[int, str]:
+            stored = memory_sql.get_many(conn, list(set(merges.values())))
+            result: dict[int, str] = {}
+            for i, memory_id in merges.items():
+                existing = stored.get(memory_id)
+                if existing is not None:
+                    merged = dataclasses.replace(
+                        existing, fact=rows[i].fact, topic=rows[i].topic or existing.topic
+                    )
+                    result[i] = stored_embedding_text(conn, merged)
+            return result
+
+        redo = {i: text for i, text in (await self._db.read(merged_texts)).items() if text != texts[i]}
+        vectors = await self._embed(list(redo.values())) if redo else None
+        if vectors is None:
+            return rows
+        rows = list(rows)
+        for (i, _), vector in zip(redo.items(), vectors, strict=True):
+            rows[i] = self._with_vector(rows[i], vector)
+        return rows
 
     def _plan(self, rows: list[NewMemory], vectors: np.ndarray) -> list[_Plan]:
         """Decide, before the transaction, what each new memory does (reads the vector index)."""

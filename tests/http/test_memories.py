@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
+import numpy as np
 from aiohttp.test_utils import TestClient
 
-from middleware.keys import VECTOR_INDEX
+from middleware.keys import CONFIG, VECTOR_INDEX
+from middleware.store.vectors import from_blob, normalize
 from tests.helpers import search, store
 
 
@@ -186,6 +189,20 @@ async def test_paraphrase_merges_into_the_existing_memory(client: TestClient) ->
         "/memories?dedup=false", json={"user_id": "m", "fact": "Mia's favorite color is green."}
     )
     assert (await response.json())["action"] == "created"
+
+
+async def test_a_merge_stores_the_vector_of_the_memory_it_keeps(client: TestClient, minilm: Any) -> None:
+    """Merged without a topic, the kept row keeps its topic, and its vector is of topic + new wording."""
+    before = "Mia paints watercolour landscapes of the harbour every Sunday morning with her grandmother."
+    after = "Mia paints watercolor landscapes of the harbor every Sunday morning with her grandmother."
+    (first,) = await store(client, {"user_id": "m", "topic": "art", "fact": before})
+    response = await client.post("/memories", json={"user_id": "m", "fact": after})
+    merged = await response.json()
+    assert merged["action"] == "merged" and merged["id"] == first["id"] and merged["topic"] == "art"
+    with sqlite3.connect(client.app[CONFIG].database.path) as conn:
+        (blob,) = conn.execute("SELECT embedding FROM memories WHERE id = ?", (first["id"],)).fetchone()
+    expected = (await minilm.embed_documents([f"art: {after}"]))[0]
+    assert np.allclose(normalize(from_blob(blob))[0], normalize(expected)[0], atol=1e-5)
 
 
 async def test_duplicates_inside_one_batch_become_one_memory(client: TestClient) -> None:
