@@ -218,7 +218,12 @@ class RankingConfig(_Section):
         0.4, ge=0, le=1, description="w_rec: share from how recent the memory is (created_at against now)."
     )
     recency_half_life_days: float = Field(30.0, gt=0, description="Age at which the recency part halves.")
-    access_weight: float = Field(0.1, ge=0, le=1, description="w_acc: share from how often it was read.")
+    access_weight: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="w_acc: share from how often it was read (0: reads feed the lifecycle, not the order; see README).",
+    )
     access_saturation: int = Field(20, ge=1, description="Reads at which the read part is full.")
     pool: int = Field(
         3, ge=1, le=20, description="Only the best limit × pool results by relevance are re-ranked."
