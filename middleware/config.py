@@ -184,6 +184,15 @@ class SearchConfig(_Section):
         2000, ge=1, description="Rows the 1-bit codes hand to the exact cosine for such users."
     )
     candidates: int = Field(200, ge=1, le=5000, description="Vector candidates taken before fusion.")
+    prf_docs: int = Field(
+        3,
+        ge=0,
+        le=50,
+        description="Vector pseudo-relevance feedback: move the query toward the best this many results and search again (0 = off).",
+    )
+    prf_weight: float = Field(
+        0.5, ge=0, le=10, description="Weight of those results' mean vector (Rocchio's beta)."
+    )
     fts_candidates: int = Field(
         50, ge=1, le=5000, description="FTS candidates taken before fusion (ranked by bm25, best first)."
     )

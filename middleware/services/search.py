@@ -153,7 +153,7 @@ class SearchService:
         vector_task = None
         if query_vector is not None and self._index is not None:
             vector_task = asyncio.ensure_future(
-                asyncio.to_thread(self._index.search, user_id, query_vector, k, layers)
+                asyncio.to_thread(self._vector_top, user_id, query_vector, k, layers)
             )
         fts_scores = await fts_task
         after_fts = time.perf_counter()
@@ -161,24 +161,25 @@ class SearchService:
         vector_scores: dict[int, float] = {}
         vector_candidates: set[int] = set()
         if vector_task is not None:
-            assert query_vector is not None and self._index is not None
-            top = await vector_task
-            vector_scores = {hit.memory_id: hit.cosine for hit in top}
-            vector_candidates = set(vector_scores)
-            missing = [mid for mid in fts_scores if mid not in vector_scores]
-            if self._config.score_all_candidates and missing:
-                vector_scores.update(self._index.cosines(user_id, query_vector, missing))
+            assert query_vector is not None
+            vector_candidates, vector_scores = await vector_task
+            vector_scores = self._score_fts_candidates(user_id, query_vector, fts_scores, vector_scores)
         after_vector = time.perf_counter()
+        fused = self._fuse(fts_scores, vector_scores, vector_candidates)
 
-        fused: list[tuple[float, float, float, int, str]] = []
-        for memory_id in set(fts_scores) | vector_candidates:
-            fts_norm = fts_scores.get(memory_id, 0.0)
-            cosine = max(vector_scores.get(memory_id, 0.0), 0.0)
-            score = self._config.fts_weight * fts_norm + self._config.vector_weight * cosine
-            in_fts, in_vec = memory_id in fts_scores, memory_id in vector_candidates
-            source = "fts5+vector" if in_fts and in_vec else ("fts5" if in_fts else "vector")
-            fused.append((score, fts_norm, cosine, memory_id, source))
-        fused.sort(key=lambda item: (-item[0], -item[3]))
+        if vector_task is not None and self._config.prf_docs > 0 and fused:
+            # Pseudo-relevance feedback (Rocchio) on the vector side: the query moved toward the
+            # best few results finds what they share with the question (LoCoMo r@10 0.695 →
+            # 0.707, see README). One more pass over the matrix in one thread hop; no model call.
+            assert query_vector is not None
+            feedback = [item[3] for item in fused[: self._config.prf_docs]]
+            second = await asyncio.to_thread(
+                self._feedback_pass, user_id, query_vector, feedback, fts_scores, k, layers
+            )
+            if second is not None:
+                fused = self._fuse(fts_scores, second[1], second[0])
+        after_prf = time.perf_counter()
+
         ranked = self._ranking.enabled
         fused = fused[: limit * self._ranking.pool] if ranked else fused[:limit]
 
@@ -211,10 +212,64 @@ class SearchService:
             timings_ms={
                 "fts_and_embed": round((after_fts - started) * 1000, 2),  # the vector product overlaps it
                 "vector": round((after_vector - after_fts) * 1000, 2),
-                "hydrate": round((done - after_vector) * 1000, 2),
+                "prf": round((after_prf - after_vector) * 1000, 2),
+                "hydrate": round((done - after_prf) * 1000, 2),
                 "total": round((done - started) * 1000, 2),
             },
         )
+
+    def _vector_top(
+        self, user_id: str, vector: np.ndarray, k: int, layers: tuple[str, ...]
+    ) -> tuple[set[int], dict[int, float]]:
+        """The vector side's candidates and their cosines (runs in a thread)."""
+        assert self._index is not None
+        top = self._index.search(user_id, vector, k, layers)
+        return {hit.memory_id for hit in top}, {hit.memory_id: hit.cosine for hit in top}
+
+    def _score_fts_candidates(
+        self, user_id: str, vector: np.ndarray, fts_scores: dict[int, float], vector_scores: dict[int, float]
+    ) -> dict[int, float]:
+        """Add the exact cosine of FTS candidates the vector side did not propose."""
+        missing = [mid for mid in fts_scores if mid not in vector_scores]
+        if not (self._config.score_all_candidates and missing and self._index is not None):
+            return vector_scores
+        return {**vector_scores, **self._index.cosines(user_id, vector, missing)}
+
+    def _fuse(
+        self, fts_scores: dict[int, float], vector_scores: dict[int, float], vector_candidates: set[int]
+    ) -> list[tuple[float, float, float, int, str]]:
+        """``(score, fts_norm, cosine, id, source)`` of every candidate, best first."""
+        fused: list[tuple[float, float, float, int, str]] = []
+        for memory_id in set(fts_scores) | vector_candidates:
+            fts_norm = fts_scores.get(memory_id, 0.0)
+            cosine = max(vector_scores.get(memory_id, 0.0), 0.0)
+            score = self._config.fts_weight * fts_norm + self._config.vector_weight * cosine
+            in_fts, in_vec = memory_id in fts_scores, memory_id in vector_candidates
+            source = "fts5+vector" if in_fts and in_vec else ("fts5" if in_fts else "vector")
+            fused.append((score, fts_norm, cosine, memory_id, source))
+        fused.sort(key=lambda item: (-item[0], -item[3]))
+        return fused
+
+    def _feedback_pass(
+        self,
+        user_id: str,
+        query: np.ndarray,
+        feedback_ids: list[int],
+        fts_scores: dict[int, float],
+        k: int,
+        layers: tuple[str, ...],
+    ) -> tuple[set[int], dict[int, float]] | None:
+        """The vector side again with Rocchio's query ``q/|q| + prf_weight · mean(feedback vectors)``
+        (None when no feedback memory has a vector). Runs in a thread."""
+        assert self._index is not None
+        feedback = self._index.vectors_of(user_id, feedback_ids)
+        if feedback.shape[0] == 0:
+            return None
+        query = query / max(float(np.linalg.norm(query)), 1e-12)
+        expanded = query + self._config.prf_weight * feedback.mean(axis=0)
+        expanded /= max(float(np.linalg.norm(expanded)), 1e-12)
+        candidates, scores = self._vector_top(user_id, expanded, k, layers)
+        return candidates, self._score_fts_candidates(user_id, expanded, fts_scores, scores)
 
     async def _fts(
         self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]

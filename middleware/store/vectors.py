@@ -360,6 +360,15 @@ class VectorIndex:
             scores = user.matrix[[row for _, row in rows]] @ query
         return {mid: float(score) for (mid, _), score in zip(rows, scores, strict=True)}
 
+    def vectors_of(self, user_id: str, memory_ids: list[int]) -> np.ndarray:
+        """The normalised vectors of these memories of ``user_id`` (those indexed), one row each."""
+        with self._lock:
+            user = self._users.get(user_id)
+            rows = [user.row_of[mid] for mid in memory_ids if mid in user.row_of] if user is not None else []
+            if user is None or not rows:
+                return np.zeros((0, self.dim or 0), dtype=np.float32)
+            return user.matrix[rows].copy()
+
     def share_of(self, user_id: str) -> float:
         """The user's fraction of all indexed rows (1.0 when the index is empty)."""
         with self._lock:

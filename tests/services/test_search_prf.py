@@ -1,0 +1,89 @@
+"""Vector pseudo-relevance feedback: the query moves toward its best results before the second pass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from middleware.config import SearchConfig
+from middleware.models.embedders import EmbedderHealth
+from middleware.services.search import SearchService
+from middleware.store import memories as memory_sql
+from middleware.store.db import Database, connect
+from middleware.store.memories import NewMemory
+from middleware.store.vectors import VectorIndex, normalize, to_blob
+
+MODEL = "fixed-3d"
+QUERY = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+VECTORS = {
+    "alpha": [1.0, 0.2, 0.0],  # the two best results point the same way off the query's axis…
+    "beta": [0.9, 0.45, 0.0],
+    "gamma": [0.3, 1.0, 0.0],  # …as this one does, which the query alone ranks last
+    "delta": [0.6, -0.8, 0.0],  # closer to the query alone, but on the other side
+}
+
+
+class FixedEmbedder:
+    """Every query is the x axis: the test controls all geometry."""
+
+    backend = "fixed"
+    model = MODEL
+    dim = 3
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
+        return QUERY
+
+    def available(self) -> bool:
+        return True
+
+    def health(self) -> EmbedderHealth:
+        return EmbedderHealth(backend=self.backend, model=MODEL, ok=True, dim=3)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
+    db = Database(tmp_path / "prf.db", busy_timeout_ms=1000)
+    db.open()
+    index = VectorIndex(MODEL, 3)
+    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
+    with conn:
+        for fact, vector in VECTORS.items():
+            blob = to_blob(normalize(np.array(vector))[0])
+            memory_id = memory_sql.insert(
+                conn,
+                NewMemory(user_id="u", fact=fact, embedding=blob, embedding_model=MODEL, embedding_dim=3),
+            )
+            index.upsert(memory_id, "u", np.array(vector, dtype=np.float32))
+    conn.close()
+    yield db, index
+    db.close()
+
+
+async def order(store: tuple[Database, VectorIndex], prf_docs: int) -> list[str]:
+    db, index = store
+    config = SearchConfig(prf_docs=prf_docs, prf_weight=2.0)
+    service = SearchService(db, index, FixedEmbedder(), config, 5.0)  # type: ignore[arg-type]
+    result = await service.search("zzz", "u", 4, mode="vector")
+    return [hit.memory.fact for hit in result.hits]
+
+
+async def test_feedback_from_the_best_results_reorders_the_rest(store: tuple[Database, VectorIndex]) -> None:
+    assert await order(store, prf_docs=0) == ["alpha", "beta", "delta", "gamma"]
+    assert await order(store, prf_docs=2) == ["alpha", "beta", "gamma", "delta"]
+
+
+def test_vectors_of_returns_the_indexed_rows_only() -> None:
+    index = VectorIndex("m", 2)
+    index.upsert(1, "u", np.array([3.0, 4.0]))
+    assert np.allclose(index.vectors_of("u", [1, 99]), [[0.6, 0.8]])
+    assert index.vectors_of("nobody", [1]).shape == (0, 2)
