@@ -39,22 +39,9 @@ from middleware.store.db import Database
 from middleware.store.lifecycle import LifecycleRow
 from middleware.store.memories import NewMemory
 from middleware.store.vectors import VectorIndex
-from tests.fakes import ScriptedLLM
+from tests.fakes import MovableClock, ScriptedLLM
 
 T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
-
-
-class MovableClock:
-    """A UTC clock that only moves when a test says so."""
-
-    def __init__(self, now: datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 class Rig:
@@ -65,7 +52,7 @@ class Rig:
         self.index = VectorIndex(embedder.model, embedder.dim)
         self.memories = MemoryService(self.db, self.index, embedder)
         self.embedder = embedder
-        self.clock = MovableClock()
+        self.clock = MovableClock(T0)
 
     def lifecycle(self, llm: LLM | None = None, **settings: Any) -> LifecycleService:
         return LifecycleService(
