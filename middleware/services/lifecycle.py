@@ -36,7 +36,7 @@ import logging
 import math
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -487,14 +487,6 @@ class LifecycleService:
                 seen[viewed.id] = viewed
         return [seen[mid] for mid in sorted(seen)]
 
-    async def _vectors(self, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Unit vectors of the live model for these rows (those that have one)."""
-        if self._index is None or not memory_ids:
-            return {}
-        model, dim = self._index.model, self._index.dim
-        blobs = await self._db.read(lambda conn: lifecycle_sql.vectors_by_id(conn, memory_ids, model, dim))
-        return {mid: normalize(from_blob(blob))[0] for mid, blob in blobs.items()}
-
     # -- 1. promote working → core; expire working → archive ------------------------------
     async def _promote(self, context: _RunContext, report: StageReport, began: float) -> None:
         config = self._config
@@ -505,14 +497,9 @@ class LifecycleService:
             rows = await self._rows(user_id, "working", context.pending)
             if not rows:
                 continue
-            vectors = await self._vectors([row.id for row in rows])
+            nearest = await self._nearest_core(user_id, [row.id for row in rows], context.pending)
             for row in rows:
-                vector = vectors.get(row.id)
-                best: float | None = None
-                if vector is not None and self._index is not None:
-                    hits = self._index.search(user_id, vector, 1, layers=("core",))
-                    best = hits[0].cosine if hits else 0.0  # no core vector at all: entirely new
-                if promotion_score(row, best, config) >= config.promote_threshold:
+                if promotion_score(row, nearest.get(row.id), config) >= config.promote_threshold:
                     promote.append(_Move(row.id, None))
                     continue
                 entered = parse_time(row.layer_since) or parse_time(row.created_at) or context.now
@@ -727,48 +714,69 @@ class LifecycleService:
         rows after it, each pair once). Otherwise the changed rows' block is compared with all core
         rows, walked from the store in keyset pages so memory stays at two blocks.
         """
-        assert self._index is not None
-        model, dim = self._index.model, self._index.dim
-        # Rows a dry run would have moved into core are not core in the store yet: one extra page.
-        moved_in = sorted(mid for mid in core if mid in pending.moved)
-
-        async def pages(after_id: int) -> Any:
-            cursor = after_id
-            while True:
-                page = await self._db.read(
-                    lambda conn, c=cursor: lifecycle_sql.core_vector_chunk(
-                        conn, user_id, model, dim, c, MERGE_BLOCK_ROWS
-                    )
-                )
-                if not page:
-                    break
-                cursor = page[-1][0]
-                kept = [(mid, blob) for mid, blob in page if mid in core]
-                if kept:
-                    yield kept
-            extra = [mid for mid in moved_in if mid > after_id]
-            if extra:
-                blobs = await self._db.read(lambda conn: lifecycle_sql.vectors_by_id(conn, extra, model, dim))
-                if blobs:
-                    yield sorted(blobs.items())
-
         pairs: list[tuple[int, int]] = []
-        for start in range(0, len(changed), MERGE_BLOCK_ROWS):
-            block_ids = changed[start : start + MERGE_BLOCK_ROWS]
-            blobs = await self._db.read(
-                lambda conn, ids=block_ids: lifecycle_sql.vectors_by_id(conn, ids, model, dim)
-            )
-            if not blobs:
-                continue
-            left_ids, left = _matrix(sorted(blobs.items()))
+        async for left_ids, left in self._blocks(changed):
             after = int(left_ids.min()) - 1 if full else 0  # a numpy int would bind as a BLOB
-            async for page in pages(after):
-                right_ids, right = _matrix(page)
+            async for right_ids, right in self._core_pages(user_id, set(core), pending, after):
                 found = await asyncio.to_thread(
                     _pairs_at_least, left_ids, left, right_ids, right, threshold, full
                 )
                 pairs.extend(found)
         return pairs
+
+    async def _blocks(self, memory_ids: Sequence[int]) -> AsyncIterator[tuple[np.ndarray, np.ndarray]]:
+        """Ids and unit vectors of these rows (those with a vector of the live model), in blocks."""
+        assert self._index is not None
+        model, dim = self._index.model, self._index.dim
+        for start in range(0, len(memory_ids), MERGE_BLOCK_ROWS):
+            block = memory_ids[start : start + MERGE_BLOCK_ROWS]
+            blobs = await self._db.read(
+                lambda conn, ids=block: lifecycle_sql.vectors_by_id(conn, ids, model, dim)
+            )
+            if blobs:
+                yield _matrix(sorted(blobs.items()))
+
+    async def _core_pages(
+        self, user_id: str, core: set[int], pending: Pending, after_id: int = 0
+    ) -> AsyncIterator[tuple[np.ndarray, np.ndarray]]:
+        """The user's core vectors with ids above ``after_id``, page by page (ids and unit vectors).
+
+        Read from the BLOBs in keyset pages, each its own short read: no long read transaction, and
+        no lock on the in-memory index, which searches hold. ``core``: the rows that count as core
+        (in a dry run, rows an earlier stage would have moved in come as one extra page).
+        """
+        assert self._index is not None
+        model, dim = self._index.model, self._index.dim
+        cursor = after_id
+        while True:
+            page = await self._db.read(
+                lambda conn, c=cursor: lifecycle_sql.core_vector_chunk(
+                    conn, user_id, model, dim, c, MERGE_BLOCK_ROWS
+                )
+            )
+            if not page:
+                break
+            cursor = page[-1][0]
+            kept = [(mid, blob) for mid, blob in page if mid in core]
+            if kept:
+                yield _matrix(kept)
+        moved_in = sorted(mid for mid in core if mid in pending.moved and mid > after_id)
+        async for block in self._blocks(moved_in):
+            yield block
+
+    async def _nearest_core(self, user_id: str, memory_ids: list[int], pending: Pending) -> dict[int, float]:
+        """The highest cosine of each row to the user's core memories (0 when there is none); rows
+        without a vector are absent."""
+        if self._index is None or self._index.dim is None:
+            return {}
+        core = {row.id for row in await self._rows(user_id, "core", pending)}
+        nearest: dict[int, float] = {}
+        async for ids, vectors in self._blocks(memory_ids):
+            best = np.zeros(len(ids), dtype=np.float32)
+            async for _, page in self._core_pages(user_id, core, pending):
+                best = np.maximum(best, await asyncio.to_thread(_column_max, vectors, page))
+            nearest.update(zip(ids.tolist(), best.tolist(), strict=True))
+        return nearest
 
     # -- 3. decay core → archive ----------------------------------------------------------
     async def _decay(self, context: _RunContext, report: StageReport, began: float) -> None:
@@ -1091,6 +1099,11 @@ def _matrix(page: Sequence[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
     ids = np.fromiter((mid for mid, _ in page), dtype=np.int64, count=len(page))
     vectors = np.frombuffer(b"".join(blob for _, blob in page), dtype="<f4").reshape(len(page), -1)
     return ids, normalize(vectors)
+
+
+def _column_max(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """For each row of ``left``, its highest cosine to the rows of ``right``."""
+    return np.asarray((left @ right.T).max(axis=1), dtype=np.float32)
 
 
 def _pairs_at_least(

@@ -512,3 +512,21 @@ async def _wait_for(read: Callable[[], Any], done: Callable[[Any], bool], timeou
         if done(value) or time.monotonic() > deadline:
             return value
         await asyncio.sleep(0.05)
+
+
+async def test_maintain_repairs_a_vector_index_that_drifted_from_the_store(rig: Rig) -> None:
+    lifecycle = rig.lifecycle()
+    kept = await rig.add("Sam plays the cello.")
+    dropped = await rig.add("Sam's sister is called Ana.")
+    rig.index.remove(dropped)  # as if an after-commit hook had failed
+    rig.index.set_layer(kept, "archive")
+    preview = await lifecycle.preview()
+    assert preview.stage("maintain").counts["index_missing"] == 1
+    assert not rig.index.contains(dropped)  # a preview repairs nothing
+    report = await lifecycle.run()
+    counts = report.stage("maintain").counts
+    assert (counts["index_missing"], counts["index_extra"], counts["index_moved"]) == (1, 0, 1)
+    assert counts["fts_optimized"] == 2
+    assert rig.index.layers_by_id() == {kept: ("sam", "core"), dropped: ("sam", "core")}
+    again = await lifecycle.run()
+    assert again.stage("maintain").counts["index_missing"] == 0
