@@ -382,7 +382,8 @@ class LifecycleService:
             users = [user_id] if user_id is not None else lifecycle_sql.users_with_live_rows(conn)
             return run_id, lifecycle_sql.total_rows(conn), users
 
-        run_id, rows_before, users = await self._db.write(begin)
+        # A preview only reads; a logged run records itself in the same step.
+        run_id, rows_before, users = await (self._db.write(begin) if record else self._db.read(begin))
         report = LifecycleReport(
             run_id=run_id,
             trigger=trigger,
