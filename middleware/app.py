@@ -9,7 +9,8 @@ import ctypes
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from typing import Literal
 
 from aiohttp import web
@@ -26,6 +27,7 @@ from .keys import (
     HARDWARE_MONITOR,
     INDEX_SYNC,
     INGEST_SERVICE,
+    LIFECYCLE_SERVICE,
     MEMORY_SERVICE,
     METRICS,
     RECALL_SERVICE,
@@ -40,6 +42,7 @@ from .services.extraction import ExtractionService
 from .services.hardware import HardwareMonitor
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
+from .services.lifecycle import LifecycleService, utc_now
 from .services.memories import MemoryService
 from .services.metrics import Metrics
 from .services.recall import RecallService
@@ -58,6 +61,7 @@ def create_app(
     *,
     embedder: Embedder | None = None,
     llm: LLM | Literal["from_config"] | None = "from_config",
+    lifecycle_clock: Callable[[], datetime] = utc_now,
 ) -> web.Application:
     """The aiohttp application for ``config``.
 
@@ -67,6 +71,7 @@ def create_app(
             the one named in the config is created, started (warmed) and closed with the app.
         llm: an already started LLM to share, or None for none (rules only); by default the one
             named in the config is created, started and closed with the app.
+        lifecycle_clock: the time the memory lifecycle judges by (tests move it forward).
     """
     middlewares = [error_middleware]
     if config.server.api_token is not None:
@@ -128,6 +133,18 @@ def create_app(
     app[HARDWARE_MONITOR] = hardware
     app[GPU_SCHEDULER] = scheduler
     app[METRICS] = metrics
+    lifecycle = LifecycleService(
+        db,
+        memory_service,
+        index,
+        chat_model,
+        config.lifecycle,
+        gpu_busy=scheduler.busy_reason,
+        gpu_max_wait_s=config.hardware.max_deferral_s,
+        gpu_recheck_s=config.hardware.recheck_s,
+        clock=lifecycle_clock,
+    )
+    app[LIFECYCLE_SERVICE] = lifecycle
     app[STATS_SERVICE] = StatsService(
         memory_service, db.path, index, embedder, chat_model, ingest_service, hardware, scheduler
     )
@@ -185,9 +202,24 @@ def create_app(
         yield
         await ingest_service.stop(timeout=config.server.shutdown_timeout_s)
 
-    # The hardware poller starts before the extraction worker (whose gate reads it) and stops after.
+    async def lifecycle_ctx(app: web.Application) -> AsyncIterator[None]:
+        await lifecycle.start()
+        yield
+        await lifecycle.stop(timeout=config.server.shutdown_timeout_s)
+
+    # The hardware poller starts before the extraction worker and the lifecycle schedule (whose
+    # GPU gate reads it) and stops after them.
     app.cleanup_ctx.extend(
-        [database_ctx, embedder_ctx, vector_index_ctx, access_ctx, llm_ctx, hardware_ctx, ingest_ctx]
+        [
+            database_ctx,
+            embedder_ctx,
+            vector_index_ctx,
+            access_ctx,
+            llm_ctx,
+            hardware_ctx,
+            ingest_ctx,
+            lifecycle_ctx,
+        ]
     )
     setup_routes(app)
     return app

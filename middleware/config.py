@@ -356,6 +356,94 @@ class HardwareConfig(_Section):
     recheck_s: float = Field(5.0, gt=0, description="How often a held-back job looks at the GPU again.")
 
 
+_DAILY_AT = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
+
+
+class LifecycleConfig(_Section):
+    """The memory lifecycle: promotion, merging, decay, compression (README "Memory lifecycle")."""
+
+    enabled: bool = Field(
+        True, description="Run the lifecycle every day at daily_at; false: only on request."
+    )
+    daily_at: str = Field("03:00", description="Local time (HH:MM) of the daily run.")
+    wait_for_gpu: bool = Field(
+        True, description="The daily run waits while the GPU is busy (the extraction gate's rules)."
+    )
+    working_ttl_hours: float = Field(
+        48.0, gt=0, description="A working memory not promoted by then goes to the archive."
+    )
+    promote_threshold: float = Field(
+        0.45, ge=0, description="Promotion score at or above which a working memory moves to core."
+    )
+    promote_access_count: int = Field(
+        3, ge=1, description="Reads that give the full access part of the promotion score."
+    )
+    promote_weight_access: float = Field(
+        0.45, ge=0, description="Weight of min(1, reads/promote_access_count)."
+    )
+    promote_weight_signal: float = Field(
+        0.35, ge=0, description="Weight of a high-signal origin (category, importance, rules extractor)."
+    )
+    promote_weight_novelty: float = Field(
+        0.2, ge=0, description="Weight of novelty: 1 - the highest cosine to the user's core memories."
+    )
+    high_signal_categories: list[str] = Field(
+        default_factory=lambda: ["identity", "preference", "correction"],
+        description="Categories that count as a high-signal origin.",
+    )
+    high_signal_importance: int = Field(
+        8, ge=1, le=10, description="Importance at or above which a memory counts as high-signal."
+    )
+    merge_cosine: float = Field(
+        0.85, gt=0, le=1, description="Core memories at least this close (cosine) are merged into the newest."
+    )
+    decay_lambda: float = Field(
+        0.03, gt=0, description="Decay per day since the last read (0.03: half-life ~23 days)."
+    )
+    category_bases: dict[str, float] = Field(
+        default_factory=lambda: {
+            "identity": 1.0,
+            "preference": 0.9,
+            "decision": 0.7,
+            "history_summary": 0.7,
+            "fact": 0.5,
+            "todo": 0.3,
+            "context": 0.2,
+        },
+        description="Decay base strength per category.",
+    )
+    default_base: float = Field(0.5, ge=0, description="Decay base of categories not in category_bases.")
+    archive_threshold: float = Field(
+        0.05, ge=0, description="A core memory whose decayed strength falls below this goes to the archive."
+    )
+    compress_after_days: float = Field(
+        90.0,
+        ge=0,
+        description="Archived memories this long in the archive are folded into a history summary.",
+    )
+    summary_batch_size: int = Field(
+        20, ge=1, le=200, description="Most archived memories folded into one history summary."
+    )
+    summary_max_tokens: int = Field(256, ge=16, description="Longest history summary the LLM may write.")
+    report_max_ids: int = Field(
+        1000, ge=0, description="Ids listed per kind in a run's report (the counts are always complete)."
+    )
+
+    @field_validator("daily_at")
+    @classmethod
+    def _is_clock_time(cls, value: str) -> str:
+        if not _DAILY_AT.fullmatch(value):
+            raise ValueError("daily_at must be a local time HH:MM, e.g. 03:00")
+        return value
+
+    @field_validator("category_bases")
+    @classmethod
+    def _bases_are_not_negative(cls, bases: dict[str, float]) -> dict[str, float]:
+        if any(base < 0 for base in bases.values()):
+            raise ValueError("category bases must not be negative")
+        return bases
+
+
 class UsersConfig(_Section):
     """Who a request is about when it does not say."""
 
@@ -389,6 +477,7 @@ class Config(BaseSettings):
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
     hardware: HardwareConfig = Field(default_factory=HardwareConfig)
+    lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
     users: UsersConfig = Field(default_factory=UsersConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 

@@ -59,3 +59,10 @@ class JobNotFound(CortexError):
     def __init__(self, job_id: int) -> None:
         super().__init__(f"no failed ingest job {job_id}")
         self.job_id = job_id
+
+
+class LifecycleBusy(CortexError):
+    """A lifecycle run is already under way; one runs at a time."""
+
+    code = "lifecycle_busy"
+    status = 409

@@ -10,6 +10,7 @@ from .services.access import AccessTracker
 from .services.hardware import HardwareMonitor
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
+from .services.lifecycle import LifecycleService
 from .services.memories import MemoryService
 from .services.metrics import Metrics
 from .services.recall import RecallService
@@ -33,3 +34,4 @@ RECALL_SERVICE = web.AppKey("recall_service", RecallService)
 HARDWARE_MONITOR = web.AppKey("hardware_monitor", HardwareMonitor)
 GPU_SCHEDULER = web.AppKey("gpu_scheduler", GpuScheduler)
 METRICS = web.AppKey("metrics", Metrics)
+LIFECYCLE_SERVICE = web.AppKey("lifecycle_service", LifecycleService)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.errors import EmbedderUnavailable
@@ -123,6 +124,19 @@ class FakeClock:
         self.now += seconds
         if self.on_sleep is not None:
             await self.on_sleep()
+
+
+class MovableClock:
+    """A UTC datetime clock (the lifecycle's) that only moves when a test says so."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
 
 
 class DeadEmbedder:

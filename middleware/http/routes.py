@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from ..keys import CONFIG
 from ..services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from . import ingest, memories, recall, search, stats
+from . import ingest, lifecycle, memories, recall, search, stats
 from .openapi import build_openapi
 from .schemas import (
     ContextRequest,
@@ -25,6 +25,11 @@ from .schemas import (
     IngestJobsQuery,
     IngestJobsResponse,
     IngestRequestBody,
+    LifecycleLogQuery,
+    LifecycleLogResponse,
+    LifecyclePreviewQuery,
+    LifecycleReportOut,
+    LifecycleRunQuery,
     MemoryCreateBody,
     MemoryCreated,
     MemoryCreateQuery,
@@ -150,6 +155,30 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         'The "## Long-Term Memories" prompt block: facts by importance then score, capped at max_tokens.',
         request=ContextRequest,
         responses={200: ContextResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/lifecycle/run",
+        lifecycle.run_lifecycle,
+        "Run the memory lifecycle now (promote, merge, decay, compress, maintain) and return its report.",
+        query=LifecycleRunQuery,
+        responses={200: LifecycleReportOut, 400: ErrorResponse, 409: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/lifecycle/preview",
+        lifecycle.preview_lifecycle,
+        "What a lifecycle run now would do: the same plans, nothing changed, nothing logged.",
+        query=LifecyclePreviewQuery,
+        responses={200: LifecycleReportOut, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/lifecycle/log",
+        lifecycle.lifecycle_log,
+        "Past lifecycle runs and their reports, newest first.",
+        query=LifecycleLogQuery,
+        responses={200: LifecycleLogResponse, 400: ErrorResponse},
     ),
     Endpoint(
         "GET",

@@ -490,3 +490,90 @@ class HealthResponse(BaseModel):
     status: str = Field(description='"ok", or "degraded" when the embedder is down (search is FTS-only).')
     embedder_ok: bool
     uptime_s: float
+
+
+# -- lifecycle ------------------------------------------------------------------------------
+class LifecycleRunQuery(_Request):
+    """Query string of ``POST /lifecycle/run`` (no body needed)."""
+
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    user_id: str | None = Field(
+        None,
+        description="Only this user's memories; absent/empty → every user (FTS optimize and the index"
+        " check always cover the whole store).",
+    )
+    dry_run: bool = Field(False, description="true: plan every stage, change nothing; logged as a dry run.")
+
+
+class LifecyclePreviewQuery(_Request):
+    """Query string of ``GET /lifecycle/preview``."""
+
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    user_id: str | None = Field(None, description="Only this user's memories; absent/empty → every user.")
+
+
+class LifecycleLogQuery(_Request):
+    """Query string of ``GET /lifecycle/log``."""
+
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    limit: int = Field(20, ge=1, le=200, description="How many runs, newest first.")
+
+
+class LifecycleGroupOut(BaseModel):
+    """A merge group (the rows hidden behind the kept one) or a history summary (its sources)."""
+
+    user_id: str
+    into: int | None = Field(description="The kept memory, or the summary (null in a dry run: not written).")
+    ids: list[int] = Field(description="The memories merged into it, or summarised by it.")
+    period: str | None = Field(description="A summary's month (YYYY-MM); null for a merge.")
+
+
+class LifecycleStageOut(BaseModel):
+    name: Literal["promote", "merge", "decay", "compress", "maintain"]
+    status: Literal["done", "planned", "skipped", "failed"] = Field(
+        description="planned: a dry run's plan; skipped: see reason (retried next run)."
+    )
+    reason: str | None
+    duration_ms: float
+    counts: dict[str, int] = Field(description="Complete counts per kind (promoted, merged, archived…).")
+    ids: dict[str, list[int]] = Field(description="Memory ids per kind (at most lifecycle.report_max_ids).")
+    groups: list[LifecycleGroupOut]
+
+
+class LifecycleReportOut(BaseModel):
+    """What one lifecycle run did (or a dry run would do), stage by stage."""
+
+    run_id: int | None = Field(description="Its row in GET /lifecycle/log; null for a preview.")
+    trigger: str = Field(description='"api", "schedule" or "preview".')
+    dry_run: bool
+    user_id: str | None
+    status: Literal["running", "done", "interrupted", "failed"]
+    now: str = Field(description="The moment the run judged ages and decay by (UTC).")
+    started_at: str
+    finished_at: str | None
+    rows_before: int = Field(description="Memories in the store before the run (every row).")
+    rows_after: int | None = Field(description="…and after it: the lifecycle never deletes.")
+    error: str | None
+    stages: list[LifecycleStageOut]
+
+
+class LifecycleRunOut(BaseModel):
+    id: int
+    trigger: str
+    dry_run: bool
+    status: Literal["running", "done", "interrupted", "failed"] = Field(
+        description="interrupted: the daemon stopped mid-run; the next run completes the work."
+    )
+    started_at: str
+    finished_at: str | None
+    report: LifecycleReportOut | None = Field(
+        description="The stages that committed (null before the first)."
+    )
+
+
+class LifecycleLogResponse(BaseModel):
+    runs: list[LifecycleRunOut]
+    count: int

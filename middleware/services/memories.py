@@ -13,7 +13,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -25,6 +25,8 @@ from ..store.memories import MemoryRecord, NewMemory
 from ..store.vectors import VectorIndex, from_blob, to_blob
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def embedding_text(topic: str, fact: str, context: Sequence[tuple[str, str]] = ()) -> str:
@@ -287,6 +289,30 @@ class MemoryService:
             return None, [_IndexEntry(memory_id), *self._index_entries(conn, restored)]
 
         await self._db.write(work, after_commit=self._apply_index)
+
+    async def with_vectors(self, items: Sequence[NewMemory]) -> list[NewMemory]:
+        """``items`` with their vectors attached, for a caller that inserts them in its own transaction
+        (through :meth:`write_with_index`); without a vector when the embedder is down, as on create."""
+        vectors = await self._embed(await self._embedding_texts(items))
+        return [
+            self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
+        ]
+
+    async def write_with_index(self, work: Callable[[sqlite3.Connection], tuple[T, Sequence[int]]]) -> T:
+        """Run ``work(conn)`` in one write transaction; it returns ``(result, touched ids)``.
+
+        For writers beside this service (the lifecycle) that move rows between layers, hide them or
+        add new ones: after COMMIT the touched rows are mirrored into the vector index exactly as
+        the service's own writes are (vector, layer, or gone when hidden), and ``version`` moves on,
+        so caches keyed on it drop what they held.
+        """
+
+        def run(conn: sqlite3.Connection) -> tuple[T, list[_IndexEntry]]:
+            result, touched = work(conn)
+            return result, self._index_entries(conn, list(dict.fromkeys(touched)))
+
+        result, _ = await self._db.write(run, after_commit=self._apply_index)
+        return result
 
     # -- reads -----------------------------------------------------------------------------
     async def get(self, memory_id: int, *, user_id: str | None = None) -> MemoryRecord:

@@ -378,6 +378,16 @@ class VectorIndex:
             return 1.0
         return user.size / total if user is not None else 0.0
 
+    def layers_by_id(self) -> dict[int, tuple[str, str]]:
+        """``id → (user, layer)`` of every indexed row, to check the index against the store."""
+        with self._lock:  # copies only: searches wait for a memcpy, not for the dict below
+            copies = [(u, m.ids[: m.size].copy(), m.layers[: m.size].copy()) for u, m in self._users.items()]
+        entries: dict[int, tuple[str, str]] = {}
+        for user_id, ids, codes in copies:
+            for memory_id, code in zip(ids.tolist(), codes.tolist(), strict=True):
+                entries[memory_id] = (user_id, LAYERS[code])
+        return entries
+
     def count_by_user(self) -> dict[str, int]:
         with self._lock:
             return {user: m.size for user, m in self._users.items()}

@@ -1,0 +1,290 @@
+"""All SQL of the memory lifecycle: the rows each stage plans from, the guarded moves that apply a
+plan, the links it leaves, and the log of runs.
+
+Every write here re-checks, in its ``WHERE`` clause or by a read in the same transaction, that the row
+is still what the plan saw (same layer, still live, not read or edited since): a plan is made from a
+read snapshot while other writes go on, and applying it to a row that changed meanwhile would undo
+that change. Nothing here deletes a memory.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .memories import NOW_SQL, quote_identifier
+
+# The FTS tables stage 5 optimises (names from this module only, never user text).
+FTS_TABLES = ("memories_fts", "memories_trigram")
+
+_ROW_COLUMNS = (
+    "id, user_id, layer, category, importance, access_count, last_accessed, layer_since, created_at,"
+    " updated_at, json_extract(metadata, '$.extractor'), compressed_into"
+)
+
+
+@dataclass(frozen=True)
+class LifecycleRow:
+    """What the stages judge a memory by (no text, no vector)."""
+
+    id: int
+    user_id: str
+    layer: str
+    category: str
+    importance: int
+    access_count: int
+    last_accessed: str | None
+    layer_since: str | None
+    created_at: str
+    updated_at: str
+    extractor: str | None
+    compressed_into: int | None
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> LifecycleRow:
+        extractor = row[10]
+        return cls(*row[:10], str(extractor) if extractor is not None else None, row[11])
+
+
+# -- reading what to plan from ----------------------------------------------------------------
+def users_with_live_rows(conn: sqlite3.Connection) -> list[str]:
+    """Every user with at least one live memory, sorted."""
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT user_id FROM memories WHERE superseded_by IS NULL ORDER BY user_id"
+        )
+    ]
+
+
+def rows_in_layer(conn: sqlite3.Connection, user_id: str, layer: str) -> list[LifecycleRow]:
+    """The user's live rows in ``layer``, by id (the (user, layer) index range)."""
+    rows = conn.execute(
+        f"SELECT {_ROW_COLUMNS} FROM memories WHERE user_id = ? AND layer = ? AND superseded_by IS NULL"
+        " ORDER BY id",
+        (user_id, layer),
+    )
+    return [LifecycleRow.from_row(row) for row in rows]
+
+
+def live_rows_by_id(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, LifecycleRow]:
+    """These rows, those still live (hidden and missing ids are absent)."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT {_ROW_COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?))"
+        " AND superseded_by IS NULL",
+        (json.dumps(list(memory_ids)),),
+    )
+    return {row[0]: LifecycleRow.from_row(row) for row in rows}
+
+
+def vectors_by_id(
+    conn: sqlite3.Connection, memory_ids: Sequence[int], model: str, dim: int | None
+) -> dict[int, bytes]:
+    """The BLOBs of these rows that hold a vector of ``model`` (and ``dim``, when known)."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, embedding FROM memories WHERE id IN (SELECT value FROM json_each(?))"
+        " AND embedding IS NOT NULL AND embedding_model = ? AND (? IS NULL OR embedding_dim = ?)",
+        (json.dumps(list(memory_ids)), model, dim, dim),
+    )
+    return {row[0]: bytes(row[1]) for row in rows}
+
+
+def core_vector_chunk(
+    conn: sqlite3.Connection, user_id: str, model: str, dim: int | None, after_id: int, limit: int
+) -> list[tuple[int, bytes]]:
+    """The next ``limit`` live core rows of the user with a ``model`` vector, by id after ``after_id``.
+
+    Keyset pages, each its own short read: the merge stage walks a large user's vectors without
+    holding one read transaction (and the WAL) open for the whole walk.
+    """
+    rows = conn.execute(
+        "SELECT id, embedding FROM memories WHERE user_id = ? AND layer = 'core' AND superseded_by IS NULL"
+        " AND id > ? AND embedding IS NOT NULL AND embedding_model = ? AND (? IS NULL OR embedding_dim = ?)"
+        " ORDER BY id LIMIT ?",
+        (user_id, after_id, model, dim, dim, limit),
+    )
+    return [(row[0], bytes(row[1])) for row in rows]
+
+
+def changed_core_ids(conn: sqlite3.Connection, user_id: str, max_id: int, since: str) -> list[int]:
+    """Live core rows of the user created after ``max_id``, or edited or moved into core at or after
+    ``since``: the rows the incremental merge compares against all the others."""
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT id FROM memories WHERE user_id = ? AND layer = 'core' AND superseded_by IS NULL"
+            " AND (id > ? OR updated_at >= ? OR layer_since >= ?) ORDER BY id",
+            (user_id, max_id, since, since),
+        )
+    ]
+
+
+def max_memory_id(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+
+
+def database_now(conn: sqlite3.Connection) -> str:
+    """SQLite's clock in the format of every stored timestamp."""
+    return str(conn.execute(f"SELECT {NOW_SQL}").fetchone()[0])
+
+
+def total_rows(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+
+# -- applying a plan --------------------------------------------------------------------------
+def move_layer(
+    conn: sqlite3.Connection,
+    memory_id: int,
+    *,
+    from_layer: str,
+    to_layer: str,
+    since: str,
+    unread: tuple[int, str | None] | None = None,
+) -> bool:
+    """Move a live row from ``from_layer`` to ``to_layer`` (its layer clock starts at ``since``).
+
+    ``unread``: the ``(access_count, last_accessed)`` the plan saw; a row read since then is left
+    alone (a read can change the verdict). False when the row is no longer as planned.
+    """
+    check, params = "", []  # type: tuple[str, list[Any]]
+    if unread is not None:
+        check = " AND access_count = ? AND last_accessed IS ?"
+        params = [unread[0], unread[1]]
+    cursor = conn.execute(
+        "UPDATE memories SET layer = ?, layer_since = ?"
+        f" WHERE id = ? AND layer = ? AND superseded_by IS NULL{check}",
+        (to_layer, since, memory_id, from_layer, *params),
+    )
+    return cursor.rowcount > 0
+
+
+def hide_merged(conn: sqlite3.Connection, memory_id: int, kept_id: int, run_id: int | None) -> None:
+    """Hide a near-duplicate behind the row it was merged into, and record the link."""
+    conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (kept_id, memory_id))
+    add_link(conn, "merged", memory_id, kept_id, run_id)
+
+
+def absorb_merged(
+    conn: sqlite3.Connection, kept_id: int, *, importance: int, access_count: int, last_accessed: str | None
+) -> None:
+    """The row a group was merged into takes the group's highest importance and all its reads."""
+    conn.execute(
+        f"UPDATE memories SET importance = ?, access_count = ?, last_accessed = ?, updated_at = {NOW_SQL}"
+        " WHERE id = ?",
+        (importance, access_count, last_accessed, kept_id),
+    )
+
+
+def mark_compressed(conn: sqlite3.Connection, memory_id: int, summary_id: int, run_id: int | None) -> None:
+    """An archived row is now told by a history summary; it stays, pointing at that summary."""
+    conn.execute("UPDATE memories SET compressed_into = ? WHERE id = ?", (summary_id, memory_id))
+    add_link(conn, "summarised", memory_id, summary_id, run_id)
+
+
+def add_link(conn: sqlite3.Connection, kind: str, from_id: int, to_id: int, run_id: int | None) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO memory_links (kind, from_id, to_id, run_id) VALUES (?, ?, ?, ?)",
+        (kind, from_id, to_id, run_id),
+    )
+
+
+def links(conn: sqlite3.Connection, kind: str | None = None) -> list[tuple[str, int, int, int | None]]:
+    """``(kind, from_id, to_id, run_id)`` of every link (of one kind), in a stable order."""
+    rows = conn.execute(
+        "SELECT kind, from_id, to_id, run_id FROM memory_links WHERE ? IS NULL OR kind = ?"
+        " ORDER BY kind, from_id, to_id",
+        (kind, kind),
+    )
+    return [(str(r[0]), int(r[1]), int(r[2]), r[3]) for r in rows]
+
+
+def optimize_fts(conn: sqlite3.Connection) -> None:
+    """Merge every FTS5 index's segments into one (faster queries; nothing is removed)."""
+    for table in FTS_TABLES:
+        name = quote_identifier(table)
+        conn.execute(f"INSERT INTO {name} ({name}) VALUES ('optimize')")
+
+
+def live_index_entries(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, str, int | None]]:
+    """``(id, user_id, layer, dim)`` of every live row with a ``model`` vector: what the index must hold."""
+    yield from conn.execute(
+        "SELECT id, user_id, layer, embedding_dim FROM memories"
+        " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL",
+        (model,),
+    )
+
+
+# -- the log of runs --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    trigger: str
+    dry_run: bool
+    status: str
+    started_at: str
+    finished_at: str | None
+    report: dict[str, Any]
+
+
+def start_run(conn: sqlite3.Connection, *, trigger: str, dry_run: bool, started_at: str) -> int:
+    cursor = conn.execute(
+        "INSERT INTO lifecycle_runs (trigger, dry_run, status, started_at) VALUES (?, ?, 'running', ?)",
+        (trigger, int(dry_run), started_at),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def save_report(conn: sqlite3.Connection, run_id: int, report: dict[str, Any]) -> None:
+    """Record the report so far; a stage saves it in its own transaction, so the log never claims
+    a stage that did not commit."""
+    conn.execute(
+        "UPDATE lifecycle_runs SET report = ? WHERE id = ?", (json.dumps(report, ensure_ascii=False), run_id)
+    )
+
+
+def finish_run(
+    conn: sqlite3.Connection, run_id: int, *, status: str, report: dict[str, Any], finished_at: str
+) -> None:
+    conn.execute(
+        "UPDATE lifecycle_runs SET status = ?, finished_at = ?, report = ? WHERE id = ?",
+        (status, finished_at, json.dumps(report, ensure_ascii=False), run_id),
+    )
+
+
+def interrupt_running(conn: sqlite3.Connection) -> list[int]:
+    """Runs left 'running' by a process that died: marked 'interrupted' (the next run completes them)."""
+    ids = [row[0] for row in conn.execute("SELECT id FROM lifecycle_runs WHERE status = 'running'")]
+    conn.execute(
+        f"UPDATE lifecycle_runs SET status = 'interrupted', finished_at = {NOW_SQL} WHERE status = 'running'"
+    )
+    return ids
+
+
+def recent_runs(conn: sqlite3.Connection, limit: int) -> list[RunRecord]:
+    """The latest runs, newest first."""
+    rows = conn.execute(
+        "SELECT id, trigger, dry_run, status, started_at, finished_at, report FROM lifecycle_runs"
+        " ORDER BY id DESC LIMIT ?",
+        (limit,),
+    )
+    return [
+        RunRecord(r[0], r[1], bool(r[2]), r[3], r[4], r[5], json.loads(r[6] or "{}")) for r in rows.fetchall()
+    ]
+
+
+def latest_merge_watermark(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    """The watermark the last committed merge stage of a whole-store run left, if any."""
+    row = conn.execute(
+        "SELECT json_extract(report, '$.merge_watermark') FROM lifecycle_runs"
+        " WHERE dry_run = 0 AND json_extract(report, '$.merge_watermark') IS NOT NULL"
+        " ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    return json.loads(row[0]) if row and row[0] else None

@@ -1,0 +1,135 @@
+"""The lifecycle endpoints through the real server: run, preview, log, dry runs, one user, busy."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from middleware.app import create_app
+from middleware.config import Config
+from middleware.keys import LIFECYCLE_SERVICE
+from middleware.models.embedders import SentenceTransformerEmbedder
+from middleware.services.lifecycle import iso
+from tests.fakes import MovableClock, ScriptedLLM
+from tests.helpers import search, store
+
+T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+
+
+async def start(aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder) -> TestClient:
+    clock = MovableClock(T0)
+    client = await aiohttp_client(
+        create_app(config, embedder=minilm, llm=ScriptedLLM(answer="Sam's spring."), lifecycle_clock=clock)
+    )
+    client.clock = clock  # type: ignore[attr-defined]
+    return client
+
+
+def days_ago(days: float) -> str:
+    return iso(T0 - timedelta(days=days))
+
+
+async def test_preview_run_and_log(
+    aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
+) -> None:
+    client = await start(aiohttp_client, config, minilm)
+    todo, identity, old = await store(
+        client,
+        {"user_id": "sam", "fact": "Buy a new bicycle pump.", "category": "todo", "created_at": days_ago(50)},
+        {
+            "user_id": "sam",
+            "fact": "Sam was born in Lisbon.",
+            "category": "identity",
+            "created_at": days_ago(50),
+        },
+        {"user_id": "sam", "fact": "Sam sold his car.", "layer": "archive", "created_at": days_ago(200)},
+    )
+    preview = await client.get("/lifecycle/preview")
+    assert preview.status == 200
+    planned = await preview.json()
+    assert planned["dry_run"] is True and planned["run_id"] is None and planned["trigger"] == "preview"
+    assert [s["status"] for s in planned["stages"]] == ["planned"] * 5
+    assert (await client.get(f"/memories/{todo['id']}")).status == 200
+    response = await client.post("/lifecycle/run")
+    assert response.status == 200
+    report = await response.json()
+    assert report["status"] == "done" and report["dry_run"] is False
+    stages = {s["name"]: s for s in report["stages"]}
+    assert stages["decay"]["ids"]["archived"] == [todo["id"]]
+    assert stages["compress"]["groups"][0]["ids"] == [old["id"]]
+    assert report["rows_after"] == report["rows_before"] + 1  # the summary; nothing removed
+    for before, after in zip(planned["stages"], report["stages"], strict=True):
+        assert {k: v for k, v in before["ids"].items() if k != "summaries"} == {
+            k: v for k, v in after["ids"].items() if k != "summaries"
+        }
+    moved = await (await client.get(f"/memories/{todo['id']}")).json()
+    assert moved["layer"] == "archive" and moved["layer_since"] == iso(T0)
+    assert (await (await client.get(f"/memories/{identity['id']}")).json())["layer"] == "core"
+    found = await search(client, "bicycle pump", "sam")
+    assert todo["id"] not in [r["id"] for r in found["results"]]
+    found = await search(client, "bicycle pump", "sam", layers=["archive"])
+    assert [r["id"] for r in found["results"]][:1] == [todo["id"]]
+    log = await (await client.get("/lifecycle/log")).json()
+    assert log["count"] == 1  # the preview is not logged
+    (run,) = log["runs"]
+    assert run["id"] == report["run_id"] and run["status"] == "done" and run["trigger"] == "api"
+    assert run["report"]["stages"][2]["ids"] == stages["decay"]["ids"]
+
+
+async def test_a_dry_run_is_logged_and_changes_nothing(
+    aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
+) -> None:
+    client = await start(aiohttp_client, config, minilm)
+    (todo,) = await store(
+        client, {"fact": "Call the plumber.", "category": "todo", "created_at": days_ago(60)}
+    )
+    report = await (await client.post("/lifecycle/run?dry_run=true")).json()
+    assert report["dry_run"] is True and report["stages"][2]["ids"]["archived"] == [todo["id"]]
+    assert (await (await client.get(f"/memories/{todo['id']}")).json())["layer"] == "core"
+    (run,) = (await (await client.get("/lifecycle/log?limit=5")).json())["runs"]
+    assert run["dry_run"] is True and run["report"]["run_id"] == run["id"]
+
+
+async def test_a_run_can_be_limited_to_one_user(
+    aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
+) -> None:
+    client = await start(aiohttp_client, config, minilm)
+    sams, anns = await store(
+        client,
+        {"user_id": "sam", "fact": "Buy a new bicycle pump.", "category": "todo", "created_at": days_ago(60)},
+        {"user_id": "ann", "fact": "Buy new running shoes.", "category": "todo", "created_at": days_ago(60)},
+    )
+    report = await (await client.post("/lifecycle/run", params={"user_id": "ann"})).json()
+    assert report["user_id"] == "ann" and report["stages"][2]["ids"]["archived"] == [anns["id"]]
+    assert (await (await client.get(f"/memories/{sams['id']}")).json())["layer"] == "core"
+    preview = await (await client.get("/lifecycle/preview", params={"user_id": ""})).json()
+    assert preview["user_id"] is None and preview["stages"][2]["ids"]["archived"] == [sams["id"]]
+
+
+async def test_a_second_run_while_one_is_under_way_is_refused(
+    aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
+) -> None:
+    client = await start(aiohttp_client, config, minilm)
+    service = client.app[LIFECYCLE_SERVICE]
+    async with service._lock:  # a run under way
+        response = await client.post("/lifecycle/run")
+        assert response.status == 409
+        assert (await response.json())["error"]["code"] == "lifecycle_busy"
+        assert (await client.get("/lifecycle/preview")).status == 200
+    assert (await client.post("/lifecycle/run")).status == 200
+
+
+async def test_bad_parameters_are_400(
+    aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
+) -> None:
+    client = await start(aiohttp_client, config, minilm)
+    for method, path in (
+        ("GET", "/lifecycle/log?limit=0"),
+        ("GET", "/lifecycle/log?limit=x"),
+        ("POST", "/lifecycle/run?dry_run=perhaps"),
+    ):
+        response = await client.request(method, path)
+        assert response.status == 400, path
+        assert (await response.json())["error"]["code"] == "invalid_request"
