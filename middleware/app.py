@@ -25,6 +25,8 @@ from .keys import (
     HARDWARE_MONITOR,
     INDEX_SYNC,
     INGEST_SERVICE,
+    MARKDOWN_SYNC,
+    MARKDOWN_WORKSPACES,
     MEMORY_SERVICE,
     METRICS,
     RECALL_SERVICE,
@@ -40,6 +42,7 @@ from .services.index_sync import IndexSync
 from .services.ingest import IngestService
 from .services.memories import MemoryService
 from .services.metrics import Metrics
+from .services.mirror import MarkdownSync, MarkdownWorkspaces
 from .services.recall import RecallService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
@@ -101,6 +104,8 @@ def create_app(
     metrics = Metrics()
     hardware = HardwareMonitor(config.hardware)
     scheduler = GpuScheduler(hardware, config.hardware)
+    markdown = MarkdownWorkspaces(db, memory_service)
+    markdown_sync = MarkdownSync(markdown, config.markdown)
     ingest_service = IngestService(
         db,
         memory_service,
@@ -108,6 +113,7 @@ def create_app(
         config.ingest,
         gate=scheduler,
         on_extracted=metrics.observe_extraction,
+        on_stored=markdown_sync.request_sync,
     )
 
     app[CONFIG] = config
@@ -122,6 +128,8 @@ def create_app(
     app[HARDWARE_MONITOR] = hardware
     app[GPU_SCHEDULER] = scheduler
     app[METRICS] = metrics
+    app[MARKDOWN_WORKSPACES] = markdown
+    app[MARKDOWN_SYNC] = markdown_sync
     app[STATS_SERVICE] = StatsService(
         memory_service, db.path, index, embedder, chat_model, ingest_service, hardware, scheduler
     )
@@ -169,13 +177,21 @@ def create_app(
         yield
         await hardware.stop()
 
+    async def markdown_ctx(app: web.Application) -> AsyncIterator[None]:
+        await markdown_sync.start()
+        yield
+        await markdown_sync.stop(timeout=config.server.shutdown_timeout_s)
+
     async def ingest_ctx(app: web.Application) -> AsyncIterator[None]:
         await ingest_service.start()
         yield
         await ingest_service.stop(timeout=config.server.shutdown_timeout_s)
 
-    # The hardware poller starts before the extraction worker (whose gate reads it) and stops after.
-    app.cleanup_ctx.extend([database_ctx, embedder_ctx, vector_index_ctx, llm_ctx, hardware_ctx, ingest_ctx])
+    # The hardware poller starts before the extraction worker (whose gate reads it) and stops after;
+    # so does the Markdown sync, which then writes what the worker's last batch asked for.
+    app.cleanup_ctx.extend(
+        [database_ctx, embedder_ctx, vector_index_ctx, llm_ctx, hardware_ctx, markdown_ctx, ingest_ctx]
+    )
     setup_routes(app)
     return app
 

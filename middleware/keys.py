@@ -11,6 +11,7 @@ from .services.index_sync import IndexSync
 from .services.ingest import IngestService
 from .services.memories import MemoryService
 from .services.metrics import Metrics
+from .services.mirror import MarkdownSync, MarkdownWorkspaces
 from .services.recall import RecallService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
@@ -31,3 +32,6 @@ RECALL_SERVICE = web.AppKey("recall_service", RecallService)
 HARDWARE_MONITOR = web.AppKey("hardware_monitor", HardwareMonitor)
 GPU_SCHEDULER = web.AppKey("gpu_scheduler", GpuScheduler)
 METRICS = web.AppKey("metrics", Metrics)
+MARKDOWN_WORKSPACES = web.AppKey("markdown_workspaces", MarkdownWorkspaces)
+# request_sync() after a write worth mirroring (the lifecycle engine calls it after each run).
+MARKDOWN_SYNC = web.AppKey("markdown_sync", MarkdownSync)
