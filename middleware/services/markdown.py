@@ -294,7 +294,6 @@ class ParsedWorkspace:
     memories: list[ParsedMemory] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
-    user_id: str | None = None  # from the header of a mirror the daemon wrote
 
 
 def workspace_file_kind(path: str) -> tuple[str, str | None] | None:
@@ -341,8 +340,6 @@ def parse_workspace(files: Mapping[str, str]) -> ParsedWorkspace:
     kinds.sort(key=lambda k: (k[2] != "core", normalise_path(k[0])))
     for path, content, layer, day in kinds:
         workspace.files.append(path)
-        if workspace.user_id is None:
-            workspace.user_id = mirror_user(content)
         workspace.memories += parse_markdown(content, file=normalise_path(path), layer=layer, day=day)
     workspace.ignored.sort()
     return workspace
