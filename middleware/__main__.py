@@ -2,6 +2,7 @@
 
 Maintenance verbs, on the same database (same ``--config``/``--db``): ``backup PATH``,
 ``export PATH``, ``import PATH``; each is a few lines over :mod:`middleware.services.portability`.
+``export-md DIR`` and ``import-md DIR`` (the Markdown mirror) are over :mod:`middleware.services.mirror`.
 
 Flags beat ``MEMORY_CORTEX_*`` environment variables, which beat the YAML file.
 """
@@ -18,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from . import __version__
+from .cli_markdown import add_markdown_commands
 from .cli_portability import add_portability_commands
 from .config import Config, load_config
 
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     # SUPPRESS: a flag given before the verb (--port 9000 serve) is not reset by the verb's parser.
     add_server_flags(serve, default=argparse.SUPPRESS)
     add_portability_commands(commands, add_database_flags)
+    add_markdown_commands(commands, add_database_flags)
     return parser
 
 

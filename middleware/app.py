@@ -28,6 +28,8 @@ from .keys import (
     INDEX_SYNC,
     INGEST_SERVICE,
     LIFECYCLE_SERVICE,
+    MARKDOWN_SYNC,
+    MARKDOWN_WORKSPACES,
     MEMORY_SERVICE,
     METRICS,
     RECALL_SERVICE,
@@ -42,9 +44,10 @@ from .services.extraction import ExtractionService
 from .services.hardware import HardwareMonitor
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
-from .services.lifecycle import LifecycleService, utc_now
+from .services.lifecycle import LifecycleReport, LifecycleService, utc_now
 from .services.memories import MemoryService
 from .services.metrics import Metrics
+from .services.mirror import MarkdownSync, MarkdownWorkspaces
 from .services.recall import RecallService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
@@ -111,6 +114,8 @@ def create_app(
     metrics = Metrics()
     hardware = HardwareMonitor(config.hardware)
     scheduler = GpuScheduler(hardware, config.hardware)
+    markdown = MarkdownWorkspaces(db, memory_service)
+    markdown_sync = MarkdownSync(markdown, config.markdown)
     ingest_service = IngestService(
         db,
         memory_service,
@@ -118,6 +123,7 @@ def create_app(
         config.ingest,
         gate=scheduler,
         on_extracted=metrics.observe_extraction,
+        on_stored=markdown_sync.request_sync,
     )
 
     app[CONFIG] = config
@@ -145,6 +151,14 @@ def create_app(
         clock=lifecycle_clock,
     )
     app[LIFECYCLE_SERVICE] = lifecycle
+
+    async def mirror_after_run(report: LifecycleReport) -> None:
+        if not report.dry_run:
+            markdown_sync.request_sync()
+
+    lifecycle.on_finished.append(mirror_after_run)
+    app[MARKDOWN_WORKSPACES] = markdown
+    app[MARKDOWN_SYNC] = markdown_sync
     app[STATS_SERVICE] = StatsService(
         memory_service, db.path, index, embedder, chat_model, ingest_service, hardware, scheduler
     )
@@ -197,6 +211,11 @@ def create_app(
         yield
         await hardware.stop()
 
+    async def markdown_ctx(app: web.Application) -> AsyncIterator[None]:
+        await markdown_sync.start()
+        yield
+        await markdown_sync.stop(timeout=config.server.shutdown_timeout_s)
+
     async def ingest_ctx(app: web.Application) -> AsyncIterator[None]:
         await ingest_service.start()
         yield
@@ -208,7 +227,8 @@ def create_app(
         await lifecycle.stop(timeout=config.server.shutdown_timeout_s)
 
     # The hardware poller starts before the extraction worker and the lifecycle schedule (whose
-    # GPU gate reads it) and stops after them.
+    # GPU gate reads it) and stops after them; so does the Markdown sync, which then writes what
+    # their last batch or run asked for.
     app.cleanup_ctx.extend(
         [
             database_ctx,
@@ -217,6 +237,7 @@ def create_app(
             access_ctx,
             llm_ctx,
             hardware_ctx,
+            markdown_ctx,
             ingest_ctx,
             lifecycle_ctx,
         ]

@@ -225,6 +225,8 @@ INTERRUPTED = {
     "backup": "no copy was made",
     "export": "no file was written",
     "import": "nothing was imported",
+    "export-md": "the files already written are complete, the others untouched",
+    "import-md": "what was imported so far is stored; run it again to import the rest",
 }
 
 

@@ -444,6 +444,20 @@ class LifecycleConfig(_Section):
         return bases
 
 
+class MarkdownConfig(_Section):
+    """The Markdown mirror (OpenClaw's MEMORY.md + memory/YYYY-MM-DD.md), kept in step in the background."""
+
+    sync_dir: Path | None = Field(
+        None,
+        description="Folder kept in step with the store, one sub-folder per user (as export-md writes); null = no auto-sync.",
+    )
+    sync_debounce_s: float = Field(
+        5.0,
+        ge=0,
+        description="Quiet time after an ingest batch, lifecycle run or import before the mirror is rewritten (at most 10x this after the first).",
+    )
+
+
 class UsersConfig(_Section):
     """Who a request is about when it does not say."""
 
@@ -478,6 +492,7 @@ class Config(BaseSettings):
     recall: RecallConfig = Field(default_factory=RecallConfig)
     hardware: HardwareConfig = Field(default_factory=HardwareConfig)
     lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
+    markdown: MarkdownConfig = Field(default_factory=MarkdownConfig)
     users: UsersConfig = Field(default_factory=UsersConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 

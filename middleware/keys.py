@@ -13,6 +13,7 @@ from .services.ingest import IngestService
 from .services.lifecycle import LifecycleService
 from .services.memories import MemoryService
 from .services.metrics import Metrics
+from .services.mirror import MarkdownSync, MarkdownWorkspaces
 from .services.recall import RecallService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
@@ -35,3 +36,6 @@ HARDWARE_MONITOR = web.AppKey("hardware_monitor", HardwareMonitor)
 GPU_SCHEDULER = web.AppKey("gpu_scheduler", GpuScheduler)
 METRICS = web.AppKey("metrics", Metrics)
 LIFECYCLE_SERVICE = web.AppKey("lifecycle_service", LifecycleService)
+MARKDOWN_WORKSPACES = web.AppKey("markdown_workspaces", MarkdownWorkspaces)
+# request_sync() after a write worth mirroring (the lifecycle engine calls it after each run).
+MARKDOWN_SYNC = web.AppKey("markdown_sync", MarkdownSync)

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from ..keys import CONFIG
 from ..services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from . import ingest, lifecycle, memories, recall, search, stats
+from . import ingest, lifecycle, markdown, memories, recall, search, stats
 from .openapi import build_openapi
 from .schemas import (
     ContextRequest,
@@ -30,6 +30,8 @@ from .schemas import (
     LifecyclePreviewQuery,
     LifecycleReportOut,
     LifecycleRunQuery,
+    MarkdownImportRequest,
+    MarkdownImportResponse,
     MemoryCreateBody,
     MemoryCreated,
     MemoryCreateQuery,
@@ -139,6 +141,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         ingest.retry_job,
         "Queue a failed extraction job again.",
         responses={200: RetryResponse, 404: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/import",
+        markdown.import_workspace,
+        "Import an OpenClaw workspace sent as content (MEMORY.md → core, memory/YYYY-MM-DD.md → working);"
+        " embedded and deduplicated; a second import of the same files adds nothing.",
+        request=MarkdownImportRequest,
+        responses={200: MarkdownImportResponse, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse},
     ),
     Endpoint(
         "POST",

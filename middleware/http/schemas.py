@@ -377,6 +377,55 @@ class ContextResponse(BaseModel):
     facts: int
 
 
+# -- Markdown import ------------------------------------------------------------------------
+# Bounds of one POST /import (the body is also bounded by server.max_body_bytes).
+MAX_IMPORT_FILES = 1000
+MAX_IMPORT_FILE_CHARS = 2_000_000
+MAX_IMPORT_MEMORIES = 5000
+
+
+class MarkdownImportRequest(_Request):
+    """``POST /import``: an OpenClaw workspace sent as its files' content (never a server path)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    user_id: str | None = Field(None, description="Whose memories; absent/empty → the default user.")
+    files: dict[
+        Annotated[str, Field(min_length=1, max_length=500)],
+        Annotated[str, Field(max_length=MAX_IMPORT_FILE_CHARS)],
+    ] = Field(
+        min_length=1,
+        max_length=MAX_IMPORT_FILES,
+        description='Relative path → Markdown text: "MEMORY.md" (core memories) and'
+        ' "memory/YYYY-MM-DD.md" or "memory/YYYY-MM-DD-<slug>.md" daily logs (working memories);'
+        " other paths are listed in ignored_files.",
+    )
+
+    @field_validator("files")
+    @classmethod
+    def _storable(cls, files: dict[str, str]) -> dict[str, str]:
+        # Checked before anything is written: a lone surrogate in the last file must not leave
+        # the first ones imported.
+        for path, text in files.items():
+            try:
+                path.encode("utf-8")
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"{path[:80]!r}: text contains unpaired UTF-16 surrogates") from exc
+        return files
+
+
+class MarkdownImportResponse(BaseModel):
+    user_id: str
+    files: list[str] = Field(description="The memory files read: MEMORY.md first, then the daily logs.")
+    ignored_files: list[str] = Field(description="Paths that are not memory files (left alone).")
+    memories: int = Field(description="Bullets and paragraphs found: added + merged + skipped + too_long.")
+    added: int = Field(description="New memories.")
+    merged: int = Field(description="Folded into a near-duplicate (stored, or earlier in this import).")
+    skipped: int = Field(description="Already stored with this exact text, or repeated in the workspace.")
+    too_long: int = Field(description="Longer than 20,000 characters: not a memory, left out.")
+
+
 # -- stats and health -----------------------------------------------------------------------
 class EmbedderState(BaseModel):
     backend: str

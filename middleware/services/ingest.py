@@ -72,6 +72,7 @@ class IngestService:
         config: debounce, retries, skipping rules.
         gate: awaited before each job runs (may wait, never raises); None = run at once.
         on_extracted: told the seconds each successful job took, gate wait excluded (metrics).
+        on_stored: called after a job's facts are committed (the Markdown mirror's request_sync).
         clock: wall clock in unix seconds (tests inject one).
     """
 
@@ -84,6 +85,7 @@ class IngestService:
         *,
         gate: Gate | None = None,
         on_extracted: Callable[[float], None] | None = None,
+        on_stored: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._db = db
@@ -92,6 +94,7 @@ class IngestService:
         self._config = config
         self._gate = gate
         self._on_extracted = on_extracted
+        self._on_stored = on_stored
         self._held_by_gate = False
         self._clock = clock
         self._wake = asyncio.Event()
@@ -268,6 +271,8 @@ class IngestService:
 
         if items:
             await self._memories.create(items, extra_work=finish)
+            if self._on_stored is not None:
+                self._on_stored()
         else:
             await self._db.write(finish)
         return len(items), len(delta.new), result.method

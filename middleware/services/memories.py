@@ -114,6 +114,7 @@ class MemoryService:
         items: Sequence[NewMemory],
         *,
         dedup: bool = True,
+        supersede: bool = True,
         extra_work: Callable[[sqlite3.Connection], None] | None = None,
     ) -> list[WriteOutcome]:
         """Store memories in one transaction, merging near-duplicates and applying corrections.
@@ -122,7 +123,9 @@ class MemoryService:
         a live memory of the same user is at least ``dedup_threshold`` updates that memory instead
         (newer wording and vector, the higher importance, one more access); a ``correction`` that is
         at least ``supersede_threshold`` close to an older memory is stored and the older one is
-        marked ``superseded_by`` it (kept, hidden from search). ``extra_work(conn)`` runs inside
+        marked ``superseded_by`` it (kept, hidden from search); with ``supersede`` False a correction
+        is planned like any memory (an import: the file it comes from already reflects the
+        correction, and must not hide a fact it also holds). ``extra_work(conn)`` runs inside
         the same transaction (the ingest worker records its watermark there, so facts and
         watermark commit together or not at all).
         """
@@ -131,7 +134,11 @@ class MemoryService:
         rows = [
             self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
         ]
-        plans = self._plan(rows, vectors) if dedup and vectors is not None else [_Plan() for _ in rows]
+        plans = (
+            self._plan(rows, vectors, supersede=supersede)
+            if dedup and vectors is not None
+            else [_Plan() for _ in rows]
+        )
         if vectors is not None:
             rows = await self._embed_merged(rows, plans, texts)
 
@@ -190,7 +197,7 @@ class MemoryService:
             rows[i] = self._with_vector(rows[i], vector)
         return rows
 
-    def _plan(self, rows: list[NewMemory], vectors: np.ndarray) -> list[_Plan]:
+    def _plan(self, rows: list[NewMemory], vectors: np.ndarray, *, supersede: bool = True) -> list[_Plan]:
         """Decide, before the transaction, what each new memory does (reads the vector index)."""
         assert self._index is not None
         plans: list[_Plan] = []
@@ -206,6 +213,7 @@ class MemoryService:
                 best = hits[0] if hits else None
                 if (
                     best is not None
+                    and supersede
                     and row.category == "correction"
                     and best.cosine >= self._supersede_threshold
                 ):

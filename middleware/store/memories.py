@@ -190,6 +190,70 @@ def list_memories(
     return [MemoryRecord.from_row(row) for row in rows]
 
 
+# -- the Markdown mirror --------------------------------------------------------------------
+# Metadata key listing imported texts that were merged into a memory (see imported_facts).
+IMPORTED_WORDINGS_KEY = "markdown_merged"
+MAX_IMPORTED_WORDINGS = 20
+
+
+def users_in_layers(conn: sqlite3.Connection, layers: Sequence[str]) -> list[str]:
+    """Users with live memories in these layers, sorted."""
+    rows = conn.execute(
+        "SELECT DISTINCT user_id FROM memories WHERE superseded_by IS NULL"
+        " AND layer IN (SELECT value FROM json_each(?)) ORDER BY user_id",
+        (json.dumps(list(layers)),),
+    )
+    return [row[0] for row in rows]
+
+
+def live_in_layers(conn: sqlite3.Connection, user_id: str, layers: Sequence[str]) -> list[MemoryRecord]:
+    """One user's live memories in these layers, in id order (the index on user, layer)."""
+    rows = conn.execute(
+        f"{_SELECT} WHERE user_id = ? AND superseded_by IS NULL"
+        " AND layer IN (SELECT value FROM json_each(?)) ORDER BY id",
+        (user_id, json.dumps(list(layers))),
+    )
+    return [MemoryRecord.from_row(row) for row in rows]
+
+
+def imported_facts(conn: sqlite3.Connection, user_id: str, facts: Sequence[str]) -> set[str]:
+    """Which of ``facts`` this user already has: as the text of any memory (live, archived or
+    superseded), or among the imported wordings recorded on one (:func:`record_imported_wordings`).
+
+    Exact text, no normalisation: this is what makes a second import of the same files a no-op.
+    """
+    if not facts:
+        return set()
+    wanted = json.dumps(list(facts), ensure_ascii=False)
+    rows = conn.execute(
+        "SELECT fact FROM memories WHERE user_id = ? AND fact IN (SELECT value FROM json_each(?))"
+        " UNION SELECT w.value FROM memories m, json_each(m.metadata, ?) w"
+        " WHERE m.user_id = ? AND instr(m.metadata, ?) > 0 AND w.value IN (SELECT value FROM json_each(?))",
+        (user_id, wanted, f"$.{IMPORTED_WORDINGS_KEY}", user_id, f'"{IMPORTED_WORDINGS_KEY}"', wanted),
+    )
+    return {row[0] for row in rows}
+
+
+def record_imported_wordings(conn: sqlite3.Connection, wordings: dict[int, list[str]]) -> None:
+    """Remember, on each memory, the imported texts that were merged into it (newest last, at most
+    ``MAX_IMPORTED_WORDINGS``), so that importing them again finds them instead of merging again."""
+    for memory_id, texts in wordings.items():
+        row = conn.execute("SELECT metadata FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            continue
+        metadata = json.loads(row[0] or "{}")
+        if not isinstance(metadata, dict):
+            continue
+        known = metadata.get(IMPORTED_WORDINGS_KEY)
+        known = [t for t in known if isinstance(t, str)] if isinstance(known, list) else []
+        merged = [*[t for t in known if t not in texts], *dict.fromkeys(texts)][-MAX_IMPORTED_WORDINGS:]
+        metadata[IMPORTED_WORDINGS_KEY] = merged
+        conn.execute(
+            "UPDATE memories SET metadata = ? WHERE id = ?",
+            (json.dumps(metadata, ensure_ascii=False), memory_id),
+        )
+
+
 def update(conn: sqlite3.Connection, memory_id: int, changes: dict[str, Any]) -> bool:
     """Apply ``changes`` (keys from EDITABLE_COLUMNS or the embedding columns); False if no row."""
     allowed = set(EDITABLE_COLUMNS) | {"embedding", "embedding_model", "embedding_dim"}

@@ -1,0 +1,227 @@
+"""``POST /import`` and the Markdown auto-sync, through the real server (real SQLite, real MiniLM)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from middleware.app import create_app
+from middleware.keys import MARKDOWN_SYNC
+from middleware.services.mirror import read_workspace
+from tests.conftest import make_config
+from tests.helpers import store
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw_workspace"
+
+
+async def import_workspace(client: TestClient, body: dict[str, Any], status: int = 200) -> dict[str, Any]:
+    response = await client.post("/import", json=body)
+    assert response.status == status, await response.text()
+    return await response.json()
+
+
+async def all_memories(client: TestClient, user_id: str) -> list[dict[str, Any]]:
+    response = await client.get("/memories", params={"user_id": user_id, "limit": "1000"})
+    assert response.status == 200
+    return (await response.json())["memories"]
+
+
+async def test_post_import_reads_the_workspace_content_and_a_second_post_adds_nothing(
+    client: TestClient,
+) -> None:
+    files = read_workspace(FIXTURE)
+
+    first = await import_workspace(client, {"user_id": "sam", "files": files})
+
+    assert first == {
+        "user_id": "sam",
+        "files": [
+            "MEMORY.md",
+            "memory/2026-01-05.md",
+            "memory/2026-01-06.md",
+            "memory/2026-01-07-ryokan-booking.md",
+            "memory/2026-01-09.md",
+        ],
+        "ignored_files": ["memory/README.md"],
+        "memories": 35,
+        "added": 33,
+        "merged": 1,
+        "skipped": 1,
+        "too_long": 0,
+    }
+    stored = await all_memories(client, "sam")
+    assert len(stored) == 33
+    layers = {m["fact"]: (m["layer"], m["category"], m["created_at"]) for m in stored}
+    assert layers["Drinks green tea, never coffee after 14:00."][:2] == ("core", "preference")
+    assert layers["Sam's JLPT registration is confirmed: exam on 2026-07-05 in Lisbon."] == (
+        "working",
+        "fact",
+        "2026-01-09T00:00:00.000Z",
+    )
+    found = await client.post(
+        "/hybrid-search", json={"query": "what is the cat allergic to", "user_id": "sam"}
+    )
+    assert "Miso" in (await found.json())["results"][0]["fact"]
+
+    second = await import_workspace(client, {"user_id": "sam", "files": files})
+
+    assert (second["added"], second["merged"], second["skipped"]) == (0, 0, 35)
+    assert await all_memories(client, "sam") == stored
+
+
+async def test_post_import_without_a_user_imports_for_the_default_user(client: TestClient) -> None:
+    body = await import_workspace(client, {"files": {"MEMORY.md": "## Profile\n- Dana is a pilot.\n"}})
+
+    assert body["user_id"] == "default" and body["added"] == 1
+    [memory] = await all_memories(client, "default")
+    assert (memory["category"], memory["layer"], memory["ref"]) == ("identity", "core", "MEMORY.md:2")
+
+
+async def test_post_import_refuses_what_it_cannot_take_and_stores_nothing(client: TestClient) -> None:
+    too_many = "\n".join(f"- Memory number {n}." for n in range(5001))
+    cases = [
+        {"files": {}},
+        {"files": {"MEMORY.md": 42}},
+        {"path": "/etc/passwd"},
+        {"files": {"MEMORY.md": "- x"}, "workspace": "/home/sam/.openclaw/workspace"},
+        {"files": {f"memory/2026-01-{n:04d}.md": "- x" for n in range(1001)}},
+        {"files": {"MEMORY.md": too_many}},
+    ]
+    for body in cases:
+        error = await import_workspace(client, body, status=400)
+        assert error["error"]["code"] == "invalid_request", body
+    assert "at most 5000 per request" in error["error"]["message"]
+    assert await all_memories(client, "default") == []
+
+
+async def test_post_import_lists_files_that_are_not_memory_files(client: TestClient) -> None:
+    body = await import_workspace(
+        client,
+        {
+            "user_id": "sam",
+            "files": {
+                "USER.md": "- Not read.",
+                "memory/notes.md": "- Not a daily log.",
+                "memory.md": "- Read.",
+            },
+        },
+    )
+
+    assert body["files"] == ["memory.md"] and body["ignored_files"] == ["USER.md", "memory/notes.md"]
+    assert [m["fact"] for m in await all_memories(client, "sam")] == ["Read."]
+
+
+# -- the auto-sync --------------------------------------------------------------------------
+async def wait_for(predicate: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def markdown_files(folder: Path) -> list[Path]:
+    return list(folder.rglob("*.md"))
+
+
+def text_of(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+async def test_the_mirror_follows_ingest_batches_and_imports(
+    aiohttp_client: Any, tmp_path: Path, minilm: Any
+) -> None:
+    mirror = tmp_path / "mirror"
+    config = make_config(
+        tmp_path, markdown={"sync_dir": mirror, "sync_debounce_s": 0.05}, ingest={"debounce_s": 0}
+    )
+    client = await aiohttp_client(create_app(config, embedder=minilm, llm=None))
+    message = {"role": "user", "content": "Remember that my sister Ana lives in Porto. I prefer green tea."}
+
+    response = await client.post(
+        "/ingest", json={"messages": [message], "user_id": "sam", "session_id": "s1", "debounce": False}
+    )
+    assert response.status == 202
+
+    memory_md = mirror / "sam" / "MEMORY.md"
+    await wait_for(lambda: "The user prefers green tea." in text_of(memory_md))
+    text = text_of(memory_md)
+    assert "## Preferences\n\n- The user prefers green tea. (" in text
+    assert "The user's sister Ana lives in Porto." in text
+
+    await import_workspace(
+        client, {"user_id": "sam", "files": {"memory/2026-01-05.md": "- Sam compared rail passes."}}
+    )
+
+    day = mirror / "sam" / "memory" / "2026-01-05.md"
+    await wait_for(lambda: "- Sam compared rail passes." in text_of(day))
+    syncs = client.app[MARKDOWN_SYNC].syncs
+    assert syncs >= 2 and client.app[MARKDOWN_SYNC].last_error is None
+
+
+async def test_the_mirror_is_written_at_start_and_what_is_pending_is_written_on_stop(
+    aiohttp_client: Any, tmp_path: Path, minilm: Any
+) -> None:
+    first = await aiohttp_client(create_app(make_config(tmp_path), embedder=minilm, llm=None))
+    await store(first, {"user_id": "sam", "fact": "Sam is a nurse.", "category": "identity"})
+    await first.close()
+    mirror = tmp_path / "mirror"
+    # A long debounce: only the start and the stop can write the mirror in this test.
+    config = make_config(tmp_path, markdown={"sync_dir": mirror, "sync_debounce_s": 600})
+    client = await aiohttp_client(create_app(config, embedder=minilm, llm=None))
+    sync = client.app[MARKDOWN_SYNC]
+    await wait_for(lambda: sync.syncs == 1)
+    assert "- Sam is a nurse. (" in text_of(mirror / "sam" / "MEMORY.md")
+    await store(client, {"user_id": "sam", "fact": "Sam plays chess.", "category": "fact"})
+    sync.request_sync()
+    await asyncio.sleep(0.2)
+    assert "chess" not in text_of(mirror / "sam" / "MEMORY.md")  # still inside the debounce
+
+    await client.close()
+
+    assert sync.syncs == 2
+    assert "- Sam plays chess. (" in text_of(mirror / "sam" / "MEMORY.md")
+
+
+async def test_without_a_sync_dir_nothing_is_written(client: TestClient, tmp_path: Path) -> None:
+    await import_workspace(client, {"user_id": "sam", "files": {"MEMORY.md": "- Sam is a nurse."}})
+    sync = client.app[MARKDOWN_SYNC]
+
+    assert not sync.enabled and sync.syncs == 0
+    assert markdown_files(tmp_path) == []
+
+
+async def test_a_lifecycle_run_rewrites_the_mirror(aiohttp_client: Any, tmp_path: Path, minilm: Any) -> None:
+    """A working memory the run archives (past its TTL) leaves its day file; a preview changes nothing."""
+    mirror = tmp_path / "mirror"
+    config = make_config(tmp_path, markdown={"sync_dir": mirror, "sync_debounce_s": 0.05})
+    client = await aiohttp_client(create_app(config, embedder=minilm, llm=None))
+    sync = client.app[MARKDOWN_SYNC]
+    await store(
+        client,
+        {
+            "user_id": "sam",
+            "fact": "Sam compared rail passes.",
+            "layer": "working",
+            "created_at": "2026-01-05T10:00:00Z",
+        },
+    )
+    sync.request_sync()
+    day = mirror / "sam" / "memory" / "2026-01-05.md"
+    await wait_for(lambda: "rail passes" in text_of(day))
+    before = sync.syncs
+
+    preview = await client.get("/lifecycle/preview")
+    assert preview.status == 200
+    await asyncio.sleep(0.3)
+    assert sync.syncs == before  # a dry run is not a reason to rewrite
+
+    response = await client.post("/lifecycle/run")
+    assert response.status == 200, await response.text()
+    await wait_for(lambda: "rail passes" not in text_of(day))
+    assert sync.syncs > before
