@@ -29,6 +29,12 @@ export const CATEGORIES = [
   "project_state",
 ] as const;
 
+/**
+ * OpenClaw lists tools in a compact directory with descriptions cut at 180 characters (the model
+ * reads the rest only if it asks), so each description says what matters within that.
+ */
+export const TOOL_DIRECTORY_DESCRIPTION_CHARS = 180;
+
 /** Where a tool call comes from (the tool factory's context). */
 export type ToolOrigin = { sessionKey: string | undefined; channel: string | undefined };
 
@@ -51,10 +57,8 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
     name: "memory_search",
     label: "Memory search",
     description:
-      "Search the user's long-term memory (Memory Cortex) for what they told you in earlier conversations: " +
-      "facts about them, people in their life, preferences, plans, decisions. Use it before answering a " +
-      "question that depends on something said before, or when the memories already shown in the prompt are " +
-      "not enough. Returns the best-matching facts with their ids (an id is what memory_forget takes).",
+      "Search the user's long-term memory (what they said before: facts, people, preferences, " +
+      "plans) when the recalled memories are not enough. Results have ids for memory_forget.",
     parameters: {
       type: "object",
       additionalProperties: false,
@@ -85,10 +89,8 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
     name: "memory_store",
     label: "Memory store",
     description:
-      "Save one durable fact to the user's long-term memory: when they ask you to remember something, or state " +
-      "a lasting preference, decision, relationship or correction. Write the fact as one self-contained sentence " +
-      "that still makes sense months later (names, not pronouns). Near-duplicates are merged; a fact with " +
-      "category correction replaces the older fact it corrects. Do not store secrets (passwords, keys).",
+      "Save a lasting fact about the user (when asked to remember, or a stated preference, decision or " +
+      "correction) as one self-contained sentence. Duplicates merge. No secrets.",
     parameters: {
       type: "object",
       additionalProperties: false,
@@ -134,9 +136,8 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
     name: "memory_forget",
     label: "Memory forget",
     description:
-      "Forget one memory by its id (from memory_search or the memories shown in the prompt). By default it is " +
-      "archived: no longer recalled or found, but kept on disk and restorable. Set hard to true only when the " +
-      "user explicitly asks for the memory to be deleted permanently.",
+      "Forget a memory by id: it is archived (no longer recalled, restorable). hard=true deletes it for good: " +
+      "only when the user explicitly asks for deletion.",
     parameters: {
       type: "object",
       additionalProperties: false,

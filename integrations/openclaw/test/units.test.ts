@@ -13,7 +13,7 @@ import {
   toIngestMessages,
   withoutInjectedContext,
 } from "../src/messages.ts";
-import { TOOL_NAMES } from "../src/tools.ts";
+import { TOOL_DIRECTORY_DESCRIPTION_CHARS, TOOL_NAMES } from "../src/tools.ts";
 import { FakeOpenClaw, said } from "./helpers.ts";
 
 const PACKAGE_DIR = path.resolve(import.meta.dirname, "..");
@@ -124,6 +124,14 @@ describe("registration", () => {
     assert.deepEqual(openclaw.toolNames, [...TOOL_NAMES]);
     for (const name of TOOL_NAMES) assert.equal(openclaw.tool(name).name, name);
     assert.deepEqual(openclaw.warnings(), []);
+  });
+
+  test("each tool description fits OpenClaw's 180-character tool directory", () => {
+    const openclaw = new FakeOpenClaw({});
+    for (const name of TOOL_NAMES) {
+      const { description } = openclaw.tool(name);
+      assert.ok(description.length <= TOOL_DIRECTORY_DESCRIPTION_CHARS, `${name}: ${description.length} characters`);
+    }
   });
 
   test("without allowConversationAccess the plugin says so loudly", () => {
