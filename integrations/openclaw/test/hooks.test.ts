@@ -45,8 +45,10 @@ function plugin(config: Record<string, unknown> = {}): FakeOpenClaw {
   return new FakeOpenClaw({ middlewarePort: daemon.port, userId: "sam", ...config });
 }
 
+/** before_prompt_build as OpenClaw's embedded runner emits it (seen in a real run): the raw
+ * request as `prompt`, the history before it as `messages`, no `currentUserMessage`. */
 function promptEvent(request: string, history: Record<string, unknown>[] = []) {
-  return { prompt: request, currentUserMessage: request, messages: history };
+  return { prompt: request, messages: history };
 }
 
 async function pendingJob(sessionId: string): Promise<any> {
@@ -98,6 +100,22 @@ describe("recall (before_prompt_build)", () => {
       const block = (emitted.result as { prependContext?: string } | undefined)?.prependContext;
       if (block !== undefined) assert.ok(block.length <= 500 * 4);
     }
+  });
+
+  test("a harness's currentUserMessage is the query, not the reconstructed prompt", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000 });
+    const emitted = await openclaw.emit(
+      "before_prompt_build",
+      { prompt: "(earlier turns pasted by the harness) zzz qqq", currentUserMessage: "Is Sam allergic to anything?", messages: [] },
+      userTurn("agent:main:harness"),
+    );
+    assert.match((emitted.result as { prependContext: string }).prependContext, /peanuts/);
+    const none = await openclaw.emit(
+      "before_prompt_build",
+      { prompt: "Is Sam allergic to anything?", currentUserMessage: "", messages: [] },
+      userTurn("agent:main:harness"),
+    );
+    assert.equal(none.result, undefined, "an explicit empty request (an image alone) asks nothing");
   });
 
   test("a user without memories gets nothing injected", async () => {
