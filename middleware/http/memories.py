@@ -142,7 +142,7 @@ async def patch_memory(request: web.Request) -> web.Response:
     owner = _owner(request)
     patch = await parse_body(request, MemoryPatch)
     changes = patch.model_dump(exclude_unset=True)
-    for field in ("fact", "topic", "importance", "category", "metadata"):
+    for field in ("fact", "topic", "importance", "category", "metadata", "layer"):
         if field in changes and changes[field] is None:
             raise InvalidRequest(f"{field} cannot be null")
     if "fact" in changes:

@@ -119,6 +119,13 @@ async def test_blank_user_scope_means_the_default_user(client: TestClient) -> No
     assert (await client.delete(f"/memories/{default['id']}", params={"user_id": ""})).status == 200
 
 
+async def test_a_null_layer_is_a_400_not_a_500(client: TestClient) -> None:
+    (memory,) = await store(client, {"fact": "a note"})
+    response = await client.patch(f"/memories/{memory['id']}", json={"layer": None})
+    assert response.status == 400
+    assert (await client.get(f"/memories/{memory['id']}")).status == 200
+
+
 async def test_superseding_across_users_is_refused(client: TestClient) -> None:
     (mine,) = await store(client, {"user_id": "a", "fact": "mine"})
     (theirs,) = await store(client, {"user_id": "b", "fact": "theirs"})
