@@ -654,6 +654,8 @@ class CrashHarness:
             "MEMORY_CORTEX_EMBEDDINGS__QUERY_TIMEOUT_S": "20",  # never FTS-only by chance
             "MEMORY_CORTEX_EMBEDDINGS__RETRY_AFTER_S": "0",
             "MEMORY_CORTEX_EMBEDDINGS__BACKEND": "http",
+            # The matrix is checked against a plain cosine top-k of the BLOBs: one pass, no feedback.
+            "MEMORY_CORTEX_SEARCH__PRF_DOCS": "0",
             "MEMORY_CORTEX_EMBEDDINGS__URL": embed_url,
         }
         self.user_ledgers = [UserLedger(user) for user in self.MEMORY_USERS]

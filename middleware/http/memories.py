@@ -124,17 +124,25 @@ async def list_memories(request: web.Request) -> web.Response:
     return web.json_response(body.model_dump())
 
 
-async def get_memory(request: web.Request) -> web.Response:
+def _owner(request: web.Request) -> str | None:
+    """The owner check of ``?user_id=``: absent → none; blank → the default user, as in bodies (a
+    client that leaves the user to the daemon, e.g. the OpenClaw plugin, can still scope its calls)."""
     scope = parse_query(request, ScopeQuery)
-    record = await request.app[MEMORY_SERVICE].get(int_from_path(request, "memory_id"), user_id=scope.user_id)
+    return None if scope.user_id is None else resolve_user(request, scope.user_id)
+
+
+async def get_memory(request: web.Request) -> web.Response:
+    record = await request.app[MEMORY_SERVICE].get(
+        int_from_path(request, "memory_id"), user_id=_owner(request)
+    )
     return web.json_response(memory_out(record).model_dump())
 
 
 async def patch_memory(request: web.Request) -> web.Response:
-    scope = parse_query(request, ScopeQuery)
+    owner = _owner(request)
     patch = await parse_body(request, MemoryPatch)
     changes = patch.model_dump(exclude_unset=True)
-    for field in ("fact", "topic", "importance", "category", "metadata"):
+    for field in ("fact", "topic", "importance", "category", "metadata", "layer"):
         if field in changes and changes[field] is None:
             raise InvalidRequest(f"{field} cannot be null")
     if "fact" in changes:
@@ -142,13 +150,13 @@ async def patch_memory(request: web.Request) -> web.Response:
             raise InvalidRequest("fact must not be blank")
         changes["fact"] = changes["fact"].strip()
     record = await request.app[MEMORY_SERVICE].update(
-        int_from_path(request, "memory_id"), changes, user_id=scope.user_id
+        int_from_path(request, "memory_id"), changes, user_id=owner
     )
     return web.json_response(memory_out(record).model_dump())
 
 
 async def delete_memory(request: web.Request) -> web.Response:
-    scope = parse_query(request, ScopeQuery)
+    owner = _owner(request)
     memory_id = int_from_path(request, "memory_id")
-    await request.app[MEMORY_SERVICE].delete(memory_id, user_id=scope.user_id)
+    await request.app[MEMORY_SERVICE].delete(memory_id, user_id=owner)
     return web.json_response(DeletedResponse(deleted=True, id=memory_id).model_dump())

@@ -265,7 +265,7 @@ class MemoryCreateQuery(_Request):
 
 
 class ScopeQuery(_Request):
-    """Optional owner check on ``/memories/{id}``: another user's memory answers 404."""
+    """Optional owner check on ``/memories/{id}``: another user's memory answers 404 (blank: the default user)."""
 
     model_config = ConfigDict(strict=False, extra="ignore")
 

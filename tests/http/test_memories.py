@@ -109,6 +109,26 @@ async def test_user_scope_on_single_memory_routes(client: TestClient) -> None:
     assert (await client.get(f"/memories/{memory['id']}", params={"user_id": "owner"})).status == 200
 
 
+async def test_blank_user_scope_means_the_default_user(client: TestClient) -> None:
+    (default,) = await store(client, {"fact": "the default user's note"})
+    (other,) = await store(client, {"user_id": "sam", "fact": "Sam's note"})
+    assert (await client.get(f"/memories/{default['id']}", params={"user_id": ""})).status == 200
+    assert (await client.get(f"/memories/{other['id']}", params={"user_id": ""})).status == 404
+    response = await client.patch(
+        f"/memories/{other['id']}", params={"user_id": " "}, json={"layer": "archive"}
+    )
+    assert response.status == 404
+    assert (await client.delete(f"/memories/{other['id']}", params={"user_id": ""})).status == 404
+    assert (await client.delete(f"/memories/{default['id']}", params={"user_id": ""})).status == 200
+
+
+async def test_a_null_layer_is_a_400_not_a_500(client: TestClient) -> None:
+    (memory,) = await store(client, {"fact": "a note"})
+    response = await client.patch(f"/memories/{memory['id']}", json={"layer": None})
+    assert response.status == 400
+    assert (await client.get(f"/memories/{memory['id']}")).status == 200
+
+
 async def test_superseding_across_users_is_refused(client: TestClient) -> None:
     (mine,) = await store(client, {"user_id": "a", "fact": "mine"})
     (theirs,) = await store(client, {"user_id": "b", "fact": "theirs"})

@@ -1,0 +1,318 @@
+/**
+ * What the plugin does around each agent turn.
+ *
+ *   before_prompt_build  POST /context within recallTimeoutMs → `prependContext`; then POST /recall in
+ *                        the background, kept for the session's next turn (raw facts now, the
+ *                        synthesis one turn later, so no turn ever waits for an LLM).
+ *   agent_end            POST /ingest with the whole session (debounced by the daemon), ≤ 5 s.
+ *   before_compaction,   POST /ingest with debounce:false, so what is about to be compacted away is
+ *   before_reset,        journaled and extracted now. before_compaction carries only counts on the
+ *   session_end          overflow path, so the session's latest transcript is kept from the earlier
+ *                        hooks of the turn.
+ *
+ * Every handler returns within its own deadline and never throws: memory is an extra, and a daemon
+ * that is down, slow or wrong must cost the turn at most `recallTimeoutMs`, and never the turn.
+ */
+import type { DaemonClient } from "./client.ts";
+import type { MemoryCortexConfig } from "./config.ts";
+import {
+  INJECTED_CLOSE,
+  INJECTED_OPEN,
+  type IngestMessage,
+  hasUserText,
+  newestWithin,
+  toIngestMessages,
+  withoutInjectedContext,
+} from "./messages.ts";
+import type { HookContext, HookEvent, HookResult, PluginLogger } from "./openclaw-types.ts";
+
+/** POST /ingest deadline (the daemon journals and answers 202; extraction runs later). */
+export const INGEST_TIMEOUT_MS = 5_000;
+/** POST /recall deadline; the daemon gives its LLM recall.timeout_s (10 s) and then degrades. */
+export const SYNTHESIS_TIMEOUT_MS = 20_000;
+/** The daemon's estimate, used for the same budget on this side. */
+export const CHARS_PER_TOKEN = 4;
+/** Longest query sent to /context and /recall: retrieval reads the start of a long paste anyway. */
+export const MAX_QUERY_CHARS = 2_000;
+/** Sessions whose transcript and synthesis are kept (least recently used are dropped). */
+export const MAX_SESSIONS = 256;
+
+type ContextResponse = { context?: unknown; facts?: unknown };
+type RecallResponse = { response?: unknown; degraded?: unknown };
+
+type Synthesis = { text: string; query: string; at: number };
+
+type SessionState = {
+  /** The latest transcript seen for the session, in the daemon's shape: what a flush sends. */
+  messages: IngestMessage[];
+  channel: string | undefined;
+  synthesis: Synthesis | undefined;
+  /** The /recall in flight; a newer turn aborts it (its answer would be for an older question). */
+  synthesisRequest: AbortController | undefined;
+};
+
+/** What identifies a session to the daemon: its per-session watermark survives compactions. */
+export function sessionKeyOf(ctx: { sessionKey?: string; sessionId?: string }): string | undefined {
+  return ctx.sessionKey || ctx.sessionId || undefined;
+}
+
+export class MemoryHooks {
+  readonly config: MemoryCortexConfig;
+  readonly client: DaemonClient;
+  readonly logger: PluginLogger;
+  readonly #sessions = new Map<string, SessionState>();
+  readonly #background = new Set<Promise<void>>();
+
+  constructor(config: MemoryCortexConfig, client: DaemonClient, logger: PluginLogger) {
+    this.config = config;
+    this.client = client;
+    this.logger = logger;
+  }
+
+  // -- hooks ------------------------------------------------------------------------------------
+  async beforePromptBuild(
+    event: HookEvent<"before_prompt_build">,
+    ctx: HookContext<"before_prompt_build">,
+  ): Promise<HookResult<"before_prompt_build">> {
+    try {
+      if (this.#skipped(ctx)) return undefined;
+      const key = sessionKeyOf(ctx);
+      const session = this.#session(key, ctx);
+      const request = currentRequest(event);
+      // Kept for a flush: on the overflow path before_compaction comes before agent_end and
+      // carries no messages, and this turn's request would otherwise be lost with the compaction.
+      const history = toIngestMessages(event.messages);
+      const last = history.at(-1);
+      if (request && !(last?.role === "user" && last.content === request)) {
+        history.push({ role: "user", content: request });
+      }
+      if (history.length > 0) session.messages = history;
+
+      if (!this.config.autoRecall) return undefined;
+      const query = request.slice(0, MAX_QUERY_CHARS);
+      if (!query) return undefined;
+      const block = await this.#recallBlock(session, query);
+      if (block.daemonReachable) this.#requestSynthesis(session, query);
+      return block.text ? { prependContext: block.text } : undefined;
+    } catch (error) {
+      this.#debug(`recall hook failed: ${describe(error)}`);
+      return undefined;
+    }
+  }
+
+  async agentEnd(event: HookEvent<"agent_end">, ctx: HookContext<"agent_end">): Promise<void> {
+    try {
+      if (this.#skipped(ctx)) return;
+      const key = sessionKeyOf(ctx);
+      const session = this.#session(key, ctx);
+      const messages = toIngestMessages(event.messages);
+      if (messages.length > 0) session.messages = messages;
+      if (!this.config.autoIngest) return;
+      await this.#ingest(key, session, messages, false, "agent_end");
+    } catch (error) {
+      this.logger.warn(`memory-cortex: ingest after the turn failed: ${describe(error)}`);
+    }
+  }
+
+  async beforeCompaction(
+    event: HookEvent<"before_compaction">,
+    ctx: HookContext<"before_compaction">,
+  ): Promise<void> {
+    await this.#flush("before_compaction", sessionKeyOf(ctx), event.messages, false);
+  }
+
+  async beforeReset(event: HookEvent<"before_reset">, ctx: HookContext<"before_reset">): Promise<void> {
+    await this.#flush("before_reset", sessionKeyOf(ctx), event.messages, true);
+  }
+
+  async sessionEnd(event: HookEvent<"session_end">, ctx: HookContext<"session_end">): Promise<void> {
+    const key = sessionKeyOf(ctx) ?? sessionKeyOf(event);
+    await this.#flush("session_end", key, undefined, true);
+  }
+
+  /** Resolves when the background /recall requests started so far have settled (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
+  }
+
+  /** The synthesis kept for a session, if any (fresh or not): for tests and diagnostics. */
+  synthesisFor(key: string | undefined): Readonly<Synthesis> | undefined {
+    return this.#sessions.get(key ?? "")?.synthesis;
+  }
+
+  // -- recall -----------------------------------------------------------------------------------
+  async #recallBlock(session: SessionState, query: string): Promise<{ text: string; daemonReachable: boolean }> {
+    const budget = this.config.recallMaxTokens * CHARS_PER_TOKEN;
+    const synthesis = this.#freshSynthesis(session);
+    const synthesisSection = synthesis ? formatSynthesis(synthesis, Math.floor(budget / 2)) : "";
+    // The whole block, tags and synthesis included, stays within recallMaxTokens: /context gets
+    // what is left.
+    const overhead = INJECTED_OPEN.length + INJECTED_CLOSE.length + 2 + (synthesisSection ? synthesisSection.length + 2 : 0);
+    const contextTokens = Math.floor((budget - overhead) / CHARS_PER_TOKEN);
+    if (contextTokens < 1) return { text: "", daemonReachable: true };
+
+    const started = performance.now();
+    const result = await this.client.post<ContextResponse>(
+      "/context",
+      {
+        query,
+        user_id: this.config.userId,
+        max_tokens: contextTokens,
+        max_facts: this.config.recallMaxFacts,
+      },
+      this.config.recallTimeoutMs,
+    );
+    if (!result.ok) {
+      // As the issue asks: nothing injected, a debug line, the turn goes on.
+      this.#debug(`no memories injected: ${result.message}`);
+      return { text: "", daemonReachable: result.timedOut || result.status !== undefined };
+    }
+    const facts = typeof result.body?.context === "string" ? result.body.context.trim() : "";
+    this.#debug(`recall: ${String(result.body?.facts ?? 0)} facts in ${Math.round(performance.now() - started)} ms`);
+    if (!facts) return { text: "", daemonReachable: true };
+    return { text: fitBlock(facts, synthesisSection, budget), daemonReachable: true };
+  }
+
+  #freshSynthesis(session: SessionState): Synthesis | undefined {
+    const synthesis = session.synthesis;
+    if (!synthesis) return undefined;
+    if (Date.now() - synthesis.at > this.config.synthesisCacheTtlMs) {
+      session.synthesis = undefined;
+      return undefined;
+    }
+    return synthesis;
+  }
+
+  /** POST /recall without waiting; the answer is kept for the session's next turn. */
+  #requestSynthesis(session: SessionState, query: string): void {
+    if (this.config.synthesisCacheTtlMs <= 0) return;
+    session.synthesisRequest?.abort();
+    const controller = new AbortController();
+    session.synthesisRequest = controller;
+    const request = this.client
+      .post<RecallResponse>("/recall", { query, user_id: this.config.userId }, SYNTHESIS_TIMEOUT_MS, controller.signal)
+      .then((result) => {
+        if (session.synthesisRequest === controller) session.synthesisRequest = undefined;
+        if (!result.ok) {
+          if (!controller.signal.aborted) this.#debug(`no synthesis for the next turn: ${result.message}`);
+          return;
+        }
+        const text = typeof result.body?.response === "string" ? result.body.response.trim() : "";
+        // A degraded answer is the fact list again (the LLM was down): nothing the block lacks.
+        if (!text || result.body?.degraded === true) return;
+        session.synthesis = { text, query, at: Date.now() };
+      })
+      .catch((error: unknown) => this.#debug(`synthesis failed: ${describe(error)}`))
+      .finally(() => this.#background.delete(request));
+    this.#background.add(request);
+  }
+
+  // -- ingest -----------------------------------------------------------------------------------
+  async #flush(reason: string, key: string | undefined, eventMessages: unknown[] | undefined, endOfSession: boolean): Promise<void> {
+    try {
+      const session = this.#sessions.get(key ?? "");
+      if (endOfSession) {
+        session?.synthesisRequest?.abort();
+        this.#sessions.delete(key ?? "");
+      }
+      if (!this.config.autoIngest) return;
+      const fromEvent = toIngestMessages(eventMessages);
+      const kept = session?.messages ?? [];
+      // The longer one is the more complete: an event may carry only the part being compacted.
+      const messages = fromEvent.length >= kept.length ? fromEvent : kept;
+      await this.#ingest(key, session, messages, true, reason);
+    } catch (error) {
+      this.logger.warn(`memory-cortex: flush (${reason}) failed: ${describe(error)}`);
+    }
+  }
+
+  async #ingest(
+    key: string | undefined,
+    session: SessionState | undefined,
+    messages: IngestMessage[],
+    now: boolean,
+    reason: string,
+  ): Promise<void> {
+    if (!hasUserText(messages)) return;
+    const result = await this.client.post<{ pending?: number }>(
+      "/ingest",
+      {
+        messages: newestWithin(messages),
+        session_id: key,
+        channel: session?.channel,
+        user_id: this.config.userId,
+        debounce: !now,
+      },
+      INGEST_TIMEOUT_MS,
+    );
+    if (result.ok) {
+      this.#debug(`${reason}: ${messages.length} messages handed to the daemon${now ? " (extract now)" : ""}`);
+    } else {
+      this.logger.warn(`memory-cortex: ${reason}: the session was not handed to the daemon: ${result.message}`);
+    }
+  }
+
+  // -- state ------------------------------------------------------------------------------------
+  #session(key: string | undefined, ctx: { channel?: string; messageProvider?: string }): SessionState {
+    const id = key ?? "";
+    let session = this.#sessions.get(id);
+    if (session) {
+      this.#sessions.delete(id); // re-inserted below: Map order is the LRU order
+    } else {
+      session = { messages: [], channel: undefined, synthesis: undefined, synthesisRequest: undefined };
+    }
+    const channel = ctx.channel || ctx.messageProvider;
+    if (channel) session.channel = channel.slice(0, 200);
+    this.#sessions.set(id, session);
+    while (this.#sessions.size > MAX_SESSIONS) {
+      const oldest = this.#sessions.keys().next().value as string;
+      this.#sessions.get(oldest)?.synthesisRequest?.abort();
+      this.#sessions.delete(oldest);
+    }
+    return session;
+  }
+
+  /** Turns that are not a conversation with the user: OpenClaw's own memory flush always,
+   * heartbeats and cron jobs unless skipHeartbeat is off. */
+  #skipped(ctx: { trigger?: string; jobId?: string }): boolean {
+    if (ctx.trigger === "memory") return true;
+    if (!this.config.skipHeartbeat) return false;
+    return ctx.trigger === "heartbeat" || ctx.trigger === "cron" || Boolean(ctx.jobId);
+  }
+
+  #debug(message: string): void {
+    this.logger.debug?.(`memory-cortex: ${message}`);
+  }
+}
+
+/** The user's request of this turn, without any block a plugin put in front of it. */
+function currentRequest(event: { prompt?: string; currentUserMessage?: string }): string {
+  // An explicit "" means no textual request (an image alone): no recall, and no falling back.
+  const text = event.currentUserMessage !== undefined ? event.currentUserMessage : event.prompt ?? "";
+  return withoutInjectedContext(text).trim();
+}
+
+function formatSynthesis(synthesis: Synthesis, maxChars: number): string {
+  const question = synthesis.query.length > 120 ? `${synthesis.query.slice(0, 117)}...` : synthesis.query;
+  const header = `## Recalled for the previous message ("${question.replace(/\s+/g, " ")}")`;
+  const room = maxChars - header.length - 1;
+  if (room < 40) return "";
+  const text = synthesis.text.length > room ? `${synthesis.text.slice(0, room - 3)}...` : synthesis.text;
+  return `${header}\n${text}`;
+}
+
+/** The tagged block; whole fact lines are dropped from the end until it fits `budget` characters. */
+function fitBlock(facts: string, synthesisSection: string, budget: number): string {
+  const lines = facts.split("\n");
+  for (;;) {
+    const sections = [lines.join("\n"), synthesisSection].filter(Boolean).join("\n\n");
+    const block = `${INJECTED_OPEN}\n${sections}\n${INJECTED_CLOSE}`;
+    if (block.length <= budget) return lines.length > 1 ? block : "";
+    if (lines.length <= 1) return "";
+    lines.pop();
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,93 @@
+/**
+ * OpenClaw's session messages → the daemon's `POST /ingest` messages.
+ *
+ * What OpenClaw hands a hook (`agent_end.messages`, `before_prompt_build.messages`,
+ * `before_reset.messages`) is its agent transcript: `{role, content, …}` where content is a string
+ * or a list of blocks (`{type: "text", text}`, tool calls, images, thinking…), plus entries of other
+ * roles (`toolResult`, `compactionSummary`, …). The daemon wants what the people said: the text of
+ * user and assistant messages, oldest first.
+ */
+
+export type IngestMessage = { role: "user" | "assistant"; content: string };
+
+/** Opening tag of the block this plugin prepends; the closing tag is {@link INJECTED_CLOSE}. */
+export const INJECTED_OPEN = "<memory-cortex-recall>";
+export const INJECTED_CLOSE = "</memory-cortex-recall>";
+
+// Non-greedy, so two blocks in one message are both removed and the text between them kept.
+const INJECTED_BLOCK = new RegExp(`${escapeRegExp(INJECTED_OPEN)}[\\s\\S]*?${escapeRegExp(INJECTED_CLOSE)}\\s*`, "g");
+
+/**
+ * The daemon takes 8 MiB bodies (server.max_body_bytes); a longer session is cut from the front.
+ * Nothing is lost by that: the daemon's per-session watermark has seen the old turns already.
+ */
+export const MAX_INGEST_BYTES = 4 * 1024 * 1024;
+
+/** The text of a message's content: the string itself, or its text blocks joined by newlines. */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts: string[] = [];
+  for (const block of content) {
+    if (typeof block === "string") {
+      parts.push(block);
+    } else if (isRecord(block) && block.type === "text" && typeof block.text === "string") {
+      parts.push(block.text);
+    }
+  }
+  return parts.join("\n");
+}
+
+/** Removes the memories block this plugin injected, so recalled facts are never ingested back. */
+export function withoutInjectedContext(text: string): string {
+  return text.includes(INJECTED_OPEN) ? text.replace(INJECTED_BLOCK, "") : text;
+}
+
+/** One message in the daemon's shape, or undefined for what is not said by user or assistant. */
+export function toIngestMessage(message: unknown): IngestMessage | undefined {
+  if (!isRecord(message)) return undefined;
+  const role = message.role;
+  if (role !== "user" && role !== "assistant") return undefined;
+  const text = withoutInjectedContext(textOf(message.content)).trim();
+  return text ? { role, content: text } : undefined;
+}
+
+/** A transcript in the daemon's shape: user/assistant text only, empty messages dropped. */
+export function toIngestMessages(messages: readonly unknown[] | undefined): IngestMessage[] {
+  const out: IngestMessage[] = [];
+  for (const message of messages ?? []) {
+    const converted = toIngestMessage(message);
+    if (converted) out.push(converted);
+  }
+  return out;
+}
+
+/** The newest messages whose JSON fits in `maxBytes` (at least the last one, cut if it must be). */
+export function newestWithin(messages: readonly IngestMessage[], maxBytes = MAX_INGEST_BYTES): IngestMessage[] {
+  const kept: IngestMessage[] = [];
+  let used = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    const size = Buffer.byteLength(JSON.stringify(message), "utf8") + 1;
+    if (used + size > maxBytes) {
+      if (kept.length === 0) kept.push({ role: message.role, content: message.content.slice(-Math.floor(maxBytes / 4)) });
+      break;
+    }
+    kept.push(message);
+    used += size;
+  }
+  return kept.reverse();
+}
+
+/** True when someone other than the assistant said something (a transcript worth sending). */
+export function hasUserText(messages: readonly IngestMessage[]): boolean {
+  return messages.some((message) => message.role === "user");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

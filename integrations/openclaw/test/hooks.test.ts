@@ -1,0 +1,323 @@
+/**
+ * The registered hooks and tools against a real daemon (`python -m middleware` on a temp database,
+ * the real MiniLM embedder, a loopback LLM for /recall), driven as OpenClaw's hook runner drives them.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import { INJECTED_CLOSE, INJECTED_OPEN } from "../src/messages.ts";
+import { Daemon, FakeLlm, FakeOpenClaw, said, sleep, userTurn, waitFor } from "./helpers.ts";
+
+let daemon: Daemon;
+let llm: FakeLlm;
+
+const SAM_FACTS = [
+  { topic: "family", fact: "Sam's sister is called Ana.", importance: 9 },
+  { topic: "family", fact: "Ana lives in Lisbon and works as a nurse.", importance: 7 },
+  { topic: "food", fact: "Sam has an espresso every morning before work.", importance: 6 },
+  { topic: "food", fact: "Sam is allergic to peanuts.", importance: 9 },
+  { topic: "work", fact: "Sam works as a backend engineer at a logistics company.", importance: 7 },
+  { topic: "hobby", fact: "Sam plays the cello in an amateur orchestra on Thursdays.", importance: 5 },
+  { topic: "travel", fact: "Sam is planning a trip to Japan in October.", importance: 6 },
+  { topic: "pets", fact: "Sam has a grey cat called Miso.", importance: 6 },
+  { topic: "family", fact: "Ana's birthday is on the 14th of May.", importance: 8 },
+  { topic: "home", fact: "Sam lives in a flat in Porto with a small balcony garden.", importance: 5 },
+];
+
+before(async () => {
+  llm = await new FakeLlm().start();
+  daemon = await Daemon.start({
+    MEMORY_CORTEX_LLM__BACKEND: "openai",
+    MEMORY_CORTEX_LLM__URL: llm.url,
+    MEMORY_CORTEX_LLM__MODEL: "fake",
+    MEMORY_CORTEX_LLM__RETRIES: "0",
+  });
+  await daemon.call("POST", "/memories", { memories: SAM_FACTS.map((fact) => ({ ...fact, user_id: "sam" })) });
+  await daemon.call("POST", "/context", { query: "warm up the query embedder", user_id: "sam" });
+});
+
+after(async () => {
+  await daemon?.stop();
+  await llm?.stop();
+});
+
+function plugin(config: Record<string, unknown> = {}): FakeOpenClaw {
+  return new FakeOpenClaw({ middlewarePort: daemon.port, userId: "sam", ...config });
+}
+
+/** before_prompt_build as OpenClaw's embedded runner emits it (seen in a real run): the raw
+ * request as `prompt`, the history before it as `messages`, no `currentUserMessage`. */
+function promptEvent(request: string, history: Record<string, unknown>[] = []) {
+  return { prompt: request, messages: history };
+}
+
+async function pendingJob(sessionId: string): Promise<any> {
+  const { jobs } = await daemon.call("GET", "/ingest/jobs?status=pending&limit=500");
+  return jobs.find((job: any) => job.session_id === sessionId);
+}
+
+async function memoriesOf(user: string): Promise<string[]> {
+  const { memories } = await daemon.call("GET", `/memories?user_id=${encodeURIComponent(user)}&limit=1000`);
+  return memories.map((memory: any) => memory.fact as string);
+}
+
+describe("recall (before_prompt_build)", () => {
+  test("injects the memories block within the token budget and the time budget", async () => {
+    const openclaw = plugin({ recallMaxTokens: 60, recallTimeoutMs: 5_000 });
+    const emitted = await openclaw.emit(
+      "before_prompt_build",
+      promptEvent("What should I get my sister Ana for her birthday?"),
+      userTurn("agent:main:recall-budget"),
+    );
+    assert.equal(emitted.error, undefined);
+    assert.equal(emitted.timedOut, false);
+    const block = (emitted.result as { prependContext?: string } | undefined)?.prependContext ?? "";
+    assert.ok(block.startsWith(`${INJECTED_OPEN}\n## Long-Term Memories\n- `), block);
+    assert.ok(block.endsWith(INJECTED_CLOSE));
+    assert.ok(block.length <= 60 * 4, `${block.length} characters for a 60-token budget`);
+    assert.match(block, /Ana/);
+    // The default budget has room for more facts of the same search, and stays within it.
+    const larger = await plugin({ recallTimeoutMs: 5_000 }).emit(
+      "before_prompt_build",
+      promptEvent("What should I get my sister Ana for her birthday?"),
+      userTurn("agent:main:recall-budget"),
+    );
+    const largerBlock = (larger.result as { prependContext: string }).prependContext;
+    assert.ok(largerBlock.length <= 500 * 4);
+    assert.ok(largerBlock.split("\n- ").length > block.split("\n- ").length);
+  });
+
+  test("with the default 200 ms budget the hook never holds the turn longer", async () => {
+    const openclaw = plugin();
+    for (let i = 0; i < 5; i++) {
+      const emitted = await openclaw.emit(
+        "before_prompt_build",
+        promptEvent(`Does Sam have any allergies? (${i})`),
+        userTurn("agent:main:default-budget"),
+      );
+      assert.equal(emitted.error, undefined);
+      assert.equal(emitted.timedOut, false, `${emitted.ms} ms`);
+      const block = (emitted.result as { prependContext?: string } | undefined)?.prependContext;
+      if (block !== undefined) assert.ok(block.length <= 500 * 4);
+    }
+  });
+
+  test("a harness's currentUserMessage is the query, not the reconstructed prompt", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000 });
+    const emitted = await openclaw.emit(
+      "before_prompt_build",
+      { prompt: "(earlier turns pasted by the harness) zzz qqq", currentUserMessage: "Is Sam allergic to anything?", messages: [] },
+      userTurn("agent:main:harness"),
+    );
+    assert.match((emitted.result as { prependContext: string }).prependContext, /peanuts/);
+    const none = await openclaw.emit(
+      "before_prompt_build",
+      { prompt: "Is Sam allergic to anything?", currentUserMessage: "", messages: [] },
+      userTurn("agent:main:harness"),
+    );
+    assert.equal(none.result, undefined, "an explicit empty request (an image alone) asks nothing");
+  });
+
+  test("a user without memories gets nothing injected", async () => {
+    const openclaw = plugin({ userId: "nobody-at-all", recallTimeoutMs: 5_000 });
+    const emitted = await openclaw.emit("before_prompt_build", promptEvent("Who is Ana?"), userTurn("agent:main:nobody"));
+    assert.equal(emitted.result, undefined);
+    assert.equal(emitted.error, undefined);
+  });
+
+  test("the /recall synthesis is asked in the background and injected on the next turn", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000 });
+    const ctx = userTurn("agent:main:synthesis");
+    const first = await openclaw.emit("before_prompt_build", promptEvent("Where does my sister Ana live?"), ctx);
+    assert.doesNotMatch((first.result as { prependContext: string }).prependContext, /Recalled for the previous message/);
+    await openclaw.hooks.idle();
+    const synthesis = openclaw.hooks.synthesisFor("agent:main:synthesis");
+    assert.match(synthesis?.text ?? "", /^Synthesis: /);
+
+    const second = await openclaw.emit("before_prompt_build", promptEvent("And what does Ana do for a living?"), ctx);
+    const block = (second.result as { prependContext: string }).prependContext;
+    assert.match(block, /## Recalled for the previous message \("Where does my sister Ana live\?"\)\nSynthesis: /);
+    assert.ok(block.length <= 500 * 4);
+    // Other sessions never see it.
+    const elsewhere = await openclaw.emit("before_prompt_build", promptEvent("And what does Ana do?"), userTurn("agent:main:elsewhere"));
+    assert.doesNotMatch((elsewhere.result as { prependContext: string }).prependContext, /Synthesis: /);
+  });
+
+  test("a synthesis older than synthesisCacheTtlMs is not used", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000, synthesisCacheTtlMs: 50 });
+    const ctx = userTurn("agent:main:stale-synthesis");
+    await openclaw.emit("before_prompt_build", promptEvent("Where does Ana live?"), ctx);
+    await openclaw.hooks.idle();
+    assert.ok(openclaw.hooks.synthesisFor("agent:main:stale-synthesis"));
+    await sleep(100);
+    const next = await openclaw.emit("before_prompt_build", promptEvent("What is Ana's job?"), ctx);
+    assert.doesNotMatch((next.result as { prependContext: string }).prependContext, /Recalled for the previous message/);
+  });
+
+  test("autoRecall false, heartbeats and OpenClaw's own memory flush runs inject nothing", async () => {
+    const request = promptEvent("What should I get Ana?");
+    const off = await plugin({ autoRecall: false }).emit("before_prompt_build", request, userTurn("agent:main:off"));
+    assert.equal(off.result, undefined);
+    const openclaw = plugin({ recallTimeoutMs: 5_000 });
+    for (const trigger of ["heartbeat", "cron", "memory"]) {
+      const emitted = await openclaw.emit("before_prompt_build", request, userTurn("agent:main:main", { trigger }));
+      assert.equal(emitted.result, undefined, trigger);
+    }
+  });
+});
+
+describe("ingest (agent_end) and flushes", () => {
+  test("agent_end hands the whole session to /ingest, debounced, text of user and assistant only", async () => {
+    const openclaw = plugin();
+    const key = "agent:main:telegram:direct:42";
+    const emitted = await openclaw.emit(
+      "agent_end",
+      {
+        success: true,
+        durationMs: 900,
+        messages: [
+          said("user", "Remember that my favourite colour is teal."),
+          { role: "assistant", content: [{ type: "toolCall", id: "t1", name: "noop", arguments: {} }] },
+          { role: "toolResult", toolCallId: "t1", content: [{ type: "text", text: "ok" }] },
+          said("assistant", "Noted: teal."),
+        ],
+      },
+      userTurn(key),
+    );
+    assert.equal(emitted.error, undefined);
+    assert.equal(emitted.timedOut, false);
+    const job = await pendingJob(key);
+    assert.ok(job, "the session is journaled");
+    assert.equal(job.message_count, 2);
+    assert.equal(job.channel, "telegram");
+    assert.equal(job.user_id, "sam");
+    // Debounced (ingest.debounce_s = 30 s): nothing extracted yet.
+    assert.ok(!(await memoriesOf("sam")).some((fact) => fact.includes("teal")));
+  });
+
+  test("heartbeat and cron turns are not ingested (skipHeartbeat)", async () => {
+    const openclaw = plugin();
+    const messages = [said("user", "Remember that the heartbeat is fine."), said("assistant", "HEARTBEAT_OK")];
+    for (const trigger of ["heartbeat", "cron"]) {
+      const key = `agent:main:skipped-${trigger}`;
+      await openclaw.emit("agent_end", { success: true, messages }, userTurn(key, { trigger }));
+      assert.equal(await pendingJob(key), undefined, trigger);
+    }
+  });
+
+  test("the pre-compaction flush extracts at once, from the transcript kept earlier in the turn", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000 });
+    const key = "agent:main:compaction";
+    const ctx = userTurn(key);
+    // The overflow path: prompt built, the model answers 400 context_length_exceeded, OpenClaw
+    // compacts (before_compaction has counts only) and retries; agent_end comes last.
+    await openclaw.emit(
+      "before_prompt_build",
+      promptEvent("Remember that my dentist is Dr. Okafor.", [said("user", "Hi"), said("assistant", "Hello! How can I help?")]),
+      ctx,
+    );
+    const started = Date.now();
+    const emitted = await openclaw.emit("before_compaction", { messageCount: 3, tokenCount: 128_000 }, ctx);
+    assert.equal(emitted.error, undefined);
+    assert.equal(emitted.timedOut, false);
+    const fact = await waitFor(
+      "the dentist fact",
+      async () => (await memoriesOf("sam")).find((text) => text.includes("Okafor")),
+      20_000,
+    );
+    assert.match(fact, /dentist is Dr\. Okafor/);
+    // Well inside the 30 s debounce: the flush asked for extraction now.
+    assert.ok(Date.now() - started < 20_000);
+  });
+
+  test("session_end flushes the session's last transcript", async () => {
+    const openclaw = plugin();
+    const key = "agent:main:ending";
+    await openclaw.emit(
+      "agent_end",
+      { success: true, messages: [said("user", "Remember that my bike is a blue Brompton."), said("assistant", "Got it.")] },
+      userTurn(key),
+    );
+    await openclaw.emit("session_end", { sessionId: `${key}-id`, sessionKey: key, messageCount: 2, reason: "idle" }, {
+      sessionId: `${key}-id`,
+      sessionKey: key,
+      agentId: "main",
+    });
+    const fact = await waitFor("the bike fact", async () => (await memoriesOf("sam")).find((text) => text.includes("Brompton")), 20_000);
+    assert.match(fact, /blue Brompton/);
+  });
+
+  test("before_reset flushes the messages it carries", async () => {
+    const openclaw = plugin();
+    const key = "agent:main:reset";
+    await openclaw.emit(
+      "before_reset",
+      { reason: "new", messages: [said("user", "Remember that my locker number is 117."), said("assistant", "Okay.")] },
+      userTurn(key),
+    );
+    const fact = await waitFor("the locker fact", async () => (await memoriesOf("sam")).find((text) => text.includes("117")), 20_000);
+    assert.match(fact, /locker number is 117/);
+  });
+
+  test("autoIngest false sends nothing, flushes included", async () => {
+    const openclaw = plugin({ autoIngest: false });
+    const key = "agent:main:no-ingest";
+    const messages = [said("user", "Remember that my car is a red Fiat."), said("assistant", "Noted.")];
+    await openclaw.emit("agent_end", { success: true, messages }, userTurn(key));
+    await openclaw.emit("before_compaction", { messageCount: 2 }, userTurn(key));
+    await sleep(1_000);
+    assert.equal(await pendingJob(key), undefined);
+    assert.ok(!(await memoriesOf("sam")).some((fact) => fact.includes("Fiat")));
+  });
+});
+
+describe("tools", () => {
+  test("memory_store, memory_search and memory_forget (archive, then delete) on the user's memories", async () => {
+    const openclaw = plugin({ userId: "tool-user" });
+    const stored = await openclaw.tool("memory_store").execute("call-1", {
+      fact: "Tool User keeps bees on the roof.",
+      topic: "hobby",
+      importance: 7,
+      category: "fact",
+    });
+    const id = (stored.details as { id: number }).id;
+    assert.match((stored.content[0] as { text: string }).text, new RegExp(`Stored memory #${id}`));
+    const memory = await daemon.call("GET", `/memories/${id}`);
+    assert.equal(memory.user_id, "tool-user");
+    assert.equal(memory.source_session, "agent:main:test");
+    assert.equal(memory.source_channel, "webchat");
+
+    const again = await openclaw.tool("memory_store").execute("call-2", { fact: "Tool User keeps bees on the roof." });
+    assert.equal((again.details as { action: string }).action, "merged");
+
+    const found = await openclaw.tool("memory_search").execute("call-3", { query: "beekeeping", limit: 3 });
+    assert.match((found.content[0] as { text: string }).text, new RegExp(`#${id} \\[hobby\\] Tool User keeps bees`));
+
+    await openclaw.tool("memory_forget").execute("call-4", { id });
+    assert.equal((await daemon.call("GET", `/memories/${id}`)).layer, "archive");
+    const after = await openclaw.tool("memory_search").execute("call-5", { query: "beekeeping" });
+    assert.equal((after.details as { count: number }).count, 0);
+
+    await openclaw.tool("memory_forget").execute("call-6", { id, hard: true });
+    await assert.rejects(daemon.call("GET", `/memories/${id}`), /404/);
+  });
+
+  test("a tool never touches another user's memory", async () => {
+    const { id } = await daemon.call("POST", "/memories", { user_id: "someone-else", fact: "Someone else's secret plan." });
+    const openclaw = plugin({ userId: "tool-user" });
+    await assert.rejects(openclaw.tool("memory_forget").execute("call-7", { id }), /no such memory for this user/);
+    await assert.rejects(openclaw.tool("memory_forget").execute("call-8", { id, hard: true }), /no such memory/);
+    assert.equal((await daemon.call("GET", `/memories/${id}`)).layer, "core");
+    // With no userId the plugin is the daemon's default user, and scoped as such.
+    await assert.rejects(plugin({ userId: undefined }).tool("memory_forget").execute("call-9", { id }), /no such memory/);
+  });
+
+  test("bad arguments are errors the model can read, not crashes", async () => {
+    const openclaw = plugin();
+    await assert.rejects(openclaw.tool("memory_store").execute("c", { fact: "  " }), /fact is required/);
+    await assert.rejects(openclaw.tool("memory_store").execute("c", { fact: "x", importance: 11 }), /importance must be/);
+    await assert.rejects(openclaw.tool("memory_store").execute("c", { fact: "x", category: "gossip" }), /category must be/);
+    await assert.rejects(openclaw.tool("memory_search").execute("c", {}), /query is required/);
+    await assert.rejects(openclaw.tool("memory_forget").execute("c", { id: "3" }), /id must be an integer/);
+  });
+});

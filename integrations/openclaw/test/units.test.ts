@@ -1,0 +1,152 @@
+/** The plugin's pure parts: config, manifest, message conversion, registration. No daemon needed. */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, test } from "node:test";
+
+import { CONFIG_JSON_SCHEMA, DEFAULT_CONFIG, baseUrl, resolveConfig } from "../src/config.ts";
+import {
+  INJECTED_CLOSE,
+  INJECTED_OPEN,
+  newestWithin,
+  textOf,
+  toIngestMessages,
+  withoutInjectedContext,
+} from "../src/messages.ts";
+import { TOOL_DIRECTORY_DESCRIPTION_CHARS, TOOL_NAMES } from "../src/tools.ts";
+import { FakeOpenClaw, said } from "./helpers.ts";
+
+const PACKAGE_DIR = path.resolve(import.meta.dirname, "..");
+
+describe("config", () => {
+  test("the defaults are the ones OpenClaw users already have", () => {
+    assert.deepEqual(resolveConfig(undefined), {
+      middlewareHost: "127.0.0.1",
+      middlewarePort: 8300,
+      autoIngest: true,
+      autoRecall: true,
+      recallTimeoutMs: 200,
+      recallMaxTokens: 500,
+      recallMaxFacts: 15,
+      synthesisCacheTtlMs: 300000,
+      skipHeartbeat: true,
+      userId: undefined,
+    });
+  });
+
+  test("the manifest's configSchema is the schema the code uses, defaults included", async () => {
+    const manifest = JSON.parse(await readFile(path.join(PACKAGE_DIR, "openclaw.plugin.json"), "utf8"));
+    assert.equal(manifest.id, "memory-cortex");
+    assert.deepEqual(manifest.configSchema, JSON.parse(JSON.stringify(CONFIG_JSON_SCHEMA)));
+    for (const [key, spec] of Object.entries(CONFIG_JSON_SCHEMA.properties)) {
+      if ("default" in spec) assert.equal(spec.default, DEFAULT_CONFIG[key as keyof typeof DEFAULT_CONFIG], key);
+    }
+    assert.deepEqual(manifest.contracts.tools, [...TOOL_NAMES]);
+  });
+
+  test("a wrong value falls back to its default with a warning, never an exception", () => {
+    const warnings: string[] = [];
+    const config = resolveConfig(
+      { middlewarePort: "8300", recallTimeoutMs: -5, autoRecall: "yes", userId: "  sam  ", middlewareHost: "" },
+      (message) => warnings.push(message),
+    );
+    assert.equal(config.middlewarePort, 8300);
+    assert.equal(config.recallTimeoutMs, 200);
+    assert.equal(config.autoRecall, true);
+    assert.equal(config.middlewareHost, "127.0.0.1");
+    assert.equal(config.userId, "sam");
+    assert.equal(warnings.length, 4);
+  });
+
+  test("the base URL brackets an IPv6 literal", () => {
+    assert.equal(baseUrl({ middlewareHost: "127.0.0.1", middlewarePort: 8300 }), "http://127.0.0.1:8300");
+    assert.equal(baseUrl({ middlewareHost: "::1", middlewarePort: 9 }), "http://[::1]:9");
+  });
+});
+
+describe("messages", () => {
+  test("text blocks are joined and other blocks ignored", () => {
+    const content = [
+      { type: "text", text: "first" },
+      { type: "image", data: "…" },
+      { type: "toolCall", name: "exec" },
+      { type: "text", text: "second" },
+    ];
+    assert.equal(textOf(content), "first\nsecond");
+    assert.equal(textOf("plain"), "plain");
+    assert.equal(textOf(undefined), "");
+  });
+
+  test("only what user and assistant said is sent, empty messages dropped", () => {
+    const transcript = [
+      { role: "system", content: "You are OpenClaw." },
+      said("user", "Remember that my sister is called Ana."),
+      { role: "assistant", content: [{ type: "toolCall", name: "memory_store", arguments: {} }] },
+      { role: "toolResult", toolName: "memory_store", content: [{ type: "text", text: "Stored memory #3." }] },
+      said("assistant", "Noted!"),
+      { role: "compactionSummary", summary: "Earlier: talk about Ana." },
+      { role: "assistant", content: [] }, // the empty first agent_end of an overflow recovery
+      "garbage",
+      null,
+    ];
+    assert.deepEqual(toIngestMessages(transcript), [
+      { role: "user", content: "Remember that my sister is called Ana." },
+      { role: "assistant", content: "Noted!" },
+    ]);
+  });
+
+  test("the block this plugin injected is never sent back to be extracted", () => {
+    const injected = `${INJECTED_OPEN}\n## Long-Term Memories\n- [family] The user's sister is called Ana.\n${INJECTED_CLOSE}\n`;
+    assert.equal(withoutInjectedContext(`${injected}What should I get her?`), "What should I get her?");
+    assert.deepEqual(toIngestMessages([said("user", injected)]), []);
+    assert.equal(withoutInjectedContext(`a ${injected}b ${injected}c`), "a b c");
+  });
+
+  test("a session too long for one body keeps its newest messages", () => {
+    const messages = Array.from({ length: 100 }, (_, i) => ({ role: "user" as const, content: `${i} ${"x".repeat(100)}` }));
+    const kept = newestWithin(messages, 2_000);
+    assert.ok(kept.length > 1 && kept.length < 100);
+    assert.equal(kept.at(-1)?.content, messages.at(-1)?.content);
+    assert.ok(Buffer.byteLength(JSON.stringify(kept)) <= 2_000);
+    assert.equal(newestWithin([{ role: "user", content: "y".repeat(10_000) }], 2_000)[0]?.content.length, 500);
+  });
+});
+
+describe("registration", () => {
+  test("register wires the five hooks and the three tools, with timeouts", () => {
+    const openclaw = new FakeOpenClaw({});
+    assert.deepEqual(
+      [...openclaw.handlers.keys()].sort(),
+      ["agent_end", "before_compaction", "before_prompt_build", "before_reset", "session_end"],
+    );
+    assert.equal(openclaw.handlers.get("before_prompt_build")?.[0]?.timeoutMs, 200 + 250);
+    assert.equal(openclaw.handlers.get("agent_end")?.[0]?.timeoutMs, 5_000 + 250);
+    assert.deepEqual(openclaw.toolNames, [...TOOL_NAMES]);
+    for (const name of TOOL_NAMES) assert.equal(openclaw.tool(name).name, name);
+    assert.deepEqual(openclaw.warnings(), []);
+  });
+
+  test("each tool description fits OpenClaw's 180-character tool directory", () => {
+    const openclaw = new FakeOpenClaw({});
+    for (const name of TOOL_NAMES) {
+      const { description } = openclaw.tool(name);
+      assert.ok(description.length <= TOOL_DIRECTORY_DESCRIPTION_CHARS, `${name}: ${description.length} characters`);
+    }
+  });
+
+  test("without allowConversationAccess the plugin says so loudly", () => {
+    const openclaw = new FakeOpenClaw({}, { allowConversationAccess: false });
+    const [warning, ...rest] = openclaw.warnings();
+    assert.equal(rest.length, 0);
+    assert.match(warning ?? "", /allowConversationAccess/);
+    // Discovery-only registrations (OpenClaw calls register several times) stay quiet.
+    assert.deepEqual(new FakeOpenClaw({}, { allowConversationAccess: false, registrationMode: "discovery" }).warnings(), []);
+  });
+
+  test("the module has no side effect at import: the default export is a plain entry", async () => {
+    const entry = (await import("../src/index.ts")).default;
+    assert.equal(entry.id, "memory-cortex");
+    assert.equal(typeof entry.register, "function");
+    assert.deepEqual(entry.configSchema?.jsonSchema, JSON.parse(JSON.stringify(CONFIG_JSON_SCHEMA)));
+  });
+});
