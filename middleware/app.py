@@ -26,6 +26,7 @@ from .keys import (
     HARDWARE_MONITOR,
     INDEX_SYNC,
     INGEST_SERVICE,
+    MCP_HTTP,
     MEMORY_SERVICE,
     METRICS,
     RECALL_SERVICE,
@@ -33,6 +34,8 @@ from .keys import (
     STATS_SERVICE,
     VECTOR_INDEX,
 )
+from .mcp.http import McpHttp
+from .mcp.server import McpServices, acting_user, build_mcp_server
 from .models.embedders import Embedder, create_embedder
 from .models.llm import LLM, create_llm
 from .services.access import AccessTracker
@@ -189,6 +192,18 @@ def create_app(
     app.cleanup_ctx.extend(
         [database_ctx, embedder_ctx, vector_index_ctx, access_ctx, llm_ctx, hardware_ctx, ingest_ctx]
     )
+    if config.mcp.enabled:
+        services = McpServices(memory_service, search_service, app[RECALL_SERVICE], access_tracker)
+        mcp_http = McpHttp(build_mcp_server(services, config, acting_user(config)), config)
+        app[MCP_HTTP] = mcp_http
+
+        async def mcp_ctx(app: web.Application) -> AsyncIterator[None]:
+            # Last in, first out: /mcp stops taking calls before the services it calls stop.
+            await mcp_http.start()
+            yield
+            await mcp_http.stop(timeout=config.server.shutdown_timeout_s)
+
+        app.cleanup_ctx.append(mcp_ctx)
     setup_routes(app)
     return app
 

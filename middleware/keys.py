@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from .config import Config
+from .mcp.http import McpHttp
 from .models.embedders import Embedder
 from .services.access import AccessTracker
 from .services.hardware import HardwareMonitor
@@ -33,3 +34,4 @@ RECALL_SERVICE = web.AppKey("recall_service", RecallService)
 HARDWARE_MONITOR = web.AppKey("hardware_monitor", HardwareMonitor)
 GPU_SCHEDULER = web.AppKey("gpu_scheduler", GpuScheduler)
 METRICS = web.AppKey("metrics", Metrics)
+MCP_HTTP = web.AppKey("mcp_http", McpHttp)
