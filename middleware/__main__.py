@@ -2,6 +2,7 @@
 
 Maintenance verbs, on the same database (same ``--config``/``--db``): ``backup PATH``,
 ``export PATH``, ``import PATH``; each is a few lines over :mod:`middleware.services.portability`.
+``mcp [--user U]`` serves MCP over stdio (:mod:`middleware.mcp`).
 
 Flags beat ``MEMORY_CORTEX_*`` environment variables, which beat the YAML file.
 """
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 from . import __version__
 from .cli_portability import add_portability_commands
 from .config import Config, load_config
+from .mcp.cli import add_mcp_command
 
 log = logging.getLogger("middleware")
 
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     # SUPPRESS: a flag given before the verb (--port 9000 serve) is not reset by the verb's parser.
     add_server_flags(serve, default=argparse.SUPPRESS)
     add_portability_commands(commands, add_database_flags)
+    add_mcp_command(commands, add_database_flags)
     return parser
 
 
