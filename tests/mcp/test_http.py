@@ -141,6 +141,8 @@ async def test_a_correction_supersedes_and_forget_can_name_the_replacement(clien
             await mcp.call_tool("forget", {"memory_id": city["id"], "superseded_by": moved["id"]})
         )
         assert replaced == {"id": city["id"], "action": "superseded"}
+        profile = (await mcp.read_resource("memory://profile")).contents[0].text
+    assert "blue" in profile and "green" not in profile and "Lyon" not in profile
     stored = await (await client.get(f"/memories/{city['id']}")).json()
     assert stored["superseded_by"] == moved["id"]
 
@@ -276,3 +278,25 @@ async def test_mcp_can_be_switched_off(aiohttp_client: Any, tmp_path: Any, minil
     assert response.status == 404
     assert (await response.json())["error"]["code"] == "mcp_disabled"
     assert (await client.get("/health")).status == 200
+
+
+async def test_the_profile_holds_the_most_important_core_memories_only(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    config = make_config(tmp_path, mcp={"profile_max_facts": 2})
+    client = await aiohttp_client(create_app(config, embedder=minilm))
+    await store(
+        client,
+        {"fact": "The user owns a red bicycle.", "importance": 3},
+        {"fact": "The user's name is Sam.", "importance": 9, "category": "identity"},
+        {"fact": "The user is allergic to peanuts.", "importance": 6},
+        {"fact": "The user is reading Dune this week.", "importance": 10, "layer": "working"},
+        {"fact": "Robin supports Porto FC.", "importance": 10, "user_id": "robin"},
+        dedup=False,
+    )
+    async with mcp_client(mcp_url(client)) as mcp:
+        page = (await mcp.read_resource("memory://profile")).contents[0].text
+    assert "Sam" in page and "peanuts" in page
+    assert "bicycle" not in page  # past the limit: the least important goes
+    assert "Dune" not in page and "Robin" not in page  # working layer, another user
+    assert page.index("Sam") < page.index("peanuts")
