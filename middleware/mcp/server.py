@@ -223,11 +223,11 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
     profile = ProfileService(services.memories, config.mcp.profile_max_facts)
     server = MCPServer(SERVER_NAME, title="Memory Cortex", version=__version__, instructions=INSTRUCTIONS)
 
+    # Like the HTTP API, a longer query is cut (to search.max_query_chars) rather than refused.
     Query = Annotated[
         str,
         Field(
             min_length=1,
-            max_length=limits.max_query_chars,
             description="What to look for, in natural language (e.g. 'where does the user live').",
         ),
     ]
@@ -362,7 +362,6 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             str,
             Field(
                 min_length=1,
-                max_length=limits.max_query_chars,
                 description="A question about the user, e.g. 'what does the user do for a living?'",
             ),
         ],

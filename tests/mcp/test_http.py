@@ -300,3 +300,10 @@ async def test_the_profile_holds_the_most_important_core_memories_only(
     assert "bicycle" not in page  # past the limit: the least important goes
     assert "Dune" not in page and "Robin" not in page  # working layer, another user
     assert page.index("Sam") < page.index("peanuts")
+
+
+async def test_a_long_query_is_cut_not_refused_as_on_the_api(client: TestClient) -> None:
+    (memory,) = await store(client, {"fact": "The user likes green tea."})
+    async with mcp_client(mcp_url(client)) as mcp:
+        found = structured(await mcp.call_tool("search_memory", {"query": "green tea " + "x " * 5000}))
+    assert [hit["id"] for hit in found["results"]] == [memory["id"]]
