@@ -121,3 +121,12 @@ async def test_stdout_carries_only_protocol_lines_and_logs_go_to_stderr(tmp_path
     log = errors.decode()
     assert "mcp stdio ready" in log and "mcp stdio stopped" in log
     assert "vinyl" not in log  # memory text never reaches the log at INFO
+
+
+def test_the_wrapper_script_explains_itself_and_needs_a_venv(tmp_path: Path) -> None:
+    script = str(ROOT / "scripts" / "mcp.sh")
+    shown = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=30, check=False)
+    assert shown.returncode == 0 and "--user" in shown.stdout and "stdout is the protocol" in shown.stdout
+    env = {"PATH": os.environ["PATH"], "MEMORY_CORTEX_VENV": str(tmp_path / "no-venv")}
+    missing = subprocess.run([script], env=env, capture_output=True, text=True, timeout=30, check=False)
+    assert missing.returncode == 1 and "no Python in" in missing.stderr and missing.stdout == ""
