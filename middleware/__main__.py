@@ -3,6 +3,7 @@
 Maintenance verbs, on the same database (same ``--config``/``--db``): ``backup PATH``,
 ``export PATH``, ``import PATH``; each is a few lines over :mod:`middleware.services.portability`.
 ``export-md DIR`` and ``import-md DIR`` (the Markdown mirror) are over :mod:`middleware.services.mirror`.
+``mcp [--user U]`` serves MCP over stdio (:mod:`middleware.mcp`).
 
 Flags beat ``MEMORY_CORTEX_*`` environment variables, which beat the YAML file.
 """
@@ -22,6 +23,7 @@ from . import __version__
 from .cli_markdown import add_markdown_commands
 from .cli_portability import add_portability_commands
 from .config import Config, load_config
+from .mcp.cli import add_mcp_command
 
 log = logging.getLogger("middleware")
 
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_flags(serve, default=argparse.SUPPRESS)
     add_portability_commands(commands, add_database_flags)
     add_markdown_commands(commands, add_database_flags)
+    add_mcp_command(commands, add_database_flags)
     return parser
 
 

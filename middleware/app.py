@@ -30,6 +30,7 @@ from .keys import (
     LIFECYCLE_SERVICE,
     MARKDOWN_SYNC,
     MARKDOWN_WORKSPACES,
+    MCP_HTTP,
     MEMORY_SERVICE,
     METRICS,
     RECALL_SERVICE,
@@ -37,6 +38,8 @@ from .keys import (
     STATS_SERVICE,
     VECTOR_INDEX,
 )
+from .mcp.http import McpHttp
+from .mcp.server import McpServices, acting_user, build_mcp_server
 from .models.embedders import Embedder, create_embedder
 from .models.llm import LLM, create_llm
 from .services.access import AccessTracker
@@ -242,6 +245,18 @@ def create_app(
             lifecycle_ctx,
         ]
     )
+    if config.mcp.enabled:
+        services = McpServices(memory_service, search_service, app[RECALL_SERVICE], access_tracker)
+        mcp_http = McpHttp(build_mcp_server(services, config, acting_user(config)), config)
+        app[MCP_HTTP] = mcp_http
+
+        async def mcp_ctx(app: web.Application) -> AsyncIterator[None]:
+            # Last in, first out: /mcp stops taking calls before the services it calls stop.
+            await mcp_http.start()
+            yield
+            await mcp_http.stop(timeout=config.server.shutdown_timeout_s)
+
+        app.cleanup_ctx.append(mcp_ctx)
     setup_routes(app)
     return app
 

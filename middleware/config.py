@@ -468,6 +468,22 @@ class UsersConfig(_Section):
     )
 
 
+class McpConfig(_Section):
+    """The MCP server: ``python -m middleware mcp`` (stdio) and ``/mcp`` on the daemon (streamable HTTP)."""
+
+    enabled: bool = Field(
+        True, description="Serve MCP at /mcp on the daemon (streamable HTTP; same token as the API)."
+    )
+    user_id: str | None = Field(
+        None,
+        min_length=1,
+        description="The user every MCP client acts as (never chosen by the model); empty = users.default_user_id.",
+    )
+    profile_max_facts: int = Field(
+        200, ge=1, le=5000, description="Most core memories in the profile resource, most important first."
+    )
+
+
 class LoggingConfig(_Section):
     """Structured logs. Memory text is never logged at INFO."""
 
@@ -494,6 +510,7 @@ class Config(BaseSettings):
     lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
     markdown: MarkdownConfig = Field(default_factory=MarkdownConfig)
     users: UsersConfig = Field(default_factory=UsersConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     @model_validator(mode="after")

@@ -27,6 +27,14 @@ def configure_logging(config: LoggingConfig) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(config.level)
-    # Third-party chatter (model loading, HTTP clients) only when something is wrong.
-    for noisy in ("httpx", "httpcore", "sentence_transformers", "transformers", "urllib3"):
+    # Third-party chatter (model loading, HTTP clients, a line per stateless MCP request) only when
+    # something is wrong.
+    for noisy in (
+        "httpx",
+        "httpcore",
+        "sentence_transformers",
+        "transformers",
+        "urllib3",
+        "mcp.server.streamable_http",
+    ):
         logging.getLogger(noisy).setLevel(logging.WARNING)

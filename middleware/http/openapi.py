@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from .routes import Endpoint
 
 _REF = "#/components/schemas/{model}"
+# Success statuses that carry no body when mapped to None (an MCP notification is answered 202).
+NO_CONTENT = (202, 204)
 
 
 def build_openapi(
@@ -80,7 +82,7 @@ def build_openapi(
             response: dict[str, Any] = {"description": "OK" if status < 300 else "Error"}
             if model is not None:
                 response["content"] = {"application/json": {"schema": ref(model)}}
-            elif status < 300:
+            elif status < 300 and status not in NO_CONTENT:
                 body = {"type": "object"} if endpoint.media_type == "application/json" else {"type": "string"}
                 response["content"] = {endpoint.media_type: {"schema": body}}
             operation["responses"][str(status)] = response

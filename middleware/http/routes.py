@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from ..keys import CONFIG
 from ..services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from . import ingest, lifecycle, markdown, memories, recall, search, stats
+from . import ingest, lifecycle, markdown, mcp, memories, recall, search, stats
 from .openapi import build_openapi
 from .schemas import (
     ContextRequest,
@@ -32,6 +32,8 @@ from .schemas import (
     LifecycleRunQuery,
     MarkdownImportRequest,
     MarkdownImportResponse,
+    McpMessage,
+    McpReply,
     MemoryCreateBody,
     MemoryCreated,
     MemoryCreateQuery,
@@ -212,6 +214,26 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         stats.health,
         "Liveness; degraded when search is FTS-only.",
         responses={200: HealthResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/mcp",
+        mcp.mcp_endpoint,
+        "MCP (Model Context Protocol) over streamable HTTP, stateless, JSON answers: one JSON-RPC message"
+        " per POST (tools search_memory, remember, forget, recall, search_debug; resource memory://profile)."
+        " Send Accept: application/json, text/event-stream. Errors are JSON-RPC errors, not this API's shape;"
+        " without server.api_token, a Host (421) or Origin (403) other than loopback is refused.",
+        request=McpMessage,
+        responses={
+            200: McpReply,
+            202: None,
+            400: McpReply,
+            401: ErrorResponse,
+            403: None,
+            406: McpReply,
+            413: ErrorResponse,
+            421: None,
+        },
     ),
     Endpoint("GET", "/openapi.json", openapi_json, "This document.", responses={200: None}),
 )

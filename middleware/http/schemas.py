@@ -626,3 +626,31 @@ class LifecycleRunOut(BaseModel):
 class LifecycleLogResponse(BaseModel):
     runs: list[LifecycleRunOut]
     count: int
+
+
+# -- MCP ------------------------------------------------------------------------------------
+# Documentation only: POST /mcp hands its body to the MCP SDK, which parses and answers it.
+class McpMessage(BaseModel):
+    """One MCP message (JSON-RPC 2.0): a request (with ``id``) or a notification (without)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    method: str = Field(description="initialize, tools/list, tools/call, resources/read, server/discover, …")
+    id: int | str | None = Field(None, description="Present on requests; absent on notifications (202).")
+    params: dict[str, Any] | None = None
+
+
+class McpError(BaseModel):
+    code: int = Field(description="JSON-RPC error code, e.g. -32602 (invalid params).")
+    message: str
+    data: Any = None
+
+
+class McpReply(BaseModel):
+    """A JSON-RPC response: ``result`` on success, ``error`` otherwise."""
+
+    jsonrpc: Literal["2.0"]
+    id: int | str | None
+    result: dict[str, Any] | None = None
+    error: McpError | None = None

@@ -350,6 +350,10 @@ class MemoryService:
             )
         )
 
+    async def live_in_layer(self, user_id: str, layer: str, limit: int) -> list[MemoryRecord]:
+        """Up to ``limit`` live memories of ``user_id`` in ``layer``, most important first."""
+        return await self._db.read(lambda conn: memory_sql.live_in_layer(conn, user_id, layer, limit))
+
     async def live_count(self, user_id: str) -> int:
         return await self._db.read(lambda conn: memory_sql.live_count(conn, user_id))
 

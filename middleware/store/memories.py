@@ -614,6 +614,16 @@ class StoreCounts:
     unembedded: int
 
 
+def live_in_layer(conn: sqlite3.Connection, user_id: str, layer: str, limit: int) -> list[MemoryRecord]:
+    """One user's live memories in ``layer``, most important first, then newest (the profile)."""
+    rows = conn.execute(
+        f"{_SELECT} WHERE user_id = ? AND layer = ? AND superseded_by IS NULL"
+        " ORDER BY importance DESC, id DESC LIMIT ?",
+        (user_id, layer, limit),
+    )
+    return [MemoryRecord.from_row(row) for row in rows]
+
+
 def live_count(conn: sqlite3.Connection, user_id: str) -> int:
     """One user's live memories (an index range, not a table scan)."""
     return int(

@@ -1,0 +1,433 @@
+"""The MCP server over the daemon's services: five tools and the profile resource.
+
+One builder serves both transports (stdio for ``python -m middleware mcp``, streamable HTTP at
+``/mcp``). The tools are thin, like the HTTP handlers: validate the arguments (the SDK does it from
+the signatures below, which also become the tools' JSON schemas), call one service, shape the
+answer. So a memory written through MCP is deduplicated, embedded and indexed exactly like one
+POSTed to ``/memories``.
+
+The acting user is fixed when the server is built (``mcp.user_id`` or ``--user``): no tool takes a
+user id, so nothing a model writes into a call can read or change another user's memories.
+
+No ``from __future__ import annotations`` here: the SDK reads each tool's signature to build its
+schema, and the limits in those signatures come from the config, i.e. from local variables that a
+string annotation could not be resolved against.
+"""
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from .. import __version__
+from ..config import Config, RankingConfig, SearchConfig
+from ..errors import CortexError
+from ..http.schemas import Layer
+from ..models.facts import Category
+from ..services.access import AccessTracker
+from ..services.memories import MemoryService
+from ..services.profile import ProfileService
+from ..services.recall import RecallService
+from ..services.search import DEFAULT_LAYERS, SearchService
+from ..store.memories import NewMemory
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "memory-cortex"
+PROFILE_URI = "memory://profile"
+# Memories written through MCP say so (source_channel), for /memories listings and exports.
+SOURCE_CHANNEL = "mcp"
+
+INSTRUCTIONS = """\
+Memory Cortex is the user's long-term memory, shared by every agent they use. It holds facts about
+the user from earlier conversations: who they are, what they prefer, the people and projects in
+their life, what they decided.
+- At the start of a conversation, read the resource memory://profile (the facts known for certain).
+- Before answering anything that may depend on the user's past (their preferences, plans, people,
+  earlier decisions), call search_memory, or recall for a one-sentence answer.
+- When the user tells you something lasting about themselves, or asks you to remember something,
+  call remember with one self-contained sentence.
+- When a remembered fact is wrong or no longer true, store the right one with remember
+  (category "correction") or call forget with the outdated memory's id.
+Memories are about the user; never store secrets such as passwords or keys."""
+
+SEARCH_DESCRIPTION = """\
+Search the user's long-term memory for facts relevant to a question or topic.
+
+Use it before answering anything that may depend on what the user said in earlier conversations:
+their name, preferences, plans, projects, people they know, decisions they made. Write the query in
+natural language; both the words and the meaning count ("where does the user live" also finds
+"Moved to Porto last spring").
+
+Returns the best matches, most relevant first, each with its id (for forget), the fact, its topic,
+category, importance (1-10), layer, when it was stored and its score. An empty list means nothing
+relevant is remembered. For one short answer instead of the raw facts, use recall."""
+
+REMEMBER_DESCRIPTION = """\
+Store a fact about the user in long-term memory, so that later conversations (with any agent) know it.
+
+Use it when the user states something lasting about themselves (identity, preferences,
+relationships, projects, decisions) or asks you to remember something. Write ONE self-contained
+sentence that makes sense without this conversation, e.g. "The user's daughter Mia was born in
+2019." Do not store small talk, secrets (passwords, keys) or what is already remembered.
+
+Near-duplicates are merged: if a memory says almost the same thing, it is updated instead of
+copied (action "merged", with that memory's id). A fact with category "correction" replaces the
+older memory it contradicts; that memory's id comes back as "superseded". Returns the stored
+memory's id."""
+
+FORGET_DESCRIPTION = """\
+Forget one memory by its id (ids come from search_memory or search_debug).
+
+By default the memory is archived: it no longer appears in searches, recall or the profile, but it
+is kept and can still be found with search_memory(layers=["archive"]). When a newer memory replaces
+it, pass superseded_by with that memory's id instead: the old one is hidden as outdated. Only when
+the user explicitly asks for a memory to be erased for good, pass hard_delete=true: that cannot be
+undone.
+
+Returns the id and what was done: "archived", "superseded" or "deleted"."""
+
+RECALL_DESCRIPTION = """\
+Answer a question about the user from their long-term memory, in one to three sentences.
+
+The answer is written by the memory's own model from the best matching memories only, so it is
+short and grounded. Use it for a direct question ("what is my sister's name?", "which editor do I
+use?"). If degraded is true, no model was available and the answer is the matching facts as a
+list. When you need the individual memories or their ids, use search_memory instead."""
+
+SEARCH_DEBUG_DESCRIPTION = """\
+Explain how a search ranks memories: for debugging retrieval, not for answering the user.
+
+Runs the same search as search_memory and shows, for each result, its keyword part (fts_score: the
+full-text bm25 score normalised to this query's best hit, 0-1), its meaning part (vector_score: the
+cosine similarity of the embeddings), relevance = fts_weight*fts_score + vector_weight*vector_score,
+the final score (the relevance, times the importance/recency/reads multiplier when ranking is on)
+and which retriever proposed it (source). Also returns the FTS5 MATCH expression built from the
+query, whether the vector side ran, and the time each stage took in milliseconds. Results shown
+here do not count as read."""
+
+PROFILE_DESCRIPTION = """\
+What is known about the user for certain: their core memories (identity, preferences,
+relationships, projects, decisions, facts) as Markdown, grouped by category, most important first.
+Read it at the start of a conversation to personalise it."""
+
+
+# -- results (the tools' output schemas) ------------------------------------------------------
+class FoundMemory(BaseModel):
+    id: int = Field(description="The memory's id (for forget).")
+    fact: str
+    topic: str
+    category: str
+    importance: int = Field(description="1 (trivia) to 10 (identity-defining).")
+    layer: str = Field(description="core (lasting), working (recent) or archive (forgotten).")
+    created_at: str = Field(description="When it was stored (UTC, ISO 8601).")
+    score: float = Field(description="How well it matches the query; higher is better.")
+
+
+class SearchMemoryResult(BaseModel):
+    results: list[FoundMemory]
+    count: int
+
+
+class RememberResult(BaseModel):
+    id: int = Field(description="The memory that now holds the fact.")
+    action: Literal["created", "merged"] = Field(
+        description="created: a new memory; merged: a near-identical memory was updated instead."
+    )
+    superseded: int | None = Field(description="Id of the older memory this correction replaced, if any.")
+    fact: str = Field(description="The fact as stored.")
+    layer: str
+
+
+class ForgetResult(BaseModel):
+    id: int
+    action: Literal["archived", "superseded", "deleted"]
+
+
+class RecallResult(BaseModel):
+    answer: str
+    memories_used: int = Field(description="How many memories the answer was built from.")
+    degraded: bool = Field(description="True: no model answered; the answer is the facts as a list.")
+    cached: bool
+
+
+class DebugHit(BaseModel):
+    id: int
+    fact: str
+    topic: str
+    layer: str
+    source: str = Field(description='Which retriever proposed it: "fts5+vector", "fts5" or "vector".')
+    fts_score: float = Field(description="Keyword part: bm25 normalised to the best hit, 0-1.")
+    vector_score: float = Field(description="Meaning part: cosine similarity to the query.")
+    relevance: float = Field(description="fts_weight*fts_score + vector_weight*vector_score.")
+    score: float = Field(
+        description="What results are ordered by (relevance, re-weighted when ranking is on)."
+    )
+
+
+class SearchDebugResult(BaseModel):
+    results: list[DebugHit]
+    fts_match: str = Field(description="FTS5 MATCH expression on the word index ('' = none).")
+    fts_trigram_match: str = Field(description="FTS5 MATCH expression on the trigram index (CJK text).")
+    fts_substrings: list[str] = Field(description="Short CJK runs matched with LIKE.")
+    vector_used: bool = Field(description="False: the embedder was unavailable and the search was FTS-only.")
+    fts_weight: float
+    vector_weight: float
+    ranking_enabled: bool
+    timings_ms: dict[str, float]
+
+
+# -- the server -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class McpServices:
+    """What the tools call: the same service objects the HTTP handlers use."""
+
+    memories: MemoryService
+    search: SearchService
+    recall: RecallService
+    access: AccessTracker
+
+
+def acting_user(config: Config, override: str | None = None) -> str:
+    """The user every MCP client of this server acts as: ``--user``, else ``mcp.user_id``, else
+    ``users.default_user_id``."""
+    return override or config.mcp.user_id or config.users.default_user_id
+
+
+@contextlib.contextmanager
+def tool_errors() -> Iterator[None]:
+    """Domain errors become tool errors the model can read (``is_error`` results); anything else
+    is left to the SDK, which logs it and answers a generic error."""
+    try:
+        yield
+    except CortexError as exc:
+        raise ToolError(exc.message) from exc
+
+
+def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCPServer:
+    """The MCP server acting as ``user_id`` over ``services``.
+
+    Args:
+        services: the services the tools call.
+        config: limits (search), scoring weights (for search_debug) and the profile size.
+        user_id: whose memories every tool reads and writes.
+    """
+    limits: SearchConfig = config.search
+    ranking: RankingConfig = config.ranking
+    profile = ProfileService(services.memories, config.mcp.profile_max_facts)
+    server = MCPServer(SERVER_NAME, title="Memory Cortex", version=__version__, instructions=INSTRUCTIONS)
+
+    # Like the HTTP API, a longer query is cut (to search.max_query_chars) rather than refused.
+    Query = Annotated[
+        str,
+        Field(
+            min_length=1,
+            description="What to look for, in natural language (e.g. 'where does the user live').",
+        ),
+    ]
+    Limit = Annotated[
+        int,
+        Field(ge=1, le=limits.max_limit, description=f"How many memories to return (1-{limits.max_limit})."),
+    ]
+    Layers = Annotated[
+        list[Layer] | None,
+        Field(
+            description="Layers to search: core (lasting facts), working (recent, not yet consolidated),"
+            " archive (forgotten; only when asked for). Default: core and working."
+        ),
+    ]
+    MemoryId = Annotated[int, Field(ge=1, le=2**63 - 1, description="The memory's id, from search_memory.")]
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(
+        name="search_memory",
+        title="Search memory",
+        description=SEARCH_DESCRIPTION,
+        annotations=read_only,
+    )
+    async def search_memory(
+        query: Query, limit: Limit = limits.default_limit, layers: Layers = None
+    ) -> SearchMemoryResult:
+        with tool_errors():
+            result = await services.search.search(query, user_id, limit, layers=layers or DEFAULT_LAYERS)
+        services.access.record(hit.memory.id for hit in result.hits)
+        found = [
+            FoundMemory(
+                id=hit.memory.id,
+                fact=hit.memory.fact,
+                topic=hit.memory.topic,
+                category=hit.memory.category,
+                importance=hit.memory.importance,
+                layer=hit.memory.layer,
+                created_at=hit.memory.created_at,
+                score=round(hit.score, 6),
+            )
+            for hit in result.hits
+        ]
+        return SearchMemoryResult(results=found, count=len(found))
+
+    @server.tool(
+        name="remember",
+        title="Remember a fact",
+        description=REMEMBER_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    )
+    async def remember(
+        fact: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=20000,
+                description="One self-contained sentence about the user, e.g. 'The user is vegetarian.'",
+            ),
+        ],
+        topic: Annotated[
+            str, Field(max_length=500, description="A 2-4 word label, e.g. 'diet' or 'sister Anna'.")
+        ] = "",
+        importance: Annotated[
+            int, Field(ge=1, le=10, description="1 (trivia) to 10 (identity-defining); 5 when unsure.")
+        ] = 5,
+        category: Annotated[
+            Category,
+            Field(description="What kind of fact; 'correction' replaces the older fact it contradicts."),
+        ] = "fact",
+    ) -> RememberResult:
+        if not fact.strip():
+            raise ToolError("fact must not be blank")
+        memory = NewMemory(
+            user_id=user_id,
+            fact=fact.strip(),
+            topic=topic.strip(),
+            importance=importance,
+            category=category,
+            source_channel=SOURCE_CHANNEL,
+            layer="core",  # said on purpose, like POST /memories
+        )
+        with tool_errors():
+            (outcome,) = await services.memories.create([memory], dedup=True)
+        record = outcome.record
+        log.info(
+            "mcp remember",
+            extra={"memory_id": record.id, "action": outcome.action, "superseded": outcome.superseded_id},
+        )
+        return RememberResult(
+            id=record.id,
+            action="merged" if outcome.action == "merged" else "created",
+            superseded=outcome.superseded_id,
+            fact=record.fact,
+            layer=record.layer,
+        )
+
+    @server.tool(
+        name="forget",
+        title="Forget a memory",
+        description=FORGET_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
+    )
+    async def forget(
+        memory_id: MemoryId,
+        superseded_by: Annotated[
+            int | None,
+            Field(ge=1, le=2**63 - 1, description="Id of the newer memory that replaces this one, if any."),
+        ] = None,
+        hard_delete: Annotated[
+            bool,
+            Field(description="Erase the memory for good. Only when the user explicitly asks for it."),
+        ] = False,
+    ) -> ForgetResult:
+        if hard_delete and superseded_by is not None:
+            raise ToolError("pass either superseded_by or hard_delete, not both")
+        with tool_errors():
+            if hard_delete:
+                await services.memories.delete(memory_id, user_id=user_id)
+                action: Literal["archived", "superseded", "deleted"] = "deleted"
+            elif superseded_by is not None:
+                await services.memories.update(memory_id, {"superseded_by": superseded_by}, user_id=user_id)
+                action = "superseded"
+            else:
+                await services.memories.update(memory_id, {"layer": "archive"}, user_id=user_id)
+                action = "archived"
+        log.info("mcp forget", extra={"memory_id": memory_id, "action": action})
+        return ForgetResult(id=memory_id, action=action)
+
+    @server.tool(name="recall", title="Recall", description=RECALL_DESCRIPTION, annotations=read_only)
+    async def recall(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="A question about the user, e.g. 'what does the user do for a living?'",
+            ),
+        ],
+    ) -> RecallResult:
+        with tool_errors():
+            answer = await services.recall.recall(query, user_id)
+        services.access.record(answer.memory_ids)
+        return RecallResult(
+            answer=answer.response,
+            memories_used=answer.memories_used,
+            degraded=answer.degraded,
+            cached=answer.cached,
+        )
+
+    @server.tool(
+        name="search_debug",
+        title="Debug a memory search",
+        description=SEARCH_DEBUG_DESCRIPTION,
+        annotations=read_only,
+    )
+    async def search_debug(
+        query: Query,
+        limit: Limit = limits.default_limit,
+        layers: Layers = None,
+        mode: Annotated[
+            Literal["hybrid", "fts", "vector"],
+            Field(description="hybrid (as search_memory), or one retriever alone: fts or vector."),
+        ] = "hybrid",
+    ) -> SearchDebugResult:
+        with tool_errors():
+            result = await services.search.search(query, user_id, limit, mode, layers or DEFAULT_LAYERS)
+        # Not counted as read: inspecting the ranking must not change it (reads feed the ranking).
+        hits = [
+            DebugHit(
+                id=hit.memory.id,
+                fact=hit.memory.fact,
+                topic=hit.memory.topic,
+                layer=hit.memory.layer,
+                source=hit.source,
+                fts_score=round(hit.fts_score, 6),
+                vector_score=round(hit.vector_score, 6),
+                relevance=round(hit.relevance, 6),
+                score=round(hit.score, 6),
+            )
+            for hit in result.hits
+        ]
+        return SearchDebugResult(
+            results=hits,
+            fts_match=result.fts_query.words,
+            fts_trigram_match=result.fts_query.trigrams,
+            fts_substrings=list(result.fts_query.substrings),
+            vector_used=result.vector_used,
+            fts_weight=limits.fts_weight,
+            vector_weight=limits.vector_weight,
+            ranking_enabled=ranking.enabled,
+            timings_ms=result.timings_ms,
+        )
+
+    @server.resource(
+        PROFILE_URI,
+        name="profile",
+        title=f"Profile of {user_id}",
+        description=PROFILE_DESCRIPTION,
+        mime_type="text/markdown",
+    )
+    async def user_profile() -> str:
+        return await profile.markdown(user_id)
+
+    return server
