@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -356,3 +356,32 @@ class Daemon:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def run_main(
+    name: str,
+    json_path: Path | None,
+    run: Callable[[], dict[str, Any]],
+    print_report: Callable[[dict[str, Any]], None],
+    *,
+    interrupted: str = "interrupted; daemon stopped",
+) -> int:
+    """The entry point every bench shares: run, print the table, write ``--json``; 1 on a
+    :class:`BenchError`, 130 on Ctrl-C or SIGTERM (after ``interrupted`` on stderr)."""
+    interrupt_on_sigterm()
+    started = time.perf_counter()
+    try:
+        report = run()
+    except BenchError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(interrupted, file=sys.stderr)
+        return 130
+    report["wall_s"] = round(time.perf_counter() - started, 1)
+    print_report(report)
+    print(f"total wall time {report['wall_s']:.0f}s")
+    if json_path:
+        write_json(json_path, report)
+        print(f"wrote {json_path}")
+    return 0

@@ -50,11 +50,10 @@ from _harness import (
     Daemon,
     format_table,
     git_revision,
-    interrupt_on_sigterm,
     percentile,
+    run_main,
     wait_for_health,
     wait_for_quiet,
-    write_json,
 )
 from tqdm import tqdm
 
@@ -486,23 +485,13 @@ def print_report(report: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    interrupt_on_sigterm()
-    started = time.perf_counter()
-    try:
-        report = run(args)
-    except BenchError as exc:
-        print(f"locomo_retrieval: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted; daemon stopped", file=sys.stderr)
-        return 130
-    report["wall_s"] = round(time.perf_counter() - started, 1)
-    print_report(report)
-    print(f"\ntotal wall time {report['wall_s']:.0f}s")
-    if args.json:
-        write_json(args.json, report)
-        print(f"wrote {args.json}")
-    return 0
+    return run_main(
+        "locomo_retrieval",
+        args.json,
+        lambda: run(args),
+        print_report,
+        interrupted="interrupted; daemon stopped",
+    )
 
 
 if __name__ == "__main__":

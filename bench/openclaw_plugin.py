@@ -29,9 +29,7 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -43,10 +41,9 @@ from _harness import (
     Daemon,
     format_table,
     git_revision,
-    interrupt_on_sigterm,
     percentile,
+    run_main,
     wait_for_quiet,
-    write_json,
 )
 from search_latency import SyntheticText, build_database, user_of
 
@@ -234,21 +231,7 @@ def print_report(report: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    interrupt_on_sigterm()
-    started = time.perf_counter()
-    try:
-        report = run(args)
-    except BenchError as exc:
-        print(f"openclaw_plugin: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    print_report(report)
-    if args.json:
-        write_json(args.json, report)
-    print(f"done in {time.perf_counter() - started:.0f}s")
-    return 0
+    return run_main("openclaw_plugin", args.json, lambda: run(args), print_report, interrupted="interrupted")
 
 
 if __name__ == "__main__":

@@ -54,10 +54,9 @@ from _harness import (
     Daemon,
     format_table,
     git_revision,
-    interrupt_on_sigterm,
     percentile,
+    run_main,
     wait_for_quiet,
-    write_json,
 )
 from tqdm import tqdm
 
@@ -754,26 +753,13 @@ def print_report(report: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    interrupt_on_sigterm()
-    started = time.perf_counter()
-    try:
-        report = run(args)
-    except BenchError as exc:
-        print(f"search_latency: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(
-            "interrupted; daemon stopped (finished databases in --workdir are reused next time)",
-            file=sys.stderr,
-        )
-        return 130
-    report["wall_s"] = round(time.perf_counter() - started, 1)
-    print_report(report)
-    print(f"total wall time {report['wall_s']:.0f}s")
-    if args.json:
-        write_json(args.json, report)
-        print(f"wrote {args.json}")
-    return 0
+    return run_main(
+        "search_latency",
+        args.json,
+        lambda: run(args),
+        print_report,
+        interrupted="interrupted; daemon stopped (finished databases in --workdir are reused next time)",
+    )
 
 
 if __name__ == "__main__":
