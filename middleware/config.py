@@ -188,7 +188,7 @@ class SearchConfig(_Section):
         3,
         ge=0,
         le=50,
-        description="Vector pseudo-relevance feedback: move the query toward the best this many results and search again (0 = off).",
+        description="Vector pseudo-relevance feedback: re-score the candidates against the query moved toward the best this many results (0 = off).",
     )
     prf_weight: float = Field(
         0.5, ge=0, le=10, description="Weight of those results' mean vector (Rocchio's beta)."

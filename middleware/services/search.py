@@ -168,16 +168,16 @@ class SearchService:
         fused = self._fuse(fts_scores, vector_scores, vector_candidates)
 
         if vector_task is not None and self._config.prf_docs > 0 and fused:
-            # Pseudo-relevance feedback (Rocchio) on the vector side: the query moved toward the
-            # best few results finds what they share with the question (LoCoMo r@10 0.695 →
-            # 0.707, see README). One more pass over the matrix in one thread hop; no model call.
+            # Pseudo-relevance feedback (Rocchio) on the vector side: every candidate is scored
+            # again against the query moved toward the best few results, which pulls up what they
+            # share with the question (LoCoMo r@10 0.695 → 0.707, see README). Re-scoring the
+            # candidates found the same as a second search over the whole matrix, at a fraction
+            # of the cost: a few hundred rows, no model call.
             assert query_vector is not None
             feedback = [item[3] for item in fused[: self._config.prf_docs]]
-            second = await asyncio.to_thread(
-                self._feedback_pass, user_id, query_vector, feedback, fts_scores, k, layers
-            )
-            if second is not None:
-                fused = self._fuse(fts_scores, second[1], second[0])
+            rescored = self._feedback_scores(user_id, query_vector, feedback, [item[3] for item in fused])
+            if rescored is not None:
+                fused = self._fuse(fts_scores, rescored, vector_candidates)
         after_prf = time.perf_counter()
 
         ranked = self._ranking.enabled
@@ -250,17 +250,11 @@ class SearchService:
         fused.sort(key=lambda item: (-item[0], -item[3]))
         return fused
 
-    def _feedback_pass(
-        self,
-        user_id: str,
-        query: np.ndarray,
-        feedback_ids: list[int],
-        fts_scores: dict[int, float],
-        k: int,
-        layers: tuple[str, ...],
-    ) -> tuple[set[int], dict[int, float]] | None:
-        """The vector side again with Rocchio's query ``q/|q| + prf_weight · mean(feedback vectors)``
-        (None when no feedback memory has a vector). Runs in a thread."""
+    def _feedback_scores(
+        self, user_id: str, query: np.ndarray, feedback_ids: list[int], candidates: list[int]
+    ) -> dict[int, float] | None:
+        """Cosines of ``candidates`` to Rocchio's query ``q/|q| + prf_weight · mean(feedback vectors)``
+        (None when no feedback memory has a vector)."""
         assert self._index is not None
         feedback = self._index.vectors_of(user_id, feedback_ids)
         if feedback.shape[0] == 0:
@@ -268,8 +262,7 @@ class SearchService:
         query = query / max(float(np.linalg.norm(query)), 1e-12)
         expanded = query + self._config.prf_weight * feedback.mean(axis=0)
         expanded /= max(float(np.linalg.norm(expanded)), 1e-12)
-        candidates, scores = self._vector_top(user_id, expanded, k, layers)
-        return candidates, self._score_fts_candidates(user_id, expanded, fts_scores, scores)
+        return self._index.cosines(user_id, expanded, candidates)
 
     async def _fts(
         self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]
