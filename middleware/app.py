@@ -11,7 +11,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from aiohttp import web
 
@@ -38,8 +38,7 @@ from .keys import (
     STATS_SERVICE,
     VECTOR_INDEX,
 )
-from .mcp.http import McpHttp
-from .mcp.server import McpServices, acting_user, build_mcp_server
+from .mcp.lazy import LazyMcpHttp
 from .models.embedders import Embedder, create_embedder
 from .models.llm import LLM, create_llm
 from .services.access import AccessTracker
@@ -58,6 +57,9 @@ from .services.stats import StatsService
 from .store import memories as memory_sql
 from .store.db import Database
 from .store.vectors import VectorIndex, use_one_blas_thread
+
+if TYPE_CHECKING:
+    from .mcp.http import McpHttp
 
 log = logging.getLogger(__name__)
 
@@ -246,13 +248,20 @@ def create_app(
         ]
     )
     if config.mcp.enabled:
-        services = McpServices(memory_service, search_service, app[RECALL_SERVICE], access_tracker)
-        mcp_http = McpHttp(build_mcp_server(services, config, acting_user(config)), config)
+        recall_service = app[RECALL_SERVICE]
+
+        def build_mcp_http() -> McpHttp:
+            from .mcp.http import McpHttp
+            from .mcp.server import McpServices, acting_user, build_mcp_server
+
+            services = McpServices(memory_service, search_service, recall_service, access_tracker)
+            return McpHttp(build_mcp_server(services, config, acting_user(config)), config)
+
+        mcp_http = LazyMcpHttp(build_mcp_http)  # the SDK loads on the first /mcp request
         app[MCP_HTTP] = mcp_http
 
         async def mcp_ctx(app: web.Application) -> AsyncIterator[None]:
             # Last in, first out: /mcp stops taking calls before the services it calls stop.
-            await mcp_http.start()
             yield
             await mcp_http.stop(timeout=config.server.shutdown_timeout_s)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from .config import Config
-from .mcp.http import McpHttp
+from .mcp.lazy import LazyMcpHttp
 from .models.embedders import Embedder
 from .services.access import AccessTracker
 from .services.hardware import HardwareMonitor
@@ -40,4 +40,4 @@ LIFECYCLE_SERVICE = web.AppKey("lifecycle_service", LifecycleService)
 MARKDOWN_WORKSPACES = web.AppKey("markdown_workspaces", MarkdownWorkspaces)
 # request_sync() after a write worth mirroring (the lifecycle engine calls it after each run).
 MARKDOWN_SYNC = web.AppKey("markdown_sync", MarkdownSync)
-MCP_HTTP = web.AppKey("mcp_http", McpHttp)
+MCP_HTTP = web.AppKey("mcp_http", LazyMcpHttp)

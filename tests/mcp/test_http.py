@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient
 from mcp.shared.exceptions import MCPError
 
 from middleware.app import create_app
-from middleware.keys import ACCESS_TRACKER
+from middleware.keys import ACCESS_TRACKER, MCP_HTTP
 from tests.conftest import make_config
 from tests.helpers import store
 from tests.mcp.helpers import TOOLS, error_text, mcp_client, mcp_url, structured
@@ -18,6 +18,15 @@ from tests.mcp.helpers import TOOLS, error_text, mcp_client, mcp_url, structured
 # "auto" negotiates the 2026 protocol (server/discover, no session); "legacy" is the initialize
 # handshake that the desktop clients of 2025 speak.
 MODES = ["auto", "legacy"]
+
+
+async def test_the_sdk_loads_on_the_first_mcp_request_not_at_start_up(client: TestClient) -> None:
+    """A daemon nobody talks MCP to does not pay the SDK's resident memory (~35 MB)."""
+    endpoint = client.app[MCP_HTTP]
+    assert not endpoint.loaded
+    async with mcp_client(mcp_url(client), mode="auto") as mcp:
+        assert {tool.name for tool in (await mcp.list_tools()).tools} == TOOLS
+    assert endpoint.loaded
 
 
 @pytest.mark.parametrize("mode", MODES)
