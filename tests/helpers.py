@@ -12,6 +12,21 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from middleware.store.memories import MemoryRecord
+
+
+def memory_record(**fields: Any) -> MemoryRecord:
+    """A ``MemoryRecord`` as the store returns one: a plain core fact of user "u", with ``fields`` set."""
+    blank: dict[str, Any] = {
+        "id": 1, "user_id": "u", "topic": "", "fact": "f", "importance": 5, "category": "fact",
+        "source_session": None, "source_channel": None, "ref": None, "metadata": {},
+        "created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z",
+        "access_count": 0, "last_accessed": None, "superseded_by": None, "embedding_model": None,
+        "embedding_dim": None, "embedding_context": 0, "layer": "core", "layer_since": None,
+        "compressed_into": None, "has_embedding": False,
+    }  # fmt: skip
+    return MemoryRecord(**{**blank, **fields})
+
 
 async def store(client: TestClient, *memories: dict[str, Any], dedup: bool = True) -> list[dict[str, Any]]:
     """POST a batch of memories and return them as stored."""

@@ -13,8 +13,8 @@ from middleware.app import create_app
 from middleware.config import RankingConfig
 from middleware.keys import ACCESS_TRACKER, CONFIG
 from middleware.services.search import ranking_multiplier
-from middleware.store.memories import MemoryRecord
 from tests.conftest import make_config
+from tests.helpers import memory_record
 
 
 def access_of(client: TestClient, memory_id: int) -> tuple[int, str | None, str]:
@@ -95,41 +95,13 @@ async def test_ranking_puts_the_newer_contradicting_fact_first(
     assert all(r["score"] <= r["relevance"] for r in ranked)  # the multiplier is at most 1
 
 
-def record(**fields: Any) -> MemoryRecord:
-    base: dict[str, Any] = dict(
-        id=1,
-        user_id="u",
-        topic="",
-        fact="f",
-        importance=5,
-        category="fact",
-        source_session=None,
-        source_channel=None,
-        ref=None,
-        metadata={},
-        created_at="2026-01-01T00:00:00.000Z",
-        updated_at="2026-01-01T00:00:00.000Z",
-        access_count=0,
-        last_accessed=None,
-        superseded_by=None,
-        embedding_model=None,
-        embedding_dim=None,
-        embedding_context=0,
-        layer="core",
-        layer_since=None,
-        compressed_into=None,
-        has_embedding=False,
-    )
-    return MemoryRecord(**{**base, **fields})
-
-
 def test_the_multiplier_lies_between_one_minus_the_weights_and_one() -> None:
     config = RankingConfig(
         importance_weight=0.1, recency_weight=0.4, access_weight=0.1, recency_half_life_days=30
     )
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    best = ranking_multiplier(record(importance=10, access_count=1000), now, config)
-    worst = ranking_multiplier(record(importance=1, created_at="2016-01-01T00:00:00Z"), now, config)
+    best = ranking_multiplier(memory_record(importance=10, access_count=1000), now, config)
+    worst = ranking_multiplier(memory_record(importance=1, created_at="2016-01-01T00:00:00Z"), now, config)
     assert abs(best - 1.0) < 1e-9 and abs(worst - 0.4) < 1e-6
-    half = ranking_multiplier(record(importance=1, created_at="2025-12-02T00:00:00Z"), now, config)
+    half = ranking_multiplier(memory_record(importance=1, created_at="2025-12-02T00:00:00Z"), now, config)
     assert abs(half - (0.4 + 0.2)) < 1e-6  # 30 days old: half the recency share

@@ -6,31 +6,9 @@ import dataclasses
 
 from middleware.services.profile import render_profile
 from middleware.store.memories import MemoryRecord
+from tests.helpers import memory_record
 
-BLANK = MemoryRecord(
-    id=0,
-    user_id="alice",
-    topic="",
-    fact="",
-    importance=5,
-    category="fact",
-    source_session=None,
-    source_channel=None,
-    ref=None,
-    metadata={},
-    created_at="2026-01-01T00:00:00.000Z",
-    updated_at="2026-01-01T00:00:00.000Z",
-    access_count=0,
-    last_accessed=None,
-    superseded_by=None,
-    embedding_model=None,
-    embedding_dim=None,
-    embedding_context=0,
-    layer="core",
-    layer_since=None,
-    compressed_into=None,
-    has_embedding=False,
-)
+BLANK = memory_record(id=0, user_id="alice", fact="")
 
 
 def memory(memory_id: int, fact: str, category: str, importance: int = 5, topic: str = "") -> MemoryRecord:
