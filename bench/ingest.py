@@ -190,8 +190,9 @@ def main() -> int:
             }
             for pace, timings in runs.items()
         ]
-        transcripts = locomo_transcripts(args.extract_sessions)
-        for backend, config in available_backends(args, workdir / "models"):
+        # --extract-sessions 0: the acknowledgement part only.
+        transcripts = locomo_transcripts(args.extract_sessions) if args.extract_sessions > 0 else []
+        for backend, config in available_backends(args, workdir / "models") if transcripts else []:
             report["extraction"].append(asyncio.run(measure_extraction(backend, config, transcripts)))
 
     print()
