@@ -171,7 +171,7 @@ class SearchConfig(_Section):
         description="Leave out of the FTS query words found in more than this share of rows (1 = keep all).",
     )
     fts_row_budget: int | None = Field(
-        1000,
+        500,
         ge=1,
         description="Most rows FTS5 ranks per query: the commonest words leave the query first (null = no bound).",
     )
