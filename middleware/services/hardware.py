@@ -38,6 +38,7 @@ from ..models.hardware import (
     read_host,
 )
 from ..models.lhm import LhmSource
+from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
 
@@ -142,12 +143,7 @@ class HardwareMonitor:
         """Stop polling (a poll in flight may finish, up to ``timeout``) and close the source."""
         self._stop.set()
         if self._task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), timeout)
-            except TimeoutError:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
+            await join_or_cancel(self._task, timeout)
         if self._source is not None:
             await self._source.close()
 

@@ -31,6 +31,7 @@ from ..store.ingest import IngestJob
 from ..store.memories import NewMemory
 from .extraction import ExtractionService, clean_messages, compute_delta
 from .memories import MemoryService
+from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
 
@@ -160,12 +161,7 @@ class IngestService:
         self._wake.set()
         if self._task is None:
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), 0 if self._held_by_gate else timeout)
-        except TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        if not await join_or_cancel(self._task, 0 if self._held_by_gate else timeout):
             log.warning("extraction worker stopped mid-job; it will run again at next start")
 
     async def run_due_jobs(self) -> int:

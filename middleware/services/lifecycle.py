@@ -53,6 +53,7 @@ from ..store.lifecycle import LifecycleRow, RunRecord
 from ..store.memories import MemoryRecord, NewMemory
 from ..store.vectors import VectorIndex, from_blob, normalize
 from .memories import MemoryService
+from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
 
@@ -1034,12 +1035,7 @@ class LifecycleService:
         self._stop.set()
         if self._task is None:
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), timeout)
-        except TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        if not await join_or_cancel(self._task, timeout):
             log.warning("lifecycle run stopped mid-way; the next run completes it")
 
     async def _daily(self) -> None:

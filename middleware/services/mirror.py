@@ -46,6 +46,7 @@ from .markdown import (
     user_from_folder,
 )
 from .memories import MemoryService
+from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
 
@@ -507,12 +508,7 @@ class MarkdownSync:
         self._wake.set()
         if self._task is None:
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), timeout)
-        except TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        if not await join_or_cancel(self._task, timeout):
             log.warning("markdown sync stopped before it finished; the next start rewrites the mirror")
 
     async def _run(self) -> None:
