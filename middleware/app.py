@@ -18,6 +18,7 @@ from aiohttp import web
 from .config import Config
 from .http.errors import auth_middleware, error_middleware
 from .http.routes import setup_routes
+from .http.ui import is_public as is_public_ui_path
 from .keys import (
     ACCESS_TRACKER,
     CONFIG,
@@ -84,7 +85,11 @@ def create_app(
     middlewares = [error_middleware]
     if config.server.api_token is not None:
         middlewares.append(
-            auth_middleware(config.server.api_token.get_secret_value(), cors=bool(config.server.cors_origins))
+            auth_middleware(
+                config.server.api_token.get_secret_value(),
+                cors=bool(config.server.cors_origins),
+                public=is_public_ui_path,
+            )
         )
     app = web.Application(client_max_size=config.server.max_body_bytes, middlewares=middlewares)
     owns_embedder = embedder is None

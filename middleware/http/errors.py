@@ -78,13 +78,15 @@ def _plain(exc: web.HTTPException) -> str:
 
 
 def auth_middleware(
-    token: str, *, cors: bool = False
+    token: str, *, cors: bool = False, public: Callable[[str], bool] = lambda path: False
 ) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
     """Require ``Authorization: Bearer <token>`` on every endpoint but /health (a liveness probe
-    must work without secrets). Compared in constant time.
+    must work without secrets) and the ``public`` paths. Compared in constant time.
 
     Args:
         token: the expected token.
+        public: paths that hold no data and need no token (the dashboard's page and assets, GET
+            only: the page asks for the token, then sends it with every API call).
         cors: True when CORS is on: a preflight (OPTIONS with Origin and
             Access-Control-Request-Method) passes without the token, as browsers never send one
             there; the CORS handler then answers it (403 for an origin not allowed).
@@ -93,7 +95,8 @@ def auth_middleware(
 
     @web.middleware
     async def check_token(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path != "/health" and not (cors and _is_preflight(request)):
+        open_path = request.path == "/health" or (request.method in ("GET", "HEAD") and public(request.path))
+        if not open_path and not (cors and _is_preflight(request)):
             header = request.headers.get("Authorization", "")
             scheme, _, given = header.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):

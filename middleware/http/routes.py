@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from ..keys import CONFIG
 from ..services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from . import ingest, lifecycle, markdown, mcp, memories, recall, search, stats
+from . import ingest, lifecycle, markdown, mcp, memories, recall, search, stats, ui
 from .openapi import build_openapi
 from .schemas import (
     ContextRequest,
@@ -234,6 +234,30 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             413: ErrorResponse,
             421: None,
         },
+    ),
+    Endpoint(
+        "GET",
+        "/ui",
+        ui.ui_redirect,
+        "Redirects to /ui/ (308).",
+        responses={308: None},
+        media_type="text/html",
+    ),
+    Endpoint(
+        "GET",
+        "/ui/static/{name}",
+        ui.ui_asset,
+        "A dashboard asset (JavaScript module, style sheet); no token needed.",
+        responses={200: None, 404: ErrorResponse},
+        media_type="text/plain",
+    ),
+    Endpoint(
+        "GET",
+        "/ui/",
+        ui.ui_index,
+        "The dashboard (HTML; assets under /ui/static/). Loads without the token, then asks for it.",
+        responses={200: None},
+        media_type="text/html",
     ),
     Endpoint("GET", "/openapi.json", openapi_json, "This document.", responses={200: None}),
 )
