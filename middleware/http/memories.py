@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, date, datetime, time, timedelta
 
 from aiohttp import web
 from pydantic import TypeAdapter
 
 from ..errors import InvalidRequest
 from ..keys import CONFIG, MEMORY_SERVICE
-from ..store.memories import MemoryRecord, NewMemory
+from ..store.memories import MemoryFilter, MemoryRecord, NewMemory
 from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
     MAX_BATCH,
@@ -17,6 +17,7 @@ from .schemas import (
     MemoryBatchIn,
     MemoryBatchResponse,
     MemoryCreateQuery,
+    MemoryHistoryOut,
     MemoryIn,
     MemoryListQuery,
     MemoryListResponse,
@@ -110,16 +111,65 @@ async def create_memories(request: web.Request) -> web.Response:
 
 async def list_memories(request: web.Request) -> web.Response:
     query = parse_query(request, MemoryListQuery)
-    records = await request.app[MEMORY_SERVICE].list_memories(
+    where = MemoryFilter(
         user_id=query.user_id,
         topic=query.topic,
+        layer=query.layer,
+        category=query.category,
+        min_importance=query.min_importance,
+        max_importance=query.max_importance,
+        created_from=_time_bound("since", query.since, end_of_day=False),
+        created_before=_time_bound("until", query.until, end_of_day=True),
+        text=query.q.strip() or None if query.q is not None else None,
         include_superseded=query.include_superseded,
-        limit=query.limit,
-        before_id=query.before_id,
+    )
+    records = await request.app[MEMORY_SERVICE].list_memories(
+        where, limit=query.limit, before_id=query.before_id
     )
     next_before = records[-1].id if len(records) == query.limit else None
     body = MemoryListResponse(
         memories=[memory_out(r) for r in records], count=len(records), next_before_id=next_before
+    )
+    return web.json_response(body.model_dump())
+
+
+def _time_bound(name: str, text: str | None, *, end_of_day: bool) -> str | None:
+    """A ``since``/``until`` parameter as a stored timestamp to compare ``created_at`` with.
+
+    ``until`` is inclusive: a bare date covers that whole day (the bound is the next midnight), a
+    date-time covers up to and including its millisecond (the bound is the millisecond after).
+    """
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            moment = datetime.combine(day + timedelta(days=1) if end_of_day else day, time(), tzinfo=UTC)
+        else:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            if end_of_day:
+                moment += timedelta(milliseconds=1)
+    except ValueError:
+        raise InvalidRequest(f"{name}: not an ISO 8601 date or date-time: {text[:40]!r}") from None
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+async def memory_history(request: web.Request) -> web.Response:
+    history = await request.app[MEMORY_SERVICE].history(
+        int_from_path(request, "memory_id"), user_id=_owner(request)
+    )
+    job = history.memory.metadata.get("ingest_job")
+    body = MemoryHistoryOut(
+        memory=memory_out(history.memory),
+        replaces=[memory_out(r) for r in history.replaces],
+        replaced_by=[memory_out(r) for r in history.replaced_by],
+        merged_from=[memory_out(r) for r in history.merged_from],
+        merged_into=[memory_out(r) for r in history.merged_into],
+        summarises=[memory_out(r) for r in history.summarises],
+        summary=memory_out(history.summary) if history.summary is not None else None,
+        ingest_job=job if isinstance(job, int) and not isinstance(job, bool) else None,
     )
     return web.json_response(body.model_dump())
 

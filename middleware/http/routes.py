@@ -37,6 +37,7 @@ from .schemas import (
     MemoryCreateBody,
     MemoryCreated,
     MemoryCreateQuery,
+    MemoryHistoryOut,
     MemoryListQuery,
     MemoryListResponse,
     MemoryOut,
@@ -92,7 +93,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         "/memories",
         memories.list_memories,
-        "List memories, newest first, filtered by user/topic, keyset-paginated with before_id.",
+        "List memories, newest first, filtered (user, topic, layer, category, importance, dates, text),"
+        " keyset-paginated with before_id.",
         query=MemoryListQuery,
         responses={200: MemoryListResponse, 400: ErrorResponse},
     ),
@@ -103,6 +105,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "One memory by id.",
         query=ScopeQuery,
         responses={200: MemoryOut, 404: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/memories/{memory_id}/history",
+        memories.memory_history,
+        "A memory with what it superseded, what superseded it, its lifecycle merges and history summary.",
+        query=ScopeQuery,
+        responses={200: MemoryHistoryOut, 404: ErrorResponse},
     ),
     Endpoint(
         "PATCH",

@@ -233,6 +233,21 @@ class MemoryListResponse(BaseModel):
     next_before_id: int | None = Field(description="Pass as before_id for the next page; null at the end.")
 
 
+class MemoryHistoryOut(BaseModel):
+    """``GET /memories/{id}/history``: the memory and the rows linked to it."""
+
+    memory: MemoryOut
+    replaces: list[MemoryOut] = Field(description="Memories this one superseded, newest first.")
+    replaced_by: list[MemoryOut] = Field(
+        description="The chain of memories that superseded this one, nearest first (empty while live)."
+    )
+    merged_from: list[MemoryOut] = Field(description="Near-duplicates a lifecycle merge folded into it.")
+    merged_into: list[MemoryOut] = Field(description="The memory a lifecycle merge folded it into.")
+    summarises: list[MemoryOut] = Field(description="Archived memories this history summary covers.")
+    summary: MemoryOut | None = Field(description="The history summary this archived memory is part of.")
+    ingest_job: int | None = Field(description="The extraction job that stored it (null: written directly).")
+
+
 class MemoryBatchResponse(BaseModel):
     memories: list[MemoryOut]
     count: int
@@ -252,6 +267,19 @@ class MemoryListQuery(_Request):
     limit: int = Field(50, ge=1, le=1000)
     before_id: int | None = Field(None, ge=1, le=MAX_ID, description="Keyset cursor: only ids below it.")
     include_superseded: bool = False
+    layer: Layer | None = None
+    category: str | None = Field(None, max_length=64)
+    min_importance: int | None = Field(None, ge=1, le=10)
+    max_importance: int | None = Field(None, ge=1, le=10)
+    since: str | None = Field(
+        None, description="created_at on or after: an ISO 8601 date or date-time (UTC unless it has a zone)."
+    )
+    until: str | None = Field(
+        None, description="created_at on or before: a date (that whole day) or a date-time (UTC unless zoned)."
+    )
+    q: str | None = Field(
+        None, max_length=500, description="Text the topic or fact contains (case-insensitive)."
+    )
 
 
 class MemoryCreateQuery(_Request):

@@ -331,24 +331,16 @@ class MemoryService:
         return record
 
     async def list_memories(
-        self,
-        *,
-        user_id: str | None,
-        topic: str | None,
-        include_superseded: bool,
-        limit: int,
-        before_id: int | None,
+        self, where: memory_sql.MemoryFilter, *, limit: int, before_id: int | None
     ) -> list[MemoryRecord]:
         return await self._db.read(
-            lambda conn: memory_sql.list_memories(
-                conn,
-                user_id=user_id,
-                topic=topic,
-                include_superseded=include_superseded,
-                limit=limit,
-                before_id=before_id,
-            )
+            lambda conn: memory_sql.list_memories(conn, where, limit=limit, before_id=before_id)
         )
+
+    async def history(self, memory_id: int, *, user_id: str | None = None) -> memory_sql.MemoryHistory:
+        """What ``memory_id`` replaced, what replaced it, and its merge and summary links."""
+        record = await self.get(memory_id, user_id=user_id)
+        return await self._db.read(lambda conn: memory_sql.history(conn, record))
 
     async def live_in_layer(self, user_id: str, layer: str, limit: int) -> list[MemoryRecord]:
         """Up to ``limit`` live memories of ``user_id`` in ``layer``, most important first."""

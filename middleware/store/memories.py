@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fts import FtsQuery, like_pattern
+from .fts import FtsQuery, like_pattern, quote
 
 NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
@@ -163,31 +163,113 @@ def get_many(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, M
     return {row["id"]: MemoryRecord.from_row(row) for row in rows}
 
 
+@dataclass(frozen=True)
+class MemoryFilter:
+    """What ``GET /memories`` (and the dashboard's table) narrows the rows to; None = any."""
+
+    user_id: str | None = None
+    topic: str | None = None
+    layer: str | None = None
+    category: str | None = None
+    min_importance: int | None = None
+    max_importance: int | None = None
+    created_from: str | None = None  # stored-format timestamps (ISO 8601, Z): created_at >= this
+    created_before: str | None = None  # created_at < this
+    text: str | None = None  # the topic or the fact contains it, case-insensitively
+    include_superseded: bool = False
+
+
+# The trigram index finds substrings of three characters or more; shorter ones are scanned.
+MIN_TRIGRAM_TEXT = 3
+
+
 def list_memories(
-    conn: sqlite3.Connection,
-    *,
-    user_id: str | None,
-    topic: str | None,
-    include_superseded: bool,
-    limit: int,
-    before_id: int | None,
+    conn: sqlite3.Connection, where: MemoryFilter, *, limit: int, before_id: int | None
 ) -> list[MemoryRecord]:
     """Newest first, keyset-paginated by id (``before_id``) so deep pages stay fast."""
     clauses, params = [], []  # type: tuple[list[str], list[Any]]
-    if user_id is not None:
-        clauses.append("user_id = ?")
-        params.append(user_id)
-    if topic is not None:
-        clauses.append("topic = ?")
-        params.append(topic)
-    if not include_superseded:
+    equal = {"user_id": where.user_id, "topic": where.topic, "layer": where.layer, "category": where.category}
+    for column, value in equal.items():
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    bounds = (
+        ("importance >= ?", where.min_importance),
+        ("importance <= ?", where.max_importance),
+        ("created_at >= ?", where.created_from),
+        ("created_at < ?", where.created_before),
+        ("id < ?", before_id),
+    )
+    for clause, bound in bounds:
+        if bound is not None:
+            clauses.append(clause)
+            params.append(bound)
+    if not where.include_superseded:
         clauses.append("superseded_by IS NULL")
-    if before_id is not None:
-        clauses.append("id < ?")
-        params.append(before_id)
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = conn.execute(f"{_SELECT}{where} ORDER BY id DESC LIMIT ?", (*params, limit))
-    return [MemoryRecord.from_row(row) for row in rows]
+    if where.text:
+        if len(where.text) >= MIN_TRIGRAM_TEXT:
+            # A quoted string is a phrase of trigrams: the rows whose topic or fact contain it.
+            clauses.append("id IN (SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH ?)")
+            params.append(quote(where.text))
+        else:
+            clauses.append("(instr(lower(fact), ?) > 0 OR instr(lower(topic), ?) > 0)")
+            params.extend([where.text.lower()] * 2)
+    sql = f"{_SELECT}{' WHERE ' + ' AND '.join(clauses) if clauses else ''} ORDER BY id DESC LIMIT ?"
+    return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
+
+
+@dataclass(frozen=True)
+class MemoryHistory:
+    """Where a memory came from and what became of it (the dashboard's detail view)."""
+
+    memory: MemoryRecord
+    replaces: list[MemoryRecord]  # rows whose superseded_by is this memory
+    replaced_by: list[MemoryRecord]  # the superseded_by chain forward, nearest first
+    merged_from: list[MemoryRecord]  # rows a lifecycle merge folded into this one
+    merged_into: list[MemoryRecord]
+    summarises: list[MemoryRecord]  # archived rows this history summary covers
+    summary: MemoryRecord | None  # the summary this archived row was folded into
+
+
+# Longest supersession chain followed forward (a chain is a list, but never trust a loop).
+MAX_CHAIN = 50
+
+
+def history(conn: sqlite3.Connection, record: MemoryRecord) -> MemoryHistory:
+    """The supersession, merge and summary links of ``record``, all within its user's rows."""
+    same_user = f"{_SELECT} WHERE user_id = ? AND "
+    replaces = conn.execute(
+        same_user + "superseded_by = ? ORDER BY id DESC LIMIT ?", (record.user_id, record.id, MAX_CHAIN)
+    )
+    chain: list[MemoryRecord] = []
+    seen = {record.id}
+    successor = record.superseded_by
+    while successor is not None and successor not in seen and len(chain) < MAX_CHAIN:
+        row = get(conn, successor)
+        if row is None or row.user_id != record.user_id:
+            break
+        chain.append(row)
+        seen.add(row.id)
+        successor = row.superseded_by
+
+    def linked(kind: str, column: str, other: str) -> list[MemoryRecord]:
+        rows = conn.execute(
+            same_user + f"id IN (SELECT {other} FROM memory_links WHERE kind = ? AND {column} = ?)"
+            " ORDER BY id DESC LIMIT ?",
+            (record.user_id, kind, record.id, MAX_CHAIN),
+        )
+        return [MemoryRecord.from_row(row) for row in rows]
+
+    summary = get(conn, record.compressed_into) if record.compressed_into is not None else None
+    return MemoryHistory(
+        memory=record,
+        replaces=[MemoryRecord.from_row(row) for row in replaces],
+        replaced_by=chain,
+        merged_from=linked("merged", "to_id", "from_id"),
+        merged_into=linked("merged", "from_id", "to_id"),
+        summarises=linked("summarised", "to_id", "from_id"),
+        summary=summary if summary is not None and summary.user_id == record.user_id else None,
+    )
 
 
 # -- the Markdown mirror --------------------------------------------------------------------
