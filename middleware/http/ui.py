@@ -30,7 +30,6 @@ async def ui_redirect(request: web.Request) -> web.StreamResponse:
     raise web.HTTPPermanentRedirect(UI_PATH)
 
 
-
 async def ui_index(request: web.Request) -> web.StreamResponse:
     response = web.FileResponse(INDEX_HTML, headers=_ui_headers())
     response.content_type = "text/html"

@@ -21,16 +21,39 @@ async def _ids(client: TestClient, **params: Any) -> list[int]:
 async def test_filters_narrow_the_list_and_combine(client: TestClient) -> None:
     rows = await store(
         client,
-        {"user_id": "ann", "fact": "Ann adopted a grey cat called Miso.", "topic": "pets",
-         "category": "relationship", "importance": 8, "created_at": "2023-05-08T10:00:00Z"},
-        {"user_id": "ann", "fact": "Ann runs every Tuesday morning.", "topic": "habits",
-         "importance": 4, "created_at": "2023-06-01T09:00:00Z", "layer": "working"},
-        {"user_id": "ann", "fact": "Ann lived in Lisbon until 2019.", "topic": "places",
-         "importance": 6, "created_at": "2023-06-30T23:59:59.500Z", "layer": "archive"},
-        {"user_id": "bob", "fact": "Bob's CAT is called Pixel.", "topic": "pets",
-         "importance": 8, "created_at": "2023-05-08T11:00:00Z"},
+        {
+            "user_id": "ann",
+            "fact": "Ann adopted a grey cat called Miso.",
+            "topic": "pets",
+            "category": "relationship",
+            "importance": 8,
+            "created_at": "2023-05-08T10:00:00Z",
+        },
+        {
+            "user_id": "ann",
+            "fact": "Ann runs every Tuesday morning.",
+            "topic": "habits",
+            "importance": 4,
+            "created_at": "2023-06-01T09:00:00Z",
+            "layer": "working",
+        },
+        {
+            "user_id": "ann",
+            "fact": "Ann lived in Lisbon until 2019.",
+            "topic": "places",
+            "importance": 6,
+            "created_at": "2023-06-30T23:59:59.500Z",
+            "layer": "archive",
+        },
+        {
+            "user_id": "bob",
+            "fact": "Bob's CAT is called Pixel.",
+            "topic": "pets",
+            "importance": 8,
+            "created_at": "2023-05-08T11:00:00Z",
+        },
         dedup=False,
-    )  # fmt: skip
+    )
     miso, runs, lisbon, pixel = (row["id"] for row in rows)
 
     assert await _ids(client, user_id="ann") == [lisbon, runs, miso]
@@ -75,8 +98,12 @@ async def test_filtered_pages_follow_the_keyset_cursor(client: TestClient) -> No
 
 
 async def test_bad_filters_are_400(client: TestClient) -> None:
-    for params in ({"layer": "attic"}, {"min_importance": "11"}, {"since": "last tuesday"},
-                   {"until": "2023-13-01"}):  # fmt: skip
+    for params in (
+        {"layer": "attic"},
+        {"min_importance": "11"},
+        {"since": "last tuesday"},
+        {"until": "2023-13-01"},
+    ):
         response = await client.get("/memories", params=params)
         assert response.status == 400, params
         assert (await response.json())["error"]["code"] == "invalid_request"
@@ -120,8 +147,11 @@ async def test_history_reads_lifecycle_links_and_stays_in_its_user(client: TestC
     with sqlite3.connect(path) as conn:  # what a lifecycle run writes (services/lifecycle.py)
         conn.executemany(
             "INSERT INTO memory_links (kind, from_id, to_id) VALUES (?, ?, ?)",
-            [("merged", folded["id"], kept["id"]), ("summarised", archived["id"], summary["id"]),
-             ("merged", other["id"], kept["id"])],  # fmt: skip
+            [
+                ("merged", folded["id"], kept["id"]),
+                ("summarised", archived["id"], summary["id"]),
+                ("merged", other["id"], kept["id"]),
+            ],
         )
         conn.execute("UPDATE memories SET compressed_into = ? WHERE id = ?", (summary["id"], archived["id"]))
 
