@@ -46,6 +46,8 @@ from .schemas import (
     RecallResponse,
     RetryResponse,
     ScopeQuery,
+    SearchDebugRequest,
+    SearchDebugResponse,
     StatsResponse,
 )
 
@@ -79,6 +81,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Hybrid FTS5 + vector search over one user's live memories.",
         request=HybridSearchRequest,
         responses={200: HybridSearchResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/search/debug",
+        search.search_debug,
+        "Why a search ranked what it did: the hybrid list (as /hybrid-search) beside the FTS-only and"
+        " vector-only lists, each hit's score parts, the MATCH expressions and each stage's timings.",
+        request=SearchDebugRequest,
+        responses={200: SearchDebugResponse, 400: ErrorResponse},
     ),
     Endpoint(
         "POST",

@@ -110,6 +110,48 @@ class HybridSearchResponse(BaseModel):
 
 
 # -- memories -------------------------------------------------------------------------------
+class SearchDebugRequest(_Request):
+    """``POST /search/debug``: the same inputs as a hybrid search."""
+
+    query: str = Field(max_length=20000, description="Free text, as for /hybrid-search.")
+    user_id: str | None = Field(None, description="Whose memories; absent/empty → the default user.")
+    limit: PositiveInteger | None = Field(None, description="How many results per list; absent → default.")
+    layers: LayerFilter = None
+
+
+class DebugHit(BaseModel):
+    rank: int = Field(description="1-based position in its list.")
+    id: int
+    topic: str
+    fact: str
+    layer: Layer
+    category: str
+    importance: int
+    source: str = Field(description='"fts5+vector", "fts5" or "vector".')
+    fts_score: float = Field(description="bm25 normalised to the best hit of this query, 0…1.")
+    vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
+    relevance: float = Field(description="fts_weight·fts_score + vector_weight·vector_score.")
+    score: float = Field(description="What the list is ordered by (relevance unless ranking is on).")
+
+
+class SearchDebugResponse(BaseModel):
+    query: str
+    user_id: str
+    fts_match: str = Field(description="The MATCH expression sent to the word (porter) index.")
+    fts_trigram_match: str = Field(description="The MATCH expression sent to the trigram index.")
+    fts_substrings: list[str] = Field(description="Short CJK runs looked up with LIKE.")
+    vector_used: bool = Field(description="False when the query embedding failed or was too slow.")
+    fts_weight: float
+    vector_weight: float
+    ranking_enabled: bool
+    fused: list[DebugHit] = Field(description="What /hybrid-search returns for the same request.")
+    fts_only: list[DebugHit]
+    vector_only: list[DebugHit]
+    timings_ms: dict[str, dict[str, float]] = Field(
+        description="Per list (hybrid, fts, vector): fts_and_embed, vector, prf, hydrate, total."
+    )
+
+
 class MemoryIn(_Request):
     """One memory to store. Only ``fact`` is required."""
 

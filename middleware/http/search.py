@@ -1,4 +1,4 @@
-"""``POST /hybrid-search``."""
+"""``POST /hybrid-search`` and ``POST /search/debug``."""
 
 from __future__ import annotations
 
@@ -8,17 +8,24 @@ from aiohttp import web
 
 from ..errors import InvalidRequest
 from ..keys import ACCESS_TRACKER, CONFIG, METRICS, SEARCH_SERVICE
-from ..services.search import DEFAULT_LAYERS
+from ..services.search import DEFAULT_LAYERS, SearchHit
 from .common import parse_body, resolve_user
-from .schemas import HybridSearchRequest, HybridSearchResponse, SearchResultItem
+from .schemas import (
+    DebugHit,
+    HybridSearchRequest,
+    HybridSearchResponse,
+    SearchDebugRequest,
+    SearchDebugResponse,
+    SearchResultItem,
+)
+
+# The debug view's lists: the hybrid ranking first, then each retriever alone.
+SEARCH_MODES = ("hybrid", "fts", "vector")
 
 
 async def hybrid_search(request: web.Request) -> web.Response:
     body = await parse_body(request, HybridSearchRequest)
-    limits = request.app[CONFIG].search
-    limit = limits.default_limit if body.limit is None else body.limit
-    if not 1 <= limit <= limits.max_limit:
-        raise InvalidRequest(f"limit must be between 1 and {limits.max_limit}, got {limit}")
+    limit = _limit(request, body.limit)
     user_id = resolve_user(request, body.user_id)
     started = time.perf_counter()
     layers = body.layers if body.layers is not None else DEFAULT_LAYERS
@@ -48,3 +55,63 @@ async def hybrid_search(request: web.Request) -> web.Response:
     request.app[ACCESS_TRACKER].record(hit.memory.id for hit in result.hits)
     response = HybridSearchResponse(results=items, count=len(items))
     return web.json_response(response.model_dump())
+
+
+def _limit(request: web.Request, asked: int | None) -> int:
+    limits = request.app[CONFIG].search
+    limit = limits.default_limit if asked is None else asked
+    if not 1 <= limit <= limits.max_limit:
+        raise InvalidRequest(f"limit must be between 1 and {limits.max_limit}, got {limit}")
+    return limit
+
+
+async def search_debug(request: web.Request) -> web.Response:
+    """The hybrid ranking beside each retriever alone, with the scores' parts and the stage timings.
+
+    The three searches run one after the other, so each one's timings are its own. Nothing here is
+    counted as a read or in the latency metrics: looking at a ranking must not change it.
+    """
+    body = await parse_body(request, SearchDebugRequest)
+    limit = _limit(request, body.limit)
+    user_id = resolve_user(request, body.user_id)
+    layers = body.layers if body.layers is not None else DEFAULT_LAYERS
+    config = request.app[CONFIG]
+    search = request.app[SEARCH_SERVICE]
+    results = {mode: await search.search(body.query, user_id, limit, mode, layers) for mode in SEARCH_MODES}
+    hybrid = results["hybrid"]
+    response = SearchDebugResponse(
+        query=body.query,
+        user_id=user_id,
+        fts_match=hybrid.fts_query.words,
+        fts_trigram_match=hybrid.fts_query.trigrams,
+        fts_substrings=list(hybrid.fts_query.substrings),
+        vector_used=hybrid.vector_used,
+        fts_weight=config.search.fts_weight,
+        vector_weight=config.search.vector_weight,
+        ranking_enabled=config.ranking.enabled,
+        fused=_debug_hits(hybrid.hits),
+        fts_only=_debug_hits(results["fts"].hits),
+        vector_only=_debug_hits(results["vector"].hits),
+        timings_ms={mode: result.timings_ms for mode, result in results.items()},
+    )
+    return web.json_response(response.model_dump())
+
+
+def _debug_hits(hits: list[SearchHit]) -> list[DebugHit]:
+    return [
+        DebugHit(
+            rank=rank,
+            id=hit.memory.id,
+            topic=hit.memory.topic,
+            fact=hit.memory.fact,
+            layer=hit.memory.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
+            category=hit.memory.category,
+            importance=hit.memory.importance,
+            source=hit.source,
+            fts_score=round(hit.fts_score, 6),
+            vector_score=round(hit.vector_score, 6),
+            relevance=round(hit.relevance, 6),
+            score=round(hit.score, 6),
+        )
+        for rank, hit in enumerate(hits, start=1)
+    ]

@@ -12,8 +12,11 @@ Two kinds of numbers:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
@@ -28,10 +31,23 @@ SEARCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0
 EXTRACTION_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 
 
+# Searches the dashboard's latency percentiles are taken over (histogram buckets are too coarse).
+RECENT_SEARCHES = 1000
+
+
+@dataclass(frozen=True)
+class LatencyPercentiles:
+    samples: int
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+
+
 class Metrics:
     """The registry and the instruments the app feeds."""
 
     def __init__(self) -> None:
+        self._recent_search_ms: deque[float] = deque(maxlen=RECENT_SEARCHES)
         self.registry = CollectorRegistry()
         self._search_seconds = Histogram(
             "memory_cortex_search_seconds",
@@ -60,8 +76,17 @@ class Metrics:
     def observe_search(self, mode: str, seconds: float, *, vector_used: bool) -> None:
         """One search: its latency and whether the vector side took part (hybrid/vector modes)."""
         self._search_seconds.labels(mode=mode).observe(seconds)
+        if mode == "hybrid":
+            self._recent_search_ms.append(seconds * 1000)
         if mode != "fts" and not vector_used:
             self._searches_without_vector.inc()
+
+    def recent_search_latency(self) -> LatencyPercentiles:
+        """Exact percentiles of the last :data:`RECENT_SEARCHES` hybrid searches (the handler's time)."""
+        if not self._recent_search_ms:
+            return LatencyPercentiles(0, None, None, None)
+        p50, p95, p99 = (round(float(v), 2) for v in np.percentile(self._recent_search_ms, [50, 95, 99]))
+        return LatencyPercentiles(len(self._recent_search_ms), p50, p95, p99)
 
     def observe_extraction(self, seconds: float) -> None:
         self._extraction_seconds.observe(seconds)
