@@ -18,7 +18,8 @@ class ScriptedLLM:
     """An LLM that turns every NEW ``user: ...`` line of the extraction prompt into one fact.
 
     It records each call, so tests can count how often (and on what) extraction really ran.
-    ``mode``: "ok", "down" (raises LLMUnavailable), "garbage" (not JSON), "slow" (sleeps).
+    ``mode``: "ok", "down" (raises LLMUnavailable), "garbage" (not JSON), "slow" (sleeps), "broken"
+    (raises RuntimeError: a bug, not an outage, so even the last attempt fails the job).
     """
 
     backend = "scripted"
@@ -48,6 +49,8 @@ class ScriptedLLM:
         self.calls.append(messages)
         if self.mode == "down":
             raise LLMUnavailable("connection refused")
+        if self.mode == "broken":
+            raise RuntimeError("llama.cpp aborted: ggml_assert failed")
         if self.mode == "garbage":
             return "Sure! Here are the facts: <html>"
         if self.mode == "slow":

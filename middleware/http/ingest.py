@@ -8,8 +8,10 @@ from ..errors import InvalidRequest, JobNotFound
 from ..keys import CONFIG, INGEST_SERVICE
 from ..services.ingest import IngestRequest
 from .common import int_from_path, parse_query, raw_json_body, resolve_user
+from .memories import memory_out
 from .schemas import (
     IngestAccepted,
+    IngestJobDetail,
     IngestJobOut,
     IngestJobsQuery,
     IngestJobsResponse,
@@ -46,6 +48,14 @@ async def list_jobs(request: web.Request) -> web.Response:
     jobs = await request.app[INGEST_SERVICE].jobs(status=query.status, limit=query.limit)
     items = [IngestJobOut.model_validate(job, from_attributes=True) for job in jobs]
     return web.json_response(IngestJobsResponse(jobs=items, count=len(items)).model_dump())
+
+
+async def get_job(request: web.Request) -> web.Response:
+    job, facts = await request.app[INGEST_SERVICE].job(int_from_path(request, "job_id"))
+    body = IngestJobDetail(
+        job=IngestJobOut.model_validate(job, from_attributes=True), facts=[memory_out(f) for f in facts]
+    )
+    return web.json_response(body.model_dump())
 
 
 async def retry_job(request: web.Request) -> web.Response:

@@ -22,6 +22,7 @@ from .schemas import (
     HybridSearchRequest,
     HybridSearchResponse,
     IngestAccepted,
+    IngestJobDetail,
     IngestJobsQuery,
     IngestJobsResponse,
     IngestRequestBody,
@@ -157,6 +158,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Recent extraction jobs, newest first, by status.",
         query=IngestJobsQuery,
         responses={200: IngestJobsResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/ingest/jobs/{job_id}",
+        ingest.get_job,
+        "One extraction job and the memories it stored.",
+        responses={200: IngestJobDetail, 404: ErrorResponse},
     ),
     Endpoint(
         "POST",

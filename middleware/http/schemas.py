@@ -411,6 +411,11 @@ class IngestJobsResponse(BaseModel):
     count: int
 
 
+class IngestJobDetail(BaseModel):
+    job: IngestJobOut
+    facts: list[MemoryOut] = Field(description="The memories this job stored, in the order stored.")
+
+
 class RetryResponse(BaseModel):
     retried: bool
     id: int

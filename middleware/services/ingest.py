@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import IngestConfig
+from ..errors import JobNotFound
 from ..models.llm import LLMUnavailable
 from ..store import ingest as ingest_sql
+from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.ingest import IngestJob
-from ..store.memories import NewMemory
+from ..store.memories import MemoryRecord, NewMemory
 from .extraction import ExtractionService, clean_messages, compute_delta
 from .memories import MemoryService
 from .workers import join_or_cancel
@@ -138,6 +140,17 @@ class IngestService:
 
     async def jobs(self, *, status: str | None, limit: int) -> list[IngestJob]:
         return await self._db.read(lambda conn: ingest_sql.recent_jobs(conn, status=status, limit=limit))
+
+    async def job(self, job_id: int) -> tuple[IngestJob, list[MemoryRecord]]:
+        """One job and the memories it stored (raises :class:`JobNotFound`)."""
+
+        def read(conn: sqlite3.Connection) -> tuple[IngestJob, list[MemoryRecord]]:
+            job = ingest_sql.get_job(conn, job_id)
+            if job is None:
+                raise JobNotFound(job_id)
+            return job, memory_sql.stored_by_job(conn, job.user_id, job.session_id, job.id)
+
+        return await self._db.read(read)
 
     async def retry(self, job_id: int) -> bool:
         done = await self._db.write(lambda conn: ingest_sql.retry_failed(conn, job_id, self._clock()))

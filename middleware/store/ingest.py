@@ -218,6 +218,11 @@ def recent_jobs(conn: sqlite3.Connection, *, status: str | None, limit: int) -> 
     return [IngestJob.from_row(row) for row in rows]
 
 
+def get_job(conn: sqlite3.Connection, job_id: int) -> IngestJob | None:
+    row = conn.execute("SELECT * FROM ingest_jobs WHERE id = ?", (job_id,)).fetchone()
+    return IngestJob.from_row(row) if row else None
+
+
 def last_finished(conn: sqlite3.Connection) -> dict[str, Any] | None:
     row = conn.execute(
         "SELECT id, duration_ms, finished_at, facts_stored, method FROM ingest_jobs"

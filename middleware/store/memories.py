@@ -218,6 +218,22 @@ def list_memories(
     return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
 
 
+def stored_by_job(
+    conn: sqlite3.Connection, user_id: str, session_id: str | None, job_id: int
+) -> list[MemoryRecord]:
+    """The memories an extraction job stored (superseded or not), in the order it stored them.
+
+    Found through the session index (the job's user and session), then the job id in the metadata.
+    """
+    session = "source_session IS NULL" if session_id is None else "source_session = ?"
+    rows = conn.execute(
+        f"{_SELECT} WHERE user_id = ? AND {session} AND json_extract(metadata, '$.ingest_job') = ?"
+        " ORDER BY id",
+        (user_id, *([] if session_id is None else [session_id]), job_id),
+    )
+    return [MemoryRecord.from_row(row) for row in rows]
+
+
 @dataclass(frozen=True)
 class MemoryHistory:
     """Where a memory came from and what became of it (the dashboard's detail view)."""

@@ -1,0 +1,84 @@
+"""What the dashboard's ingestion page reads: one job with the memories it stored, a failed job's
+error, and its retry, through the real server, worker and SQLite journal."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from middleware.app import create_app
+from tests.conftest import make_config
+from tests.fakes import ScriptedLLM
+
+
+async def _job(client: TestClient, status: str, timeout: float = 20.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        jobs = (await (await client.get("/ingest/jobs", params={"status": status})).json())["jobs"]
+        if jobs:
+            return jobs[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no {status} job after {timeout}s")
+
+
+async def test_failed_job_shows_its_error_and_a_retry_stores_its_facts(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    llm = ScriptedLLM(mode="broken")
+    config = make_config(tmp_path, ingest={"debounce_s": 0.05, "retry_backoff_s": 0.01, "max_attempts": 2})
+    client = await aiohttp_client(create_app(config, embedder=minilm, llm=llm))
+    messages = [
+        {"role": "user", "content": "I moved to Porto last spring"},
+        {"role": "assistant", "content": "Nice city!"},
+    ]
+    body = {"messages": messages, "session_id": "s7", "channel": "telegram", "user_id": "ann"}
+    assert (await client.post("/ingest", json=body)).status == 202
+
+    failed = await _job(client, "failed")
+    assert failed["attempts"] == 2 and failed["session_id"] == "s7"
+    assert "RuntimeError" in failed["last_error"]
+    detail = await (await client.get(f"/ingest/jobs/{failed['id']}")).json()
+    assert detail["job"]["status"] == "failed" and detail["facts"] == []
+
+    llm.mode = "ok"
+    retried = await client.post(f"/ingest/jobs/{failed['id']}/retry")
+    assert (await retried.json()) == {"retried": True, "id": failed["id"]}
+    done = await _job(client, "done")
+    assert done["id"] == failed["id"]
+    detail = await (await client.get(f"/ingest/jobs/{done['id']}")).json()
+    # The LLM's fact, and the rules extractor's where it recognises one.
+    assert len(detail["facts"]) == done["facts_stored"] >= 1
+    assert detail["facts"][0]["fact"] == "The user said: I moved to Porto last spring"
+    fact = detail["facts"][0]
+    assert (fact["user_id"], fact["source_session"], fact["source_channel"]) == ("ann", "s7", "telegram")
+    # The detail view links the memory back to the job.
+    history = await (await client.get(f"/memories/{fact['id']}/history")).json()
+    assert history["ingest_job"] == done["id"]
+    # A job that is not failed cannot be retried; an unknown one is 404.
+    assert (await client.post(f"/ingest/jobs/{done['id']}/retry")).status == 404
+    assert (await client.get("/ingest/jobs/424242")).status == 404
+
+
+async def test_a_job_shows_only_what_it_stored(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+    config = make_config(tmp_path, ingest={"debounce_s": 0.05})
+    client = await aiohttp_client(create_app(config, embedder=minilm, llm=ScriptedLLM()))
+    history: list[dict[str, str]] = []
+    ids = []
+    for text in ("I keep bees on the roof", "I started learning the cello"):
+        history.append({"role": "user", "content": text})
+        await client.post("/ingest", json={"messages": history, "session_id": "s1", "user_id": "ann"})
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            jobs = (await (await client.get("/ingest/jobs", params={"status": "done"})).json())["jobs"]
+            if len(jobs) == len(ids) + 1:
+                break
+            await asyncio.sleep(0.05)
+        ids.append(jobs[0]["id"])
+    first, second = [await (await client.get(f"/ingest/jobs/{i}")).json() for i in ids]
+    assert "The user said: I keep bees on the roof" in [f["fact"] for f in first["facts"]]
+    assert "The user said: I started learning the cello" in [f["fact"] for f in second["facts"]]
+    assert not {f["id"] for f in first["facts"]} & {f["id"] for f in second["facts"]}
+    assert all(f["metadata"]["ingest_job"] == ids[1] for f in second["facts"])
