@@ -317,7 +317,8 @@ class MemoryListQuery(_Request):
         None, description="created_at on or after: an ISO 8601 date or date-time (UTC unless it has a zone)."
     )
     until: str | None = Field(
-        None, description="created_at on or before: a date (that whole day) or a date-time (UTC unless zoned)."
+        None,
+        description="created_at on or before: a date (that whole day) or a date-time (UTC unless zoned).",
     )
     q: str | None = Field(
         None, max_length=500, description="Text the topic or fact contains (case-insensitive)."
