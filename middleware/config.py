@@ -140,7 +140,7 @@ class EmbeddingsConfig(_Section):
         "http://127.0.0.1:8105",
         description="http/openai: base URL of the embedding service (no trailing /embed or /v1).",
     )
-    api_key: str | None = Field(None, description="openai: bearer token, if the server wants one.")
+    api_key: SecretStr | None = Field(None, description="openai: bearer token, if the server wants one.")
     timeout_s: float = Field(10.0, gt=0, description="Timeout of one embedding call on write.")
     query_timeout_s: float = Field(
         0.15, gt=0, description="Timeout of the query embedding in a search; past it search is FTS-only."
@@ -264,7 +264,7 @@ class LLMConfig(_Section):
         None, ge=1, description="llama_cpp CPU threads; empty = llama.cpp's choice."
     )
     url: str = Field("http://127.0.0.1:8301", description="openai: base URL of llama-server (no /v1).")
-    api_key: str | None = Field(None, description="openai: bearer token, if the server wants one.")
+    api_key: SecretStr | None = Field(None, description="openai: bearer token, if the server wants one.")
     timeout_s: float = Field(120.0, gt=0, description="Longest one extraction call may take.")
     retries: int = Field(2, ge=0, le=10, description="openai: retries on connection errors and 5xx.")
     retry_backoff_s: float = Field(1.0, ge=0, description="openai: first back-off, doubled per retry.")
@@ -354,6 +354,12 @@ class HardwareConfig(_Section):
         600.0, ge=0, description="Longest a job is held back; after it the job runs anyway."
     )
     recheck_s: float = Field(5.0, gt=0, description="How often a held-back job looks at the GPU again.")
+    chart_hours: float = Field(
+        6.0,
+        ge=0,
+        le=168,
+        description="Hours of polls kept in memory for the dashboard's charts (a ring buffer; 0 = none).",
+    )
 
 
 _DAILY_AT = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")

@@ -50,6 +50,8 @@ from .schemas import (
     SearchDebugRequest,
     SearchDebugResponse,
     StatsResponse,
+    SystemHistoryQuery,
+    SystemHistoryResponse,
 )
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -228,6 +230,21 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         stats.stats,
         "Counts, sizes, embedder and LLM state, ingest queue, hardware snapshot and GPU gate.",
         responses={200: StatsResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/system/history",
+        stats.system_history,
+        "GPU load, VRAM, temperature and host load of the recent polls (the dashboard's charts), oldest first.",
+        query=SystemHistoryQuery,
+        responses={200: SystemHistoryResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/config",
+        stats.effective_config,
+        "The effective configuration (config.yaml + MEMORY_CORTEX_* environment); secrets show as ********.",
+        responses={200: None},
     ),
     Endpoint(
         "GET",

@@ -593,11 +593,23 @@ class SchedulerStats(BaseModel):
     recent: list[DeferralState] = Field(description="The last deferrals, oldest first.")
 
 
+class SearchLatency(BaseModel):
+    """Percentiles of the last 1,000 /hybrid-search calls, timed in the handler (null before any)."""
+
+    samples: int
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+
+
 class StatsResponse(BaseModel):
     total_memories: int = Field(description="Every row, superseded ones included.")
     live_memories: int = Field(description="Rows that search can return.")
     superseded: int
     per_user: dict[str, int] = Field(description="Live memories per user.")
+    per_layer: dict[str, int] = Field(
+        description="Live memories per layer (working, core, archive), all users."
+    )
     embedded: int = Field(description="Rows with a vector of the live model.")
     stale_embeddings: int = Field(description="Rows embedded by another model: skipped until backfilled.")
     unembedded: int = Field(description="Rows without a vector (embedder was down): run the backfill.")
@@ -609,6 +621,31 @@ class StatsResponse(BaseModel):
     ingest: IngestState
     hardware: HardwareState
     scheduler: SchedulerStats
+    search_latency: SearchLatency
+
+
+class SystemHistoryQuery(_Request):
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    minutes: int = Field(
+        360, ge=1, le=10080, description="How far back (the buffer keeps hardware.chart_hours)."
+    )
+
+
+class ChartPointOut(BaseModel):
+    t: str = Field(description="When the sensors were polled (ISO 8601, UTC).")
+    gpu_load_percent: float | None = Field(description="Null while the GPU numbers are stale or unknown.")
+    vram_used_mb: float | None
+    vram_total_mb: float | None
+    gpu_temp_c: float | None
+    cpu_percent: float | None
+    ram_used_mb: float | None
+    process_rss_mb: float | None
+
+
+class SystemHistoryResponse(BaseModel):
+    interval_s: float = Field(description="The poll interval (points are further apart while sensors fail).")
+    points: list[ChartPointOut] = Field(description="Oldest first.")
 
 
 class HealthResponse(BaseModel):

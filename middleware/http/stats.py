@@ -1,17 +1,20 @@
-"""``GET /stats``, ``GET /metrics`` and ``GET /health``."""
+"""``GET /stats``, ``/metrics``, ``/health``, and the dashboard's ``/system/history`` and ``/config``."""
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from datetime import UTC, datetime
 
 from aiohttp import web
 
-from ..keys import METRICS, STATS_SERVICE
+from ..keys import CONFIG, HARDWARE_MONITOR, METRICS, STATS_SERVICE
 from ..services.hardware import HardwareStatus
 from ..services.metrics import CONTENT_TYPE
 from ..services.scheduler import SchedulerState
+from .common import parse_query
 from .schemas import (
+    ChartPointOut,
     DeferralState,
     EmbedderState,
     GpuState,
@@ -21,7 +24,10 @@ from .schemas import (
     IngestState,
     LLMState,
     SchedulerStats,
+    SearchLatency,
     StatsResponse,
+    SystemHistoryQuery,
+    SystemHistoryResponse,
 )
 
 
@@ -33,6 +39,7 @@ async def stats(request: web.Request) -> web.Response:
         live_memories=counts.live,
         superseded=counts.superseded,
         per_user=counts.per_user,
+        per_layer=counts.per_layer,
         embedded=counts.embedded,
         stale_embeddings=counts.stale_embeddings,
         unembedded=counts.unembedded,
@@ -50,8 +57,32 @@ async def stats(request: web.Request) -> web.Response:
         ),
         hardware=hardware_state(result.hardware),
         scheduler=scheduler_stats(result.scheduler),
+        search_latency=SearchLatency(**dataclasses.asdict(request.app[METRICS].recent_search_latency())),
     )
     return web.json_response(body.model_dump())
+
+
+async def system_history(request: web.Request) -> web.Response:
+    """The hardware poller's ring buffer, for the dashboard's charts."""
+    query = parse_query(request, SystemHistoryQuery)
+    monitor = request.app[HARDWARE_MONITOR]
+    points = monitor.chart(since=time.time() - query.minutes * 60)
+    body = SystemHistoryResponse(
+        interval_s=request.app[CONFIG].hardware.interval_s,
+        points=[
+            ChartPointOut(
+                t=_iso(point.taken_at),
+                **{k: v for k, v in dataclasses.asdict(point).items() if k != "taken_at"},
+            )
+            for point in points
+        ],
+    )
+    return web.json_response(body.model_dump())
+
+
+async def effective_config(request: web.Request) -> web.Response:
+    """The configuration the daemon runs with (YAML + environment), secrets masked."""
+    return web.json_response(request.app[CONFIG].model_dump(mode="json"))
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -293,7 +293,11 @@ class _RemoteEmbedder(_HealthTracking):
         self._client: httpx.AsyncClient | None = None
 
     async def start(self) -> None:
-        headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
+        headers = (
+            {"Authorization": f"Bearer {self.config.api_key.get_secret_value()}"}
+            if self.config.api_key
+            else {}
+        )
         self._client = httpx.AsyncClient(
             base_url=self.config.url.rstrip("/"),
             timeout=httpx.Timeout(self.config.timeout_s, connect=min(self.config.timeout_s, 2.0)),

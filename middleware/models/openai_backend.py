@@ -57,7 +57,11 @@ class OpenAILLM(LLMHealthTracking):
 
     async def start(self) -> None:
         """Open the client and check the server answers; a server that is down is only a warning."""
-        headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
+        headers = (
+            {"Authorization": f"Bearer {self.config.api_key.get_secret_value()}"}
+            if self.config.api_key
+            else {}
+        )
         self._client = httpx.AsyncClient(
             base_url=self.config.url.rstrip("/"),
             timeout=httpx.Timeout(

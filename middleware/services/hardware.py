@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import math
 import socket
 import struct
 import time
@@ -44,6 +45,35 @@ log = logging.getLogger(__name__)
 
 # WSL's DNS-tunnelling stub resolver: in /etc/resolv.conf, but not the Windows host.
 _WSL_DNS_STUB = ipaddress.ip_address("10.255.255.254")
+
+
+@dataclass(frozen=True)
+class ChartPoint:
+    """What the dashboard draws of one poll; a GPU value is None while the GPU numbers are stale."""
+
+    taken_at: float
+    gpu_load_percent: float | None
+    vram_used_mb: float | None
+    vram_total_mb: float | None
+    gpu_temp_c: float | None
+    cpu_percent: float | None
+    ram_used_mb: float | None
+    process_rss_mb: float | None
+
+    @classmethod
+    def of(cls, snapshot: HardwareSnapshot) -> ChartPoint:
+        gpu = snapshot.gpu if not snapshot.stale else None
+        host = snapshot.host
+        return cls(
+            taken_at=snapshot.taken_at,
+            gpu_load_percent=gpu.load_percent if gpu else None,
+            vram_used_mb=gpu.vram_used_mb if gpu else None,
+            vram_total_mb=gpu.vram_total_mb if gpu else None,
+            gpu_temp_c=gpu.core_temp_c if gpu else None,
+            cpu_percent=host.cpu_percent if host else None,
+            ram_used_mb=host.ram_used_mb if host else None,
+            process_rss_mb=host.process_rss_mb if host else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -115,6 +145,10 @@ class HardwareMonitor:
         self._latest = HardwareSnapshot(taken_at=clock(), source="none", stale_reason=reason)
         # The polls of the last busy_window_s plus the one just before it (see poll_once).
         self._history: deque[HardwareSnapshot] = deque(maxlen=4096)
+        # The dashboard's charts: one small point per poll over chart_hours (~1,440 at 15 s for 6 h).
+        self._chart: deque[ChartPoint] = deque(
+            maxlen=max(1, math.ceil(config.chart_hours * 3600 / config.interval_s))
+        )
 
     @property
     def source(self) -> str:
@@ -210,6 +244,8 @@ class HardwareMonitor:
             )
         self._latest = snapshot
         self._history.append(snapshot)
+        if self._config.chart_hours > 0:
+            self._chart.append(ChartPoint.of(snapshot))
         # Keep the polls of the window and the newest one before it (it covers the window start).
         window_start = now - self._config.busy_window_s
         while len(self._history) > 1 and self._history[1].taken_at <= window_start:
@@ -254,7 +290,11 @@ class HardwareMonitor:
         self._failures = 0
         self._delay = self._config.interval_s
 
-    # -- what the gate, /stats and /metrics read --------------------------------------------
+    # -- what the gate, /stats, /metrics and the dashboard read ------------------------------
+    def chart(self, since: float) -> list[ChartPoint]:
+        """The chart points taken at or after ``since`` (unix seconds), oldest first."""
+        return [point for point in self._chart if point.taken_at >= since]
+
     def current(self) -> HardwareSnapshot:
         """The latest snapshot; stale if it is older than :attr:`stale_after_s`."""
         snapshot = self._latest

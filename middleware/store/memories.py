@@ -707,6 +707,7 @@ class StoreCounts:
     live: int
     superseded: int
     per_user: dict[str, int]
+    per_layer: dict[str, int]  # live rows of every user
     embedded: int
     stale_embeddings: int
     unembedded: int
@@ -747,12 +748,19 @@ def counts(conn: sqlite3.Connection, model: str) -> StoreCounts:
             "SELECT user_id, count(*) FROM memories WHERE superseded_by IS NULL GROUP BY user_id"
         ).fetchall()
     )
+    per_layer = {"working": 0, "core": 0, "archive": 0}
+    per_layer.update(
+        conn.execute(
+            "SELECT layer, count(*) FROM memories WHERE superseded_by IS NULL GROUP BY layer"
+        ).fetchall()
+    )
     total, live, embedded, stale, unembedded = (int(v) for v in row)
     return StoreCounts(
         total=total,
         live=live,
         superseded=total - live,
         per_user=per_user,
+        per_layer=per_layer,
         embedded=embedded,
         stale_embeddings=stale,
         unembedded=unembedded,
