@@ -10,12 +10,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -177,6 +180,18 @@ def wait_for_quiet(
         waited = time.perf_counter() - started
         if cpu.other_cores < threshold_cores or waited >= max_wait_s:
             return waited, cpu.other_cores
+
+
+def workdir_in(stack: ExitStack, given: Path | None, prefix: str) -> Path:
+    """``--workdir``: the folder given (created, kept, so its databases are reused next time), or a
+    temporary one that ``stack`` removes when the bench ends."""
+    if given is not None:
+        workdir = given.resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+        return workdir
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+    return workdir
 
 
 def git_revision() -> str:

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sqlite3
 import sys
-import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -35,6 +33,7 @@ from _harness import (
     percentile,
     run_main,
     wait_for_quiet,
+    workdir_in,
 )
 from search_latency import build_database, user_of
 
@@ -87,12 +86,7 @@ def requests_to_time(client: httpx.Client) -> list[tuple[str, str, str, dict[str
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     with ExitStack() as stack:
-        if args.workdir:
-            workdir = args.workdir.resolve()
-            workdir.mkdir(parents=True, exist_ok=True)
-        else:
-            workdir = Path(tempfile.mkdtemp(prefix="dashboard-bench-"))
-            stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        workdir = workdir_in(stack, args.workdir, "dashboard-bench-")
         # The same file name as bench/search_latency.py's default case: built once, shared.
         db_path = workdir / f"latency-{args.size}-1u-z150-s7.db"
         build_database(db_path, args.size, 1, 7, 150)

@@ -34,7 +34,6 @@ import os
 import shutil
 import sqlite3
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -55,6 +54,7 @@ from _harness import (
     git_revision,
     percentile,
     run_main,
+    workdir_in,
 )
 from search_latency import DIM, MODEL, SyntheticText, count_rows, remove_database, user_of
 from tqdm import tqdm
@@ -359,12 +359,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     queries = SyntheticText(args.seed + 1000).queries(args.warmup + args.queries)
     cases = []
     with contextlib.ExitStack() as stack:
-        if args.workdir:
-            workdir = args.workdir.resolve()
-            workdir.mkdir(parents=True, exist_ok=True)
-        else:
-            workdir = Path(tempfile.mkdtemp(prefix="lifecycle-bench-"))
-            stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        workdir = workdir_in(stack, args.workdir, "lifecycle-bench-")
         env = {
             "MEMORY_CORTEX_LIFECYCLE__ENABLED": "false",  # only the run this script asks for
             "MEMORY_CORTEX_HARDWARE__ENABLED": "false",

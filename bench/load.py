@@ -43,7 +43,6 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -64,6 +63,7 @@ from _harness import (
     interrupt_on_sigterm,
     percentile,
     wait_for_quiet,
+    workdir_in,
     write_json,
 )
 from search_latency import (
@@ -768,12 +768,7 @@ def main(argv: list[str] | None = None) -> int:
     interrupt_on_sigterm()
     try:
         with ExitStack() as stack:
-            if args.workdir:
-                workdir = args.workdir.resolve()
-                workdir.mkdir(parents=True, exist_ok=True)
-            else:
-                workdir = Path(tempfile.mkdtemp(prefix="load-bench-"))
-                stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+            workdir = workdir_in(stack, args.workdir, "load-bench-")
             report = run(args, workdir)
     except BenchError as exc:
         print(f"load: {exc}", file=sys.stderr)

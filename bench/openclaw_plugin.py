@@ -27,9 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -44,6 +42,7 @@ from _harness import (
     percentile,
     run_main,
     wait_for_quiet,
+    workdir_in,
 )
 from search_latency import SyntheticText, build_database, user_of
 
@@ -135,12 +134,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     user_id = user_of(0, users)
     queries = SyntheticText(args.seed + 1000).queries(args.warmup + args.turns)
     with ExitStack() as stack:
-        if args.workdir:
-            workdir = args.workdir.resolve()
-            workdir.mkdir(parents=True, exist_ok=True)
-        else:
-            workdir = Path(tempfile.mkdtemp(prefix="plugin-bench-"))
-            stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        workdir = workdir_in(stack, args.workdir, "plugin-bench-")
         db_path = workdir / f"latency-{args.size}-{users}u-z150-s{args.seed}.db"
         built = build_database(db_path, args.size, users, args.seed, 150)
         print(

@@ -33,10 +33,8 @@ import argparse
 import asyncio
 import os
 import re
-import shutil
 import sqlite3
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -57,6 +55,7 @@ from _harness import (
     percentile,
     run_main,
     wait_for_quiet,
+    workdir_in,
 )
 from tqdm import tqdm
 
@@ -607,12 +606,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     vectors = embed_queries(config, queries)
 
     with ExitStack() as stack:
-        if args.workdir:
-            workdir = args.workdir.resolve()
-            workdir.mkdir(parents=True, exist_ok=True)
-        else:
-            workdir = Path(tempfile.mkdtemp(prefix="latency-bench-"))
-            stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        workdir = workdir_in(stack, args.workdir, "latency-bench-")
         cases = []
         for size in args.sizes:
             for users in args.users:
