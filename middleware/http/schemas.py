@@ -8,8 +8,9 @@ JSON has one number type, and JSON Schema counts a whole float as an integer).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -22,6 +23,9 @@ from pydantic import (
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
+
+if TYPE_CHECKING:
+    from ..services.search import SearchHit
 
 # Most memories one POST /memories may carry.
 MAX_BATCH = 1000
@@ -132,6 +136,27 @@ class DebugHit(BaseModel):
     vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
     relevance: float = Field(description="fts_weight·fts_score + vector_weight·vector_score.")
     score: float = Field(description="What the list is ordered by (relevance unless ranking is on).")
+
+
+def debug_hits(hits: Sequence[SearchHit]) -> list[DebugHit]:
+    """Search hits as the debug views show them (``POST /search/debug`` and MCP's search_debug)."""
+    return [
+        DebugHit(
+            rank=rank,
+            id=hit.memory.id,
+            topic=hit.memory.topic,
+            fact=hit.memory.fact,
+            layer=hit.memory.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
+            category=hit.memory.category,
+            importance=hit.memory.importance,
+            source=hit.source,
+            fts_score=round(hit.fts_score, 6),
+            vector_score=round(hit.vector_score, 6),
+            relevance=round(hit.relevance, 6),
+            score=round(hit.score, 6),
+        )
+        for rank, hit in enumerate(hits, start=1)
+    ]
 
 
 class SearchDebugResponse(BaseModel):

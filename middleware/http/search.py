@@ -8,15 +8,15 @@ from aiohttp import web
 
 from ..errors import InvalidRequest
 from ..keys import ACCESS_TRACKER, CONFIG, METRICS, SEARCH_SERVICE
-from ..services.search import DEFAULT_LAYERS, SearchHit
+from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
 from .schemas import (
-    DebugHit,
     HybridSearchRequest,
     HybridSearchResponse,
     SearchDebugRequest,
     SearchDebugResponse,
     SearchResultItem,
+    debug_hits,
 )
 
 # The debug view's lists: the hybrid ranking first, then each retriever alone.
@@ -89,29 +89,9 @@ async def search_debug(request: web.Request) -> web.Response:
         fts_weight=config.search.fts_weight,
         vector_weight=config.search.vector_weight,
         ranking_enabled=config.ranking.enabled,
-        fused=_debug_hits(hybrid.hits),
-        fts_only=_debug_hits(results["fts"].hits),
-        vector_only=_debug_hits(results["vector"].hits),
+        fused=debug_hits(hybrid.hits),
+        fts_only=debug_hits(results["fts"].hits),
+        vector_only=debug_hits(results["vector"].hits),
         timings_ms={mode: result.timings_ms for mode, result in results.items()},
     )
     return web.json_response(response.model_dump())
-
-
-def _debug_hits(hits: list[SearchHit]) -> list[DebugHit]:
-    return [
-        DebugHit(
-            rank=rank,
-            id=hit.memory.id,
-            topic=hit.memory.topic,
-            fact=hit.memory.fact,
-            layer=hit.memory.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
-            category=hit.memory.category,
-            importance=hit.memory.importance,
-            source=hit.source,
-            fts_score=round(hit.fts_score, 6),
-            vector_score=round(hit.vector_score, 6),
-            relevance=round(hit.relevance, 6),
-            score=round(hit.score, 6),
-        )
-        for rank, hit in enumerate(hits, start=1)
-    ]

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from .. import __version__
 from ..config import Config, RankingConfig, SearchConfig
 from ..errors import CortexError
-from ..http.schemas import Layer
+from ..http.schemas import DebugHit, Layer, debug_hits
 from ..models.facts import Category
 from ..services.access import AccessTracker
 from ..services.memories import MemoryService
@@ -155,20 +155,6 @@ class RecallResult(BaseModel):
     memories_used: int = Field(description="How many memories the answer was built from.")
     degraded: bool = Field(description="True: no model answered; the answer is the facts as a list.")
     cached: bool
-
-
-class DebugHit(BaseModel):
-    id: int
-    fact: str
-    topic: str
-    layer: str
-    source: str = Field(description='Which retriever proposed it: "fts5+vector", "fts5" or "vector".')
-    fts_score: float = Field(description="Keyword part: bm25 normalised to the best hit, 0-1.")
-    vector_score: float = Field(description="Meaning part: cosine similarity to the query.")
-    relevance: float = Field(description="fts_weight*fts_score + vector_weight*vector_score.")
-    score: float = Field(
-        description="What results are ordered by (relevance, re-weighted when ranking is on)."
-    )
 
 
 class SearchDebugResult(BaseModel):
@@ -394,22 +380,8 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         with tool_errors():
             result = await services.search.search(query, user_id, limit, mode, layers or DEFAULT_LAYERS)
         # Not counted as read: inspecting the ranking must not change it (reads feed the ranking).
-        hits = [
-            DebugHit(
-                id=hit.memory.id,
-                fact=hit.memory.fact,
-                topic=hit.memory.topic,
-                layer=hit.memory.layer,
-                source=hit.source,
-                fts_score=round(hit.fts_score, 6),
-                vector_score=round(hit.vector_score, 6),
-                relevance=round(hit.relevance, 6),
-                score=round(hit.score, 6),
-            )
-            for hit in result.hits
-        ]
         return SearchDebugResult(
-            results=hits,
+            results=debug_hits(result.hits),
             fts_match=result.fts_query.words,
             fts_trigram_match=result.fts_query.trigrams,
             fts_substrings=list(result.fts_query.substrings),
