@@ -202,11 +202,11 @@ class Dashboard:
     async def ready(self) -> None:
         await self.page.wait_for_selector("main[aria-busy='false']")
 
-    async def screenshot(self, suffix: str = "") -> Path:
-        """Full page, as test-output/ui/<test name>[-suffix].png."""
+    async def screenshot(self, suffix: str = "", *, full_page: bool = True) -> Path:
+        """The page (whole, or what the viewport shows) as test-output/ui/<test name>[-suffix].png."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{self.name}{'-' + suffix if suffix else ''}.png"
-        await self.page.screenshot(path=str(path), full_page=True)
+        await self.page.screenshot(path=str(path), full_page=full_page)
         return path
 
     def assert_no_console_errors(self) -> None:

@@ -63,7 +63,7 @@ async def test_pages_are_usable_at_phone_width(open_dashboard: OpenDashboard, da
     await menu.click()
     await expect(menu).to_have_attribute("aria-expanded", "true")
     await expect(nav_link).to_be_visible()
-    await dashboard.screenshot("menu")
+    await dashboard.screenshot("menu", full_page=False)
     await menu.click()
     # The page itself never scrolls sideways; wide tables scroll inside their own region.
     assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
@@ -223,11 +223,12 @@ async def test_lifecycle_preview_renders_and_run_now_adds_a_run(dashboard: Dashb
     runs_before = (await daemon.get("/lifecycle/log"))["runs"]
     await page.get_by_role("button", name="Run now").click()
     log = page.get_by_role("table", name="Lifecycle runs, newest first")
-    await expect(log.locator("xpath=./tbody/tr")).to_have_count(len(runs_before) + 1)
+    await expect(log.locator("xpath=./tbody/tr[not(contains(@class, 'sub-row'))]")).to_have_count(len(runs_before) + 1)
     runs = (await daemon.get("/lifecycle/log"))["runs"]
     assert len(runs) == len(runs_before) + 1
     await expect(log.locator("xpath=./tbody/tr").first).to_contain_text(f"#{runs[0]['id']}")
-    await log.locator("summary").first.click()
+    await log.get_by_role("button", name=f"Report of run {runs[0]['id']}").click()
+    await expect(page.get_by_role("table", name=f"Stages (run {runs[0]['id']})")).to_be_visible()
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()
 

@@ -56,7 +56,16 @@ export async function render(main, context) {
   await Promise.all([loadPreview(), loadLog()]);
 }
 
+/** The runs; each unfolds its report in a full-width row below it. */
 function logTable(runs) {
+  const reportRows = new Map();
+  const toggle = (run) => (event) => {
+    const button = event.currentTarget;
+    const open = button.getAttribute("aria-expanded") !== "true";
+    button.setAttribute("aria-expanded", String(open));
+    button.textContent = open ? "Hide report" : "Show report";
+    reportRows.get(run.id).hidden = !open;
+  };
   return dataTable({
     caption: "Lifecycle runs, newest first",
     rows: runs,
@@ -72,10 +81,16 @@ function logTable(runs) {
         label: "Report",
         cell: (run) =>
           run.report
-            ? el("details", null, el("summary", null, "Stages"), reportView(run.report, `run-${run.id}`))
+            ? el("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": `run-report-${run.id}`, "aria-label": `Report of run ${run.id}`, onclick: toggle(run) }, "Show report")
             : "—",
       },
     ],
+    after: (run) => {
+      if (!run.report) return null;
+      const row = el("tr", { id: `run-report-${run.id}`, class: "sub-row", hidden: true }, el("td", { colspan: 7 }, reportView(run.report, `run ${run.id}`)));
+      reportRows.set(run.id, row);
+      return row;
+    },
   });
 }
 
