@@ -209,6 +209,16 @@ class Dashboard:
         await self.page.screenshot(path=str(path), full_page=full_page)
         return path
 
+    async def unlabelled_controls(self) -> list[str]:
+        """Form controls and buttons a screen reader could not name (should be none)."""
+        return await self.page.evaluate(
+            """() => [...document.querySelectorAll("input, select, textarea, button")]
+                .filter((control) => !(control.labels?.length || control.getAttribute("aria-label")
+                    || control.getAttribute("aria-labelledby") || (control.tagName === "BUTTON"
+                    && control.textContent.trim())))
+                .map((control) => control.outerHTML.slice(0, 120))"""
+        )
+
     def assert_no_console_errors(self) -> None:
         assert self.errors == [], f"console errors on the dashboard: {self.errors}"
 

@@ -34,21 +34,27 @@ async def test_every_page_loads_without_console_errors(dashboard: Dashboard, dae
     await expect(dashboard.page.get_by_role("heading", name=re.compile("^Memories"))).to_be_visible()
     await expect(dashboard.page.locator("main table tbody tr").first).to_be_visible()
     await dashboard.screenshot("memories")
+    assert await dashboard.unlabelled_controls() == []
     await dashboard.go(f"#/memories/{sam_id}?user=sam")
     await expect(dashboard.page.locator("blockquote.fact-text")).to_have_text(daemon.memories["sam"][-1]["fact"])
     await dashboard.screenshot("detail")
+    assert await dashboard.unlabelled_controls() == []
     await dashboard.go("#/search")
     await expect(dashboard.page.get_by_label("Query")).to_be_visible()
     await dashboard.screenshot("search")
+    assert await dashboard.unlabelled_controls() == []
     await dashboard.go("#/ingest")
     await expect(dashboard.page.get_by_role("heading", name=re.compile("^Failed"))).to_be_visible()
     await dashboard.screenshot("ingest")
+    assert await dashboard.unlabelled_controls() == []
     await dashboard.go("#/lifecycle")
     await expect(dashboard.page.get_by_role("heading", name="Next run (preview)")).to_be_visible()
     await dashboard.screenshot("lifecycle")
+    assert await dashboard.unlabelled_controls() == []
     await dashboard.go("#/system")
     await expect(dashboard.page.get_by_role("heading", name="Configuration")).to_be_visible()
     await dashboard.screenshot("system")
+    assert await dashboard.unlabelled_controls() == []
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()
 
@@ -161,6 +167,12 @@ async def test_filters_narrow_the_table_and_pages_follow_next_before_id(
     await page.get_by_label("User", exact=True).select_option("ana")
     await dashboard.ready()
     await expect(page.locator("main tbody tr")).to_have_count(len(daemon.memories["ana"]))
+    await page.get_by_label("User", exact=True).select_option(label="Another user…")
+    await page.get_by_label("Other user").fill("nobody")
+    await page.get_by_label("Other user").press("Enter")
+    await expect(page.get_by_role("heading", name="Memories of nobody")).to_be_visible()
+    await expect(page.get_by_text("No memory matches these filters.")).to_be_visible()
+    await page.get_by_label("User", exact=True).select_option("ana")
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()
 

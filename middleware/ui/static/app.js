@@ -120,19 +120,28 @@ function renderUserPicker() {
     placeholder: "user id",
     value: known ? "" : state.user,
   });
-  const otherField = el("div", { class: "field", hidden: known }, el("label", { for: "user-other" }, "Other user"), other);
+  const otherField = el(
+    "div",
+    { class: "field", hidden: known },
+    el("label", { for: "user-other" }, "Other user"),
+    other,
+    el("button", { type: "submit" }, "Show"),
+  );
   choice.addEventListener("change", () => {
     if (choice.value === OTHER) {
       otherField.hidden = false;
       other.focus();
     } else {
+      otherField.hidden = true;
       chooseUser(choice.value);
     }
   });
-  other.addEventListener("change", () => {
+  const form = el("form", { class: "user-form", "aria-label": "Whose memories" }, el("div", { class: "field" }, el("label", { for: "user-select" }, "User"), choice), otherField);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
     if (other.value.trim()) chooseUser(other.value.trim());
   });
-  replace(userPicker, el("div", { class: "field" }, el("label", { for: "user-select" }, "User"), choice), otherField);
+  replace(userPicker, form);
 }
 
 function chooseUser(user) {
