@@ -93,7 +93,8 @@ def build_openapi(
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation
 
     components = schema.get("$defs", {})
-    _bound(components["HybridSearchRequest"]["properties"]["limit"], "maximum", search.max_limit)
+    for request in ("HybridSearchRequest", "SearchDebugRequest"):
+        _bound(components[request]["properties"]["limit"], "maximum", search.max_limit)
     _bound(components["IngestRequestBody"]["properties"]["messages"], "maxItems", ingest.max_messages)
     return {
         "openapi": "3.1.0",
