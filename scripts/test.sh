@@ -12,6 +12,21 @@ scripts/install.sh --dev
 venv="${MEMORY_CORTEX_VENV:-.venv}"
 python="$venv/bin/python"
 
+# The dashboard's browser tests (tests/ui) drive Debian's Chromium; without it they fail (not skip),
+# so install it here on a clean machine. MEMORY_CORTEX_SKIP_BROWSER_TESTS=1 skips them instead.
+if [[ ! -x /usr/bin/chromium && "${MEMORY_CORTEX_SKIP_BROWSER_TESTS:-0}" != 1 ]]; then
+    echo "== chromium (for the dashboard's browser tests)"
+    sudo_cmd=()
+    if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null; then
+        sudo_cmd=(sudo)
+    fi
+    apt_install=("${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium)
+    if ! "${apt_install[@]}"; then
+        "${sudo_cmd[@]}" apt-get update
+        "${apt_install[@]}" || echo "test.sh: chromium could not be installed; the browser tests will fail" >&2
+    fi
+fi
+
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 echo "== ruff"
 "$python" -m ruff check middleware tests scripts bench

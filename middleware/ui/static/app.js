@@ -1,0 +1,217 @@
+// The dashboard's shell: the hash router (#/memories, #/search, #/ingest, #/lifecycle, #/system),
+// the navigation, the user picker shared by every page, and the token form.
+
+import { api, AuthRequired, onUnauthorized, reportError, setToken } from "./api.js";
+import { clearErrors, el, replace } from "./dom.js";
+import * as ingest from "./ingest.js";
+import * as lifecycle from "./lifecycle.js";
+import * as memories from "./memories.js";
+import * as search from "./search.js";
+import * as system from "./system.js";
+
+const VIEWS = { memories, search, ingest, lifecycle, system };
+const DEFAULT_ROUTE = "#/memories";
+const USER_KEY = "memory-cortex.user";
+const OTHER = "\u0000other"; // the picker's "another user" choice: no real user id starts with NUL
+
+const main = document.getElementById("main");
+const tokenPanel = document.getElementById("token-panel");
+const tokenForm = document.getElementById("token-form");
+const tokenInput = document.getElementById("token-input");
+const tokenMessage = document.getElementById("token-message");
+const userPicker = document.getElementById("user-picker");
+const nav = document.getElementById("nav");
+const navToggle = document.getElementById("nav-toggle");
+
+/** What every view may read: the chosen user and the users the store knows. */
+const state = { user: window.sessionStorage.getItem(USER_KEY) ?? "", users: [], locked: false };
+
+/** The route in progress: its abort controller (stale answers are dropped) and its cleanup. */
+let current = { controller: new AbortController(), cleanup: null };
+
+/**
+ * #/memories/12?user=sam → {name: "memories", path: ["memories", "12"], query: URLSearchParams}.
+ */
+function parseHash(hash) {
+  const [pathPart, queryPart = ""] = hash.replace(/^#\/?/, "").split("?");
+  const path = pathPart.split("/").filter(Boolean).map(decodeURIComponent);
+  return { name: path[0] ?? "", path, query: new URLSearchParams(queryPart) };
+}
+
+async function route() {
+  const { name, path, query } = parseHash(window.location.hash);
+  const view = VIEWS[name];
+  if (!view) {
+    window.location.replace(DEFAULT_ROUTE);
+    return;
+  }
+  current.controller.abort();
+  current.cleanup?.();
+  current = { controller: new AbortController(), cleanup: null };
+  const { signal } = current.controller;
+  clearErrors();
+  markCurrentLink(name);
+  closeNavOnPhone();
+  if (state.locked) return;
+  replace(main, el("p", { class: "loading" }, "Loading…"));
+  main.setAttribute("aria-busy", "true");
+  const context = {
+    path,
+    query,
+    signal,
+    get user() {
+      return state.user;
+    },
+    users: state.users,
+    refreshUsers: loadUsers,
+  };
+  try {
+    const cleanup = await view.render(main, context);
+    if (signal.aborted) cleanup?.();
+    else current.cleanup = cleanup ?? null;
+  } catch (error) {
+    if (!signal.aborted) {
+      if (!(error instanceof AuthRequired)) replace(main, el("p", { class: "empty" }, "This page could not be loaded."));
+      reportError(error);
+    }
+  } finally {
+    if (!signal.aborted) main.setAttribute("aria-busy", "false");
+  }
+}
+
+function markCurrentLink(name) {
+  for (const link of nav.querySelectorAll("a")) {
+    if (link.getAttribute("href") === `#/${name}`) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+function closeNavOnPhone() {
+  navToggle.setAttribute("aria-expanded", "false");
+  nav.classList.remove("open");
+}
+
+// -- users ---------------------------------------------------------------------------------
+/** The users that have live memories (/stats per_user), for the picker. */
+async function loadUsers() {
+  const stats = await api("/stats");
+  const perUser = stats.per_user ?? {};
+  state.users = Object.keys(perUser).sort();
+  // First visit: the user with the most memories is the likeliest to be looked at.
+  if (!state.user) state.user = state.users.toSorted((a, b) => perUser[b] - perUser[a])[0] ?? "default";
+  renderUserPicker();
+  return state.users;
+}
+
+function renderUserPicker() {
+  const known = state.users.includes(state.user);
+  const choice = el(
+    "select",
+    { id: "user-select", name: "user", value: known ? state.user : OTHER },
+    state.users.map((user) => el("option", { value: user }, user)),
+    el("option", { value: OTHER }, "Another user…"),
+  );
+  const other = el("input", {
+    id: "user-other",
+    name: "other_user",
+    type: "text",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "user id",
+    value: known ? "" : state.user,
+  });
+  const otherField = el(
+    "div",
+    { class: "field", hidden: known },
+    el("label", { for: "user-other" }, "Other user"),
+    other,
+    el("button", { type: "submit" }, "Show"),
+  );
+  choice.addEventListener("change", () => {
+    if (choice.value === OTHER) {
+      otherField.hidden = false;
+      other.focus();
+    } else {
+      otherField.hidden = true;
+      chooseUser(choice.value);
+    }
+  });
+  const form = el("form", { class: "user-form", "aria-label": "Whose memories" }, el("div", { class: "field" }, el("label", { for: "user-select" }, "User"), choice), otherField);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (other.value.trim()) chooseUser(other.value.trim());
+  });
+  replace(userPicker, form);
+}
+
+function chooseUser(user) {
+  if (user === state.user) return;
+  state.user = user;
+  window.sessionStorage.setItem(USER_KEY, user);
+  route();
+}
+
+// -- the token -----------------------------------------------------------------------------
+/** A request answered 401: stop everything and ask for the token (again, if one was refused). */
+function lock(hadToken) {
+  if (hadToken) setToken("");
+  current.controller.abort();
+  current.cleanup?.();
+  current = { controller: new AbortController(), cleanup: null };
+  const firstTime = !state.locked;
+  state.locked = true;
+  document.body.classList.add("locked");
+  main.hidden = true;
+  main.replaceChildren();
+  userPicker.replaceChildren();
+  tokenPanel.hidden = false;
+  tokenMessage.textContent = hadToken
+    ? "That token was refused. Enter the API token (server.api_token) again."
+    : "This daemon needs its API token (server.api_token) before it shows anything.";
+  if (firstTime || hadToken) tokenInput.focus();
+}
+
+async function unlock(event) {
+  event.preventDefault();
+  const token = tokenInput.value.trim();
+  if (!token) return;
+  setToken(token);
+  tokenInput.value = "";
+  try {
+    await loadUsers();
+  } catch (error) {
+    reportError(error);
+    return;
+  }
+  state.locked = false;
+  document.body.classList.remove("locked");
+  tokenPanel.hidden = true;
+  main.hidden = false;
+  route();
+}
+
+// -- start ---------------------------------------------------------------------------------
+function start() {
+  onUnauthorized(lock);
+  tokenForm.addEventListener("submit", unlock);
+  navToggle.addEventListener("click", () => {
+    const open = navToggle.getAttribute("aria-expanded") !== "true";
+    navToggle.setAttribute("aria-expanded", String(open));
+    nav.classList.toggle("open", open);
+  });
+  document.getElementById("skip-link").addEventListener("click", (event) => {
+    event.preventDefault(); // #main is no route: focus the content instead of changing the hash
+    main.focus();
+  });
+  window.addEventListener("hashchange", route);
+  // No hashchange for this one: the first route() runs once the users are known.
+  if (!window.location.hash.startsWith("#/")) window.history.replaceState(null, "", DEFAULT_ROUTE);
+  loadUsers().then(route, (error) => {
+    if (!(error instanceof AuthRequired)) {
+      reportError(error);
+      route();
+    }
+  });
+}
+
+start();

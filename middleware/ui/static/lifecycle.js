@@ -1,0 +1,162 @@
+// #/lifecycle: what the next lifecycle run would do (a dry run), "Run now", and the log of past
+// runs with each one's report. Reports are drawn generically, stage by stage, so a new stage or
+// count shows up without a change here.
+
+import { api, guarded, reportError } from "./api.js";
+import { announce, dataTable, descriptionList, el, field, num, replace, select, time } from "./dom.js";
+
+const IDS_SHOWN = 12;
+
+export async function render(main, context) {
+  const scopeSelect = select("scope", [["", "All users"], [context.user, `Only ${context.user}`]], "");
+  const preview = el("div", { class: "block", "aria-live": "polite" });
+  const log = el("div", { class: "block" });
+  const runButton = el("button", { type: "button", class: "primary" }, "Run now");
+  const userId = () => scopeSelect.value || undefined;
+
+  const loadPreview = async () => {
+    const report = await api("/lifecycle/preview", { query: { user_id: userId() }, signal: context.signal });
+    replace(preview, reportView(report, "preview"));
+  };
+  const loadLog = async () => {
+    const body = await api("/lifecycle/log", { query: { limit: 20 }, signal: context.signal });
+    replace(log, logTable(body.runs));
+  };
+  scopeSelect.addEventListener("change", guarded(loadPreview));
+  runButton.addEventListener(
+    "click",
+    guarded(async () => {
+      runButton.disabled = true;
+      runButton.textContent = "Running…";
+      try {
+        const report = await api("/lifecycle/run", { method: "POST", query: { user_id: userId() } });
+        announce(`Lifecycle run ${report.run_id ?? ""} ${report.status}.`);
+      } catch (error) {
+        reportError(error); // 409: a run is already in progress; its message says so
+      } finally {
+        runButton.disabled = false;
+        runButton.textContent = "Run now";
+      }
+      await Promise.all([loadLog(), loadPreview()]);
+    }),
+  );
+
+  replace(
+    main,
+    el("h1", null, "Lifecycle"),
+    el(
+      "form",
+      { class: "filters", "aria-label": "Lifecycle scope", onsubmit: (event) => event.preventDefault() },
+      el("div", { class: "field-grid" }, field("Scope", scopeSelect)),
+      el("div", { class: "actions" }, runButton),
+    ),
+    el("section", { "aria-labelledby": "preview-title" }, el("h2", { id: "preview-title" }, "Next run (preview)"), preview),
+    el("section", { "aria-labelledby": "log-title" }, el("h2", { id: "log-title" }, "Past runs"), log),
+  );
+  await Promise.all([loadPreview(), loadLog()]);
+}
+
+/** The runs; each unfolds its report in a full-width row below it. */
+function logTable(runs) {
+  const reportRows = new Map();
+  const toggle = (run) => (event) => {
+    const button = event.currentTarget;
+    const open = button.getAttribute("aria-expanded") !== "true";
+    button.setAttribute("aria-expanded", String(open));
+    button.textContent = open ? "Hide report" : "Show report";
+    reportRows.get(run.id).hidden = !open;
+  };
+  return dataTable({
+    caption: "Lifecycle runs, newest first",
+    rows: runs,
+    empty: "No run yet.",
+    columns: [
+      { label: "Run", class: "num", cell: (run) => `#${run.id}` },
+      { label: "Trigger", cell: (run) => run.trigger + (run.dry_run ? " (dry run)" : "") },
+      { label: "Status", cell: (run) => el("span", { class: ["status", `status-${run.status}`] }, run.status) },
+      { label: "Started", cell: (run) => time(run.started_at) },
+      { label: "Finished", cell: (run) => time(run.finished_at) },
+      { label: "Changes", cell: (run) => totals(run.report) },
+      {
+        label: "Report",
+        cell: (run) =>
+          run.report
+            ? el("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": `run-report-${run.id}`, "aria-label": `Report of run ${run.id}`, onclick: toggle(run) }, "Show report")
+            : "—",
+      },
+    ],
+    after: (run) => {
+      if (!run.report) return null;
+      const row = el("tr", { id: `run-report-${run.id}`, class: "sub-row", hidden: true }, el("td", { colspan: 7 }, reportView(run.report, `run ${run.id}`)));
+      reportRows.set(run.id, row);
+      return row;
+    },
+  });
+}
+
+/** "promoted 3 · archived 1": the non-zero counts of every stage. */
+function totals(report) {
+  const counts = {};
+  for (const stage of report?.stages ?? []) {
+    for (const [kind, count] of Object.entries(stage.counts ?? {})) counts[kind] = (counts[kind] ?? 0) + count;
+  }
+  const parts = Object.entries(counts).filter(([, count]) => count).map(([kind, count]) => `${kind} ${count}`);
+  return parts.length ? parts.join(" · ") : "no change";
+}
+
+/** One report (LifecycleReportOut): its header, then a row per stage. */
+function reportView(report, key) {
+  return [
+    descriptionList(
+      [
+        ["Status", report.status + (report.dry_run ? " (dry run)" : "")],
+        ["Users", report.user_id ?? "all"],
+        ["Judged at", time(report.now)],
+        ["Rows before", String(report.rows_before)],
+        ["Rows after", report.rows_after === null ? null : String(report.rows_after)],
+        ["Error", report.error],
+      ],
+      "facts inline",
+    ),
+    dataTable({
+      caption: `Stages (${key})`,
+      rows: report.stages ?? [],
+      empty: "No stage ran.",
+      columns: [
+        { label: "Stage", cell: (stage) => stage.name },
+        { label: "Status", cell: (stage) => el("span", { class: ["status", `status-${stage.status}`] }, stage.status) },
+        { label: "Reason", cell: (stage) => stage.reason ?? "—" },
+        { label: "ms", class: "num", cell: (stage) => num(stage.duration_ms, 1) },
+        { label: "Counts", cell: (stage) => countsList(stage.counts) },
+        { label: "Memories", cell: (stage) => idsList(stage.ids) },
+        { label: "Groups", class: "num", cell: (stage) => (stage.groups?.length ? String(stage.groups.length) : "—") },
+      ],
+    }),
+  ];
+}
+
+/** The non-zero counts of a stage ("nothing" when it changed nothing). */
+function countsList(counts) {
+  const entries = Object.entries(counts ?? {}).filter(([, count]) => count);
+  if (!entries.length) return el("span", { class: "subtle" }, "nothing");
+  return el("ul", { class: "plain" }, entries.map(([kind, count]) => el("li", null, `${kind}: ${count}`)));
+}
+
+/** The ids per kind, each a link to the memory; long lists are cut (the counts stay complete). */
+function idsList(ids) {
+  const entries = Object.entries(ids ?? {}).filter(([, list]) => list.length);
+  if (!entries.length) return "—";
+  return el(
+    "ul",
+    { class: "plain" },
+    entries.map(([kind, list]) =>
+      el(
+        "li",
+        null,
+        `${kind}: `,
+        list.slice(0, IDS_SHOWN).flatMap((id, index) => [index ? ", " : "", el("a", { href: `#/memories/${id}` }, `#${id}`)]),
+        list.length > IDS_SHOWN ? ` … +${list.length - IDS_SHOWN}` : "",
+      ),
+    ),
+  );
+}

@@ -1,0 +1,377 @@
+// #/memories: one user's memories with filters and keyset paging; #/memories/{id}: one memory,
+// where it came from, how often it was read, its supersession/merge chain, and the edits.
+
+import { api, guarded } from "./api.js";
+import { announce, dataTable, descriptionList, dialogForm, el, field, replace, select, time } from "./dom.js";
+
+const LAYERS = ["working", "core", "archive"];
+const CATEGORIES = [
+  "identity", "preference", "decision", "fact", "insight", "todo", "correction", "skill",
+  "relationship", "project_state", "history_summary",
+];
+const PAGE_SIZES = ["10", "25", "50", "100", "200"];
+const EMPTY_FILTERS = {
+  q: "", topic: "", layer: "", category: "", min_importance: "", max_importance: "",
+  since: "", until: "", include_superseded: false, limit: "50",
+};
+
+/**
+ * The list's state outlives a visit to a memory's page (back to the list = same filters, same page).
+ * `cursors` holds the before_id of every page walked so far (null: the newest page); the last one
+ * is the page shown. Keyset paging: a page costs the same at row 100,000 as at row 1.
+ */
+const list = { user: null, filters: { ...EMPTY_FILTERS }, cursors: [null] };
+
+/** A link to one memory's page. */
+export function memoryLink(memory, label = `#${memory.id}`) {
+  const query = memory.user_id ? `?user=${encodeURIComponent(memory.user_id)}` : "";
+  return el("a", { href: `#/memories/${memory.id}${query}` }, label);
+}
+
+export async function render(main, context) {
+  const id = context.path[1];
+  if (id !== undefined) return renderDetail(main, context, id);
+  return renderList(main, context);
+}
+
+// -- the list ------------------------------------------------------------------------------
+async function renderList(main, context) {
+  if (list.user !== context.user) {
+    list.user = context.user;
+    list.cursors = [null];
+  }
+  const results = el("div", { class: "results", "aria-live": "polite", "aria-busy": "true" });
+  const pager = buildPager(() => loadPage(results, pager, context));
+  replace(
+    main,
+    el("h1", null, "Memories ", el("span", { class: "subtle" }, `of ${context.user}`)),
+    filterForm(() => {
+      list.cursors = [null];
+      return loadPage(results, pager, context);
+    }),
+    results,
+    pager.node,
+  );
+  await loadPage(results, pager, context);
+}
+
+function filterForm(apply) {
+  const f = list.filters;
+  const input = (name, attrs = {}) => el("input", { name, value: f[name], ...attrs });
+  const form = el(
+    "form",
+    { class: "filters", "aria-label": "Filter memories" },
+    el(
+      "div",
+      { class: "field-grid" },
+      field("Text contains", input("q", { type: "search", minlength: 3, spellcheck: "false" }), "Topic or fact, 3+ characters"),
+      field("Topic", input("topic", { type: "text" })),
+      field("Layer", select("layer", [["", "Any layer"], ...LAYERS], f.layer)),
+      field("Category", select("category", [["", "Any category"], ...CATEGORIES], f.category)),
+      field("Importance from", input("min_importance", { type: "number", min: 1, max: 10, inputmode: "numeric" })),
+      field("Importance to", input("max_importance", { type: "number", min: 1, max: 10, inputmode: "numeric" })),
+      field("Created from", input("since", { type: "date" })),
+      field("Created until", input("until", { type: "date" })),
+      field("Rows per page", select("limit", PAGE_SIZES, f.limit)),
+      el(
+        "div",
+        { class: "field checkbox" },
+        el("input", { type: "checkbox", name: "include_superseded", id: "include-superseded", checked: f.include_superseded }),
+        el("label", { for: "include-superseded" }, "Show superseded"),
+      ),
+    ),
+    el(
+      "div",
+      { class: "actions" },
+      el("button", { type: "submit", class: "primary" }, "Apply filters"),
+      el("button", { type: "reset" }, "Clear"),
+    ),
+  );
+  form.addEventListener(
+    "submit",
+    guarded(async (event) => {
+      event.preventDefault();
+      const data = new FormData(form);
+      for (const key of Object.keys(EMPTY_FILTERS)) {
+        list.filters[key] = key === "include_superseded" ? data.has(key) : String(data.get(key) ?? "").trim();
+      }
+      await apply();
+    }),
+  );
+  form.addEventListener(
+    "reset",
+    guarded(async (event) => {
+      event.preventDefault();
+      list.filters = { ...EMPTY_FILTERS };
+      for (const element of form.elements) {
+        if (element.name in EMPTY_FILTERS) {
+          if (element.type === "checkbox") element.checked = false;
+          else element.value = EMPTY_FILTERS[element.name];
+        }
+      }
+      await apply();
+    }),
+  );
+  return form;
+}
+
+/** Newest / Newer / Older buttons that stay in place (keyboard focus survives a page change). */
+function buildPager(reload) {
+  const position = el("span", { class: "page-position" });
+  const newest = el("button", { type: "button" }, "Newest");
+  const newer = el("button", { type: "button" }, "← Newer");
+  const older = el("button", { type: "button" }, "Older →");
+  newest.addEventListener("click", guarded(() => {
+    list.cursors = [null];
+    return reload();
+  }));
+  newer.addEventListener("click", guarded(() => {
+    if (list.cursors.length > 1) list.cursors.pop();
+    return reload();
+  }));
+  older.addEventListener("click", guarded(() => {
+    if (pager.next !== null) list.cursors.push(pager.next);
+    return reload();
+  }));
+  const pager = {
+    next: null,
+    node: el("nav", { class: "pager", "aria-label": "Pages" }, newest, newer, position, older),
+    update(next, shown) {
+      pager.next = next;
+      newest.disabled = newer.disabled = list.cursors.length <= 1;
+      older.disabled = next === null;
+      position.textContent = `Page ${list.cursors.length} · ${shown} shown`;
+    },
+  };
+  return pager;
+}
+
+async function loadPage(results, pager, context) {
+  const f = list.filters;
+  results.setAttribute("aria-busy", "true");
+  const body = await api("/memories", {
+    query: {
+      user_id: context.user,
+      q: f.q,
+      topic: f.topic,
+      layer: f.layer,
+      category: f.category,
+      min_importance: f.min_importance,
+      max_importance: f.max_importance,
+      since: localDayStart(f.since),
+      until: localDayEnd(f.until),
+      include_superseded: f.include_superseded ? "true" : "",
+      limit: f.limit,
+      before_id: list.cursors.at(-1),
+    },
+    signal: context.signal,
+  });
+  replace(results, memoryTable(body.memories, `Memories of ${context.user}, page ${list.cursors.length}`));
+  results.setAttribute("aria-busy", "false");
+  pager.update(body.next_before_id ?? null, body.memories.length);
+}
+
+/** "2026-03-04" (a local date from <input type=date>) → the UTC instant its local day starts. */
+function localDayStart(date) {
+  if (!date) return "";
+  const [year, month, day] = date.split("-").map(Number);
+  return new Date(year, month - 1, day).toISOString();
+}
+
+/** …and the last millisecond of that local day (the filter is inclusive). */
+function localDayEnd(date) {
+  if (!date) return "";
+  const [year, month, day] = date.split("-").map(Number);
+  return new Date(year, month - 1, day, 23, 59, 59, 999).toISOString();
+}
+
+function memoryTable(memories, caption) {
+  return dataTable({
+    caption,
+    rows: memories,
+    empty: "No memory matches these filters.",
+    rowClass: (memory) => (memory.superseded_by ? "superseded" : undefined),
+    columns: [
+      { label: "ID", class: "num", cell: (memory) => memoryLink(memory) },
+      { label: "Topic", cell: (memory) => memory.topic || "—" },
+      {
+        label: "Fact",
+        class: "fact",
+        cell: (memory) => [
+          el("div", { class: "clamp" }, memory.fact),
+          memory.superseded_by ? el("small", { class: "subtle" }, `superseded by #${memory.superseded_by}`) : null,
+        ],
+      },
+      { label: "Layer", cell: (memory) => memory.layer },
+      { label: "Category", cell: (memory) => memory.category },
+      { label: "Importance", class: "num", cell: (memory) => memory.importance },
+      { label: "Created", cell: (memory) => time(memory.created_at) },
+      { label: "Reads", class: "num", cell: (memory) => memory.access_count },
+    ],
+  });
+}
+
+// -- one memory ----------------------------------------------------------------------------
+async function renderDetail(main, context, id) {
+  const user = context.query.get("user") || undefined;
+  const load = () => api(`/memories/${encodeURIComponent(id)}/history`, { query: { user_id: user }, signal: context.signal });
+  const draw = (history) => replace(main, detailView(history, async () => draw(await load())));
+  draw(await load());
+}
+
+/**
+ * @param {any} history GET /memories/{id}/history
+ * @param {() => Promise<void>} reload fetch and draw again after a change
+ */
+function detailView(history, reload) {
+  const memory = history.memory;
+  const scope = { user_id: memory.user_id };
+  const patch = async (body, done) => {
+    await api(`/memories/${memory.id}`, { method: "PATCH", query: scope, body });
+    announce(done);
+    await reload();
+  };
+  const actions = el(
+    "div",
+    { class: "actions", role: "group", "aria-label": "Change this memory" },
+    el("button", { type: "button", class: "primary", onclick: guarded(() => editMemory(memory, patch)) }, "Edit"),
+    memory.superseded_by
+      ? el("button", { type: "button", onclick: guarded(() => patch({ superseded_by: null }, `Memory #${memory.id} is live again.`)) }, "Make live again")
+      : el("button", { type: "button", onclick: guarded(() => supersedeMemory(memory, patch)) }, "Supersede…"),
+    memory.layer === "archive"
+      ? el("button", { type: "button", onclick: guarded(() => patch({ layer: "core" }, `Memory #${memory.id} restored to core.`)) }, "Restore")
+      : el("button", { type: "button", onclick: guarded(() => patch({ layer: "archive" }, `Memory #${memory.id} archived.`)) }, "Archive"),
+    el("button", { type: "button", class: "danger", onclick: guarded(() => deleteMemory(memory)) }, "Delete…"),
+  );
+  return [
+    el("p", { class: "breadcrumb" }, el("a", { href: "#/memories" }, "← Memories")),
+    el("h1", null, `Memory #${memory.id}`, memory.superseded_by ? el("span", { class: "badge badge-bad" }, "superseded") : null),
+    el("blockquote", { class: "fact-text" }, memory.fact),
+    actions,
+    el(
+      "div",
+      { class: "columns" },
+      el(
+        "section",
+        { "aria-labelledby": "memory-about" },
+        el("h2", { id: "memory-about" }, "About"),
+        descriptionList([
+          ["User", memory.user_id],
+          ["Topic", memory.topic],
+          ["Category", memory.category],
+          ["Importance", String(memory.importance)],
+          ["Layer", [memory.layer, memory.layer_since ? [" since ", time(memory.layer_since)] : null]],
+          ["Created", time(memory.created_at)],
+          ["Updated", time(memory.updated_at)],
+          ["Reference", memory.ref],
+          ["Embedded", memory.embedded ? `yes (${memory.embedding_model})` : "no"],
+        ]),
+      ),
+      el(
+        "section",
+        { "aria-labelledby": "memory-source" },
+        el("h2", { id: "memory-source" }, "Source and reads"),
+        descriptionList([
+          ["Session", memory.source_session],
+          ["Channel", memory.source_channel],
+          ["Ingest job", history.ingest_job ? el("a", { href: `#/ingest/${history.ingest_job}` }, `job #${history.ingest_job}`) : null],
+          ["Reads", String(memory.access_count)],
+          ["Last read", time(memory.last_accessed)],
+        ]),
+        Object.keys(memory.metadata ?? {}).length
+          ? [el("h3", null, "Metadata"), el("pre", { class: "json" }, JSON.stringify(memory.metadata, null, 2))]
+          : null,
+      ),
+    ),
+    el(
+      "section",
+      { "aria-labelledby": "memory-chain" },
+      el("h2", { id: "memory-chain" }, "Supersession and merge chain"),
+      chainView(history),
+    ),
+  ];
+}
+
+function chainView(history) {
+  const relations = [
+    ["Replaces (older versions it hid)", history.replaces],
+    ["Replaced by (nearest first)", history.replaced_by],
+    ["Merged from", history.merged_from],
+    ["Merged into", history.merged_into],
+    ["Summarises", history.summarises],
+    ["Summarised in", history.summary ? [history.summary] : []],
+  ].filter(([, rows]) => rows?.length);
+  if (!relations.length) return el("p", { class: "empty" }, "Not part of any supersession, merge or summary.");
+  return relations.map(([title, rows]) =>
+    dataTable({
+      caption: title,
+      rows,
+      columns: [
+        { label: "ID", class: "num", cell: (memory) => memoryLink(memory) },
+        { label: "Fact", class: "fact", cell: (memory) => el("div", { class: "clamp" }, memory.fact) },
+        { label: "Layer", cell: (memory) => memory.layer },
+        { label: "Created", cell: (memory) => time(memory.created_at) },
+      ],
+    }),
+  );
+}
+
+async function editMemory(memory, patch) {
+  const form = await dialogForm({
+    title: `Edit memory #${memory.id}`,
+    submit: "Save",
+    body: [
+      field("Fact", el("textarea", { name: "fact", rows: 5, required: true, value: memory.fact })),
+      field("Topic", el("input", { name: "topic", type: "text", value: memory.topic })),
+      field("Category", el("input", { name: "category", type: "text", required: true, value: memory.category, list: "category-list" })),
+      el("datalist", { id: "category-list" }, CATEGORIES.map((category) => el("option", { value: category }))),
+      field("Importance", el("input", { name: "importance", type: "number", min: 1, max: 10, required: true, value: String(memory.importance) }), "1 (trivia) … 10 (identity)"),
+    ],
+  });
+  if (!form) return;
+  const data = new FormData(form);
+  const changes = {};
+  const fact = String(data.get("fact"));
+  const topic = String(data.get("topic"));
+  const category = String(data.get("category")).trim();
+  const importance = Number(data.get("importance"));
+  if (fact !== memory.fact) changes.fact = fact;
+  if (topic !== memory.topic) changes.topic = topic;
+  if (category !== memory.category) changes.category = category;
+  if (importance !== memory.importance) changes.importance = importance;
+  if (!Object.keys(changes).length) {
+    announce("Nothing changed.");
+    return;
+  }
+  await patch(changes, `Memory #${memory.id} saved.`);
+}
+
+async function supersedeMemory(memory, patch) {
+  const form = await dialogForm({
+    title: `Supersede memory #${memory.id}`,
+    submit: "Supersede",
+    body: [
+      el("p", null, "The memory stays stored but is hidden from search behind the one that replaces it."),
+      field("Replaced by memory ID", el("input", { name: "superseded_by", type: "number", min: 1, required: true, inputmode: "numeric" })),
+    ],
+  });
+  if (!form) return;
+  const replacement = Number(new FormData(form).get("superseded_by"));
+  await patch({ superseded_by: replacement }, `Memory #${memory.id} is now superseded by #${replacement}.`);
+}
+
+async function deleteMemory(memory) {
+  const form = await dialogForm({
+    title: `Delete memory #${memory.id}?`,
+    submit: "Delete for good",
+    danger: true,
+    body: [
+      el("p", null, "This removes the memory, its vector and its search entries. It cannot be undone; archive it to keep it out of the way instead."),
+      el("blockquote", { class: "fact-text" }, memory.fact),
+    ],
+  });
+  if (!form) return;
+  await api(`/memories/${memory.id}`, { method: "DELETE", query: { user_id: memory.user_id } });
+  announce(`Memory #${memory.id} deleted.`);
+  window.location.hash = "#/memories";
+}

@@ -1,0 +1,213 @@
+// #/system: the health of the embedder, the LLM and the sensors; memory counts per layer; search
+// latency percentiles; charts of GPU load, VRAM and temperature over the last hours
+// (GET /system/history); and the effective configuration, secrets masked (GET /config).
+
+import { api, guarded } from "./api.js";
+import { badge, bytes, dataTable, descriptionList, el, field, num, parseTime, replace, select, time } from "./dom.js";
+import { lineChart } from "./charts.js";
+
+const WINDOWS = [["60", "Last hour"], ["180", "Last 3 hours"], ["360", "Last 6 hours"], ["720", "Last 12 hours"]];
+const REFRESH_MS = 30_000;
+
+/** The chosen chart window, kept across visits. */
+let minutes = "180";
+
+export async function render(main, context) {
+  const overview = el("div", { class: "block" });
+  const charts = el("div", { class: "charts" });
+  const config = el("div", { class: "block" });
+  const windowSelect = select("minutes", WINDOWS, minutes);
+
+  const loadOverview = async () => replace(overview, overviewView(await api("/stats", { signal: context.signal })));
+  const chartsNote = el("p", { class: "hint" });
+  const loadCharts = async () => {
+    const history = await api("/system/history", { query: { minutes }, signal: context.signal });
+    const count = history.points?.length ?? 0;
+    const every = history.interval_s < 10 ? num(history.interval_s, 1) : num(history.interval_s, 0);
+    chartsNote.textContent = count
+      ? `${count} samples, one every ${every} s.`
+      : "No samples yet: the sensors are off or have not answered.";
+    replace(charts, chartsView(history));
+  };
+  windowSelect.addEventListener("change", guarded(() => {
+    minutes = windowSelect.value;
+    return loadCharts();
+  }));
+  const refresh = el("button", { type: "button", onclick: guarded(() => Promise.all([loadOverview(), loadCharts()])) }, "Refresh");
+
+  replace(
+    main,
+    el("div", { class: "title-row" }, el("h1", null, "System"), refresh),
+    overview,
+    el(
+      "section",
+      { "aria-labelledby": "charts-title", class: "block" },
+      el("div", { class: "title-row" },
+        el("h2", { id: "charts-title" }, "Hardware over time"),
+        el("form", { class: "inline-form", onsubmit: (event) => event.preventDefault() }, field("Window", windowSelect))),
+      chartsNote,
+      charts,
+    ),
+    el("section", { "aria-labelledby": "config-title", class: "block" }, el("h2", { id: "config-title" }, "Configuration"), config),
+  );
+  const configLoad = api("/config", { signal: context.signal }).then((body) => replace(config, configView(body)));
+  await Promise.all([loadOverview(), loadCharts(), configLoad]);
+
+  // Kept fresh while the page is open; the router calls the cleanup when the page is left.
+  const timer = window.setInterval(guarded(() => Promise.all([loadOverview(), loadCharts()])), REFRESH_MS);
+  return () => window.clearInterval(timer);
+}
+
+/** @param {any} stats GET /stats */
+function overviewView(stats) {
+  const latency = stats.search_latency ?? {};
+  const layers = stats.per_layer ?? {};
+  const hardware = stats.hardware ?? {};
+  const gpu = hardware.gpu;
+  const card = (title, ...content) => el("section", { class: "card", "aria-label": title }, el("h2", null, title), content);
+  return el(
+    "div",
+    { class: "cards" },
+    card(
+      "Embedder",
+      badge(stats.embedder?.ok),
+      descriptionList([
+        ["Backend", stats.embedder?.backend],
+        ["Model", stats.embedder?.model],
+        ["Dimensions", stats.embedder?.dim === null ? null : String(stats.embedder?.dim)],
+        ["Last error", stats.embedder?.last_error],
+      ]),
+    ),
+    card(
+      "LLM",
+      badge(stats.llm?.ok),
+      descriptionList([
+        ["Backend", stats.llm?.backend],
+        ["Model", stats.llm?.model],
+        ["Last call", stats.llm?.last_latency_s === null ? null : `${num(stats.llm?.last_latency_s, 2)} s`],
+        ["Last error", stats.llm?.last_error],
+      ]),
+    ),
+    card(
+      "Memories",
+      dataTable({
+        caption: "Live memories per layer",
+        rows: ["working", "core", "archive"].map((layer) => ({ layer, count: layers[layer] })),
+        columns: [
+          { label: "Layer", cell: (row) => row.layer },
+          { label: "Live", class: "num", cell: (row) => num(row.count) },
+        ],
+      }),
+      descriptionList([
+        ["Live", num(stats.live_memories)],
+        ["Superseded", num(stats.superseded)],
+        ["Embedded", num(stats.embedded)],
+        ["Not embedded", num(stats.unembedded)],
+        ["Stale vectors", num(stats.stale_embeddings)],
+        ["Database", bytes(stats.db_bytes)],
+      ]),
+    ),
+    card(
+      "Search latency",
+      descriptionList([
+        ["p50", latency.p50_ms === null || latency.p50_ms === undefined ? null : `${num(latency.p50_ms, 1)} ms`],
+        ["p95", latency.p95_ms === null || latency.p95_ms === undefined ? null : `${num(latency.p95_ms, 1)} ms`],
+        ["p99", latency.p99_ms === null || latency.p99_ms === undefined ? null : `${num(latency.p99_ms, 1)} ms`],
+        ["Samples", num(latency.samples)],
+      ]),
+      el("p", { class: "hint" }, "Over the last 1,000 /hybrid-search calls."),
+    ),
+    card(
+      "Sensors",
+      hardware.enabled ? badge(!hardware.stale, "fresh", "stale") : el("span", { class: "badge" }, "off"),
+      descriptionList([
+        ["Source", hardware.source],
+        ["GPU", gpu?.name],
+        ["Load", gpu ? `${num(gpu.load_percent)} %` : null],
+        ["VRAM", gpu ? `${num(gpu.vram_used_mb)} / ${num(gpu.vram_total_mb)} MB` : null],
+        ["Temperature", gpu ? `${num(gpu.core_temp_c)} °C` : null],
+        ["Read at", time(hardware.gpu_read_at)],
+        ["Stale because", hardware.stale ? hardware.stale_reason : null],
+      ]),
+    ),
+    card(
+      "Ingestion",
+      descriptionList([
+        ["Pending", num(stats.ingest?.pending)],
+        ["Running", num(stats.ingest?.running)],
+        ["Failed", num(stats.ingest?.failed)],
+        ["Done", num(stats.ingest?.done)],
+        ["Up for", stats.uptime_s === undefined ? null : `${num(stats.uptime_s / 60, 0)} min`],
+      ]),
+    ),
+  );
+}
+
+/** @param {{interval_s: number, points: any[]}} history GET /system/history */
+function chartsView(history) {
+  const points = history.points ?? [];
+  const times = points.map((point) => parseTime(point.t));
+  const values = (key) => points.map((point) => point[key] ?? null);
+  return [
+    lineChart({
+      title: "GPU and CPU load",
+      unit: "%",
+      times,
+      min: 0,
+      max: 100,
+      series: [
+        { name: "GPU load", values: values("gpu_load_percent") },
+        { name: "CPU", values: values("cpu_percent") },
+      ],
+    }),
+    lineChart({
+      title: "VRAM",
+      unit: "MB",
+      times,
+      min: 0,
+      series: [
+        { name: "Used", values: values("vram_used_mb") },
+        { name: "Total", values: values("vram_total_mb") },
+      ],
+    }),
+    lineChart({
+      title: "GPU temperature",
+      unit: "°C",
+      times,
+      series: [{ name: "Core", values: values("gpu_temp_c") }],
+    }),
+    lineChart({
+      title: "Host memory",
+      unit: "MB",
+      times,
+      min: 0,
+      series: [
+        { name: "RAM used", values: values("ram_used_mb") },
+        { name: "Daemon RSS", values: values("process_rss_mb") },
+      ],
+    }),
+  ];
+}
+
+/** The effective config: one collapsible table per section (secrets arrive masked). */
+function configView(config) {
+  const sections = Object.entries(config ?? {});
+  if (!sections.length) return el("p", { class: "empty" }, "No configuration returned.");
+  return sections.map(([name, section]) =>
+    el(
+      "details",
+      { class: "config-section" },
+      el("summary", null, name),
+      section !== null && typeof section === "object" && !Array.isArray(section)
+        ? dataTable({
+            caption: `${name} settings`,
+            rows: Object.entries(section),
+            columns: [
+              { label: "Setting", cell: ([key]) => el("code", null, `${name}.${key}`) },
+              { label: "Value", class: "config-value", cell: ([, value]) => el("code", null, JSON.stringify(value)) },
+            ],
+          })
+        : el("code", null, JSON.stringify(section)),
+    ),
+  );
+}

@@ -1,0 +1,309 @@
+"""The dashboard in a real headless Chromium against a real, seeded daemon: every page loads without
+console errors, and what is done in the page is what the API then says."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Callable
+
+from playwright.async_api import expect
+
+from tests.helpers import LhmServer
+from tests.ui.conftest import TOKEN, Daemon, Dashboard, seed
+
+OpenDashboard = Callable[..., Awaitable[Dashboard]]
+PHONE = {"width": 390, "height": 844}
+
+
+def memory_ids(texts: list[str]) -> list[int]:
+    """The ids of an ID column ("#12" → 12)."""
+    return [int(text.strip().lstrip("#")) for text in texts]
+
+
+async def table_ids(dashboard: Dashboard, table: str) -> list[int]:
+    """The memory ids of a table's rows, top to bottom (from the links to the memories)."""
+    links = dashboard.page.locator(f"{table} tbody tr td > a[href^='#/memories/']")
+    return memory_ids(await links.all_inner_texts())
+
+
+async def test_every_page_loads_without_console_errors(dashboard: Dashboard, daemon: Daemon) -> None:
+    sam_id = daemon.memories["sam"][-1]["id"]
+    await dashboard.open("#/memories")
+    await expect(dashboard.page.get_by_role("heading", name=re.compile("^Memories"))).to_be_visible()
+    await expect(dashboard.page.locator("main table tbody tr").first).to_be_visible()
+    await dashboard.screenshot("memories")
+    assert await dashboard.unlabelled_controls() == []
+    await dashboard.go(f"#/memories/{sam_id}?user=sam")
+    await expect(dashboard.page.locator("blockquote.fact-text")).to_have_text(daemon.memories["sam"][-1]["fact"])
+    await dashboard.screenshot("detail")
+    assert await dashboard.unlabelled_controls() == []
+    await dashboard.go("#/search")
+    await expect(dashboard.page.get_by_label("Query")).to_be_visible()
+    await dashboard.screenshot("search")
+    assert await dashboard.unlabelled_controls() == []
+    await dashboard.go("#/ingest")
+    await expect(dashboard.page.get_by_role("heading", name=re.compile("^Failed"))).to_be_visible()
+    await dashboard.screenshot("ingest")
+    assert await dashboard.unlabelled_controls() == []
+    await dashboard.go("#/lifecycle")
+    await expect(dashboard.page.get_by_role("heading", name="Next run (preview)")).to_be_visible()
+    await dashboard.screenshot("lifecycle")
+    assert await dashboard.unlabelled_controls() == []
+    await dashboard.go("#/system")
+    await expect(dashboard.page.get_by_role("heading", name="Configuration")).to_be_visible()
+    await dashboard.screenshot("system")
+    assert await dashboard.unlabelled_controls() == []
+    await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_pages_are_usable_at_phone_width(open_dashboard: OpenDashboard, daemon: Daemon) -> None:
+    dashboard = await open_dashboard(daemon, viewport=PHONE)
+    page = dashboard.page
+    await dashboard.open("#/memories")
+    nav_link = page.get_by_role("link", name="Search debug")
+    await expect(nav_link).to_be_hidden()  # the navigation collapses behind its button
+    menu = page.get_by_role("button", name="Menu")
+    await menu.click()
+    await expect(menu).to_have_attribute("aria-expanded", "true")
+    await expect(nav_link).to_be_visible()
+    await dashboard.screenshot("menu", full_page=False)
+    await menu.click()
+    # The page itself never scrolls sideways; wide tables scroll inside their own region.
+    assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    await dashboard.screenshot()
+    await dashboard.go(f"#/memories/{daemon.memories['sam'][-2]['id']}?user=sam")
+    assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    await dashboard.screenshot("detail")
+    dashboard.assert_no_console_errors()
+
+
+async def test_an_edit_made_in_the_page_is_what_the_api_returns(dashboard: Dashboard, daemon: Daemon) -> None:
+    memory = daemon.memories["sam"][-3]  # the espresso
+    page = dashboard.page
+    await dashboard.open(f"#/memories/{memory['id']}?user=sam")
+    await page.get_by_role("button", name="Edit").click()
+    dialog = page.get_by_role("dialog", name=f"Edit memory #{memory['id']}")
+    await expect(dialog).to_be_visible()
+    await dialog.get_by_label("Fact").fill("Sam switched to green tea in the morning.")
+    await dialog.get_by_label("Importance").fill("9")
+    await dashboard.screenshot("dialog")
+    await dialog.get_by_role("button", name="Save").click()
+    await expect(page.locator("blockquote.fact-text")).to_have_text("Sam switched to green tea in the morning.")
+    stored = await daemon.get(f"/memories/{memory['id']}", user_id="sam")
+    assert stored["fact"] == "Sam switched to green tea in the morning." and stored["importance"] == 9
+
+    await page.get_by_role("button", name="Archive").click()
+    await expect(page.get_by_role("button", name="Restore")).to_be_visible()
+    assert (await daemon.get(f"/memories/{memory['id']}", user_id="sam"))["layer"] == "archive"
+    await page.get_by_role("button", name="Restore").click()
+    await expect(page.get_by_role("button", name="Archive")).to_be_visible()
+    assert (await daemon.get(f"/memories/{memory['id']}", user_id="sam"))["layer"] == "core"
+    await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_delete_asks_for_confirmation_then_the_memory_is_gone(
+    dashboard: Dashboard, daemon: Daemon
+) -> None:
+    memory = daemon.memories["sam"][-1]
+    page = dashboard.page
+    await dashboard.open(f"#/memories/{memory['id']}?user=sam")
+    await page.get_by_role("button", name="Delete…").click()
+    confirm = page.get_by_role("dialog", name=f"Delete memory #{memory['id']}?")
+    await expect(confirm).to_be_visible()
+    await confirm.get_by_role("button", name="Cancel").click()
+    await expect(confirm).to_be_hidden()
+    await daemon.get(f"/memories/{memory['id']}", user_id="sam")  # cancelled: still there
+
+    await page.get_by_role("button", name="Delete…").click()
+    await expect(confirm).to_be_visible()
+    await dashboard.screenshot()
+    await confirm.get_by_role("button", name="Delete for good").click()
+    await page.wait_for_url(re.compile(r"#/memories$"))
+    await dashboard.ready()
+    await daemon.get(f"/memories/{memory['id']}", expect=404, user_id="sam")
+    assert memory["id"] not in await table_ids(dashboard, "main")
+    dashboard.assert_no_console_errors()
+
+
+async def test_filters_narrow_the_table_and_pages_follow_next_before_id(
+    dashboard: Dashboard, daemon: Daemon
+) -> None:
+    page = dashboard.page
+    await dashboard.open("#/memories")
+    await expect(page.get_by_label("User", exact=True)).to_have_value("sam")
+    everything = await daemon.get("/memories", user_id="sam", limit=1000)
+    assert await table_ids(dashboard, "main") == [m["id"] for m in everything["memories"][:50]]
+
+    await page.get_by_label("Layer").select_option("archive")
+    await page.get_by_role("button", name="Apply filters").click()
+    archive = await daemon.get("/memories", user_id="sam", layer="archive")
+    await expect(page.locator("main tbody tr")).to_have_count(len(archive["memories"]))
+    assert await table_ids(dashboard, "main") == [m["id"] for m in archive["memories"]]
+
+    await page.get_by_label("Layer").select_option("")
+    await page.get_by_label("Text contains").fill("espresso")
+    await page.get_by_role("button", name="Apply filters").click()
+    await expect(page.locator("main tbody tr")).to_have_count(1)
+    await expect(page.locator("main tbody")).to_contain_text("double espresso")
+
+    await page.get_by_role("button", name="Clear").click()
+    await page.get_by_label("Rows per page").select_option("10")
+    await page.get_by_role("button", name="Apply filters").click()
+    first = await daemon.get("/memories", user_id="sam", limit=10)
+    await expect(page.locator("main tbody tr")).to_have_count(10)
+    assert await table_ids(dashboard, "main") == [m["id"] for m in first["memories"]]
+    await page.get_by_role("button", name="Older →").click()
+    second = await daemon.get("/memories", user_id="sam", limit=10, before_id=first["next_before_id"])
+    await expect(page.locator("main tbody tr td:nth-child(1)").first).to_have_text(f"#{second['memories'][0]['id']}")
+    assert await table_ids(dashboard, "main") == [m["id"] for m in second["memories"]]
+    await expect(page.locator(".page-position")).to_contain_text("Page 2")
+    await page.get_by_role("button", name="← Newer").click()
+    await expect(page.locator("main tbody tr td:nth-child(1)").first).to_have_text(f"#{first['memories'][0]['id']}")
+
+    await page.get_by_label("User", exact=True).select_option("ana")
+    await dashboard.ready()
+    await expect(page.locator("main tbody tr")).to_have_count(len(daemon.memories["ana"]))
+    await page.get_by_label("User", exact=True).select_option(label="Another user…")
+    await page.get_by_label("Other user").fill("nobody")
+    await page.get_by_label("Other user").press("Enter")
+    await expect(page.get_by_role("heading", name="Memories of nobody")).to_be_visible()
+    await expect(page.get_by_text("No memory matches these filters.")).to_be_visible()
+    await page.get_by_label("User", exact=True).select_option("ana")
+    await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_search_debug_ranks_like_hybrid_search(dashboard: Dashboard, daemon: Daemon) -> None:
+    page = dashboard.page
+    query = "what does Sam drink before work"
+    await dashboard.open("#/search")
+    await page.get_by_label("Query").fill(query)
+    await page.get_by_label("Results").fill("5")
+    await page.get_by_role("button", name="Search").click()
+    await expect(page.locator("#fused tbody tr").first).to_be_visible()
+    hybrid = await daemon.post("/hybrid-search", {"query": query, "user_id": "sam", "limit": 5})
+    assert hybrid["results"], "the seeded store should answer this query"
+    assert await table_ids(dashboard, "#fused") == [r["id"] for r in hybrid["results"]]
+    # FTS-only and vector-only lists beside it, the MATCH expression, the stage timings.
+    await expect(page.locator("#fts-only tbody tr").first).to_be_visible()
+    await expect(page.locator("#vector-only tbody tr").first).to_be_visible()
+    debug = await daemon.post("/search/debug", {"query": query, "user_id": "sam", "limit": 5})
+    await expect(page.locator("#fts-match")).to_have_text(debug["fts_match"])
+    timings = page.get_by_role("table", name="Time per stage (ms)")
+    await expect(timings).to_contain_text("total")
+    stages = {stage for parts in debug["timings_ms"].values() for stage in parts}
+    await expect(timings.locator("tbody tr")).to_have_count(len(stages))
+    for search in debug["timings_ms"]:
+        await expect(timings.get_by_role("columnheader", name=search, exact=True)).to_be_visible()
+    await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_a_failed_job_shows_its_error_and_can_be_retried(dashboard: Dashboard, daemon: Daemon) -> None:
+    failed = (await daemon.get("/ingest/jobs", status="failed"))["jobs"][0]
+    page = dashboard.page
+    await dashboard.open("#/ingest")
+    failed_table = page.get_by_role("table", name="Failed jobs")
+    await expect(failed_table).to_contain_text("ggml_assert failed")
+    await expect(failed_table).to_contain_text("chat-broken")
+    # The recent extraction unfolds the facts it stored.
+    facts_button = page.get_by_role("button", name=re.compile(r"^\d+ facts$")).first
+    await facts_button.click()
+    await expect(page.get_by_role("table", name=re.compile("^Facts stored by job"))).to_contain_text("Lisbon")
+    await dashboard.screenshot("before-retry")
+
+    async with page.expect_response(re.compile(rf"/ingest/jobs/{failed['id']}/retry$")) as answer:
+        await page.get_by_role("button", name=f"Retry job {failed['id']}").click()
+    assert await (await answer.value).json() == {"retried": True, "id": failed["id"]}
+    job = (await daemon.get(f"/ingest/jobs/{failed['id']}"))["job"]
+    assert job["status"] in ("pending", "running", "done")
+    await daemon.wait_for_job("done")
+    await expect(page.get_by_role("table", name="Failed jobs")).to_have_count(0)
+    await expect(page.get_by_text("No failed job.")).to_be_visible()
+    await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_lifecycle_preview_renders_and_run_now_adds_a_run(dashboard: Dashboard, daemon: Daemon) -> None:
+    page = dashboard.page
+    await dashboard.open("#/lifecycle")
+    await expect(page.get_by_role("table", name="Stages (preview)")).to_be_visible()
+    runs_before = (await daemon.get("/lifecycle/log"))["runs"]
+    await page.get_by_role("button", name="Run now").click()
+    log = page.get_by_role("table", name="Lifecycle runs, newest first")
+    await expect(log.locator("xpath=./tbody/tr[not(contains(@class, 'sub-row'))]")).to_have_count(len(runs_before) + 1)
+    runs = (await daemon.get("/lifecycle/log"))["runs"]
+    assert len(runs) == len(runs_before) + 1
+    await expect(log.locator("xpath=./tbody/tr").first).to_contain_text(f"#{runs[0]['id']}")
+    await log.get_by_role("button", name=f"Report of run {runs[0]['id']}").click()
+    await expect(page.get_by_role("table", name=f"Stages (run {runs[0]['id']})")).to_be_visible()
+    await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_system_page_draws_its_charts(
+    open_dashboard: OpenDashboard, start_daemon: Callable[..., Awaitable[Daemon]], lhm_server: LhmServer
+) -> None:
+    hardware = lhm_server.hardware_config(interval_s=0.2, busy_load_percent=100.0)
+    daemon = await seed(await start_daemon(hardware=hardware))
+    deadline = time.monotonic() + 20
+    while len((await daemon.get("/system/history", minutes=60))["points"]) < 3:
+        assert time.monotonic() < deadline, "the hardware poller stored no history"
+        await asyncio.sleep(0.1)
+    await daemon.post("/hybrid-search", {"query": "espresso", "user_id": "sam"})
+
+    dashboard = await open_dashboard(daemon)
+    page = dashboard.page
+    await dashboard.open("#/system")
+    charts = page.locator("figure.chart svg")
+    await expect(charts).to_have_count(4)
+    lines = page.locator("figure.chart polyline")
+    assert await lines.count() >= 3
+    for points in await lines.evaluate_all("lines => lines.map(line => line.getAttribute('points'))"):
+        assert len(points.split()) >= 3
+    await expect(page.get_by_role("img", name=re.compile("^GPU and CPU load"))).to_be_visible()
+    stats = await daemon.get("/stats")
+    memories_card = page.get_by_role("region", name="Memories").first
+    for layer, count in stats["per_layer"].items():
+        await expect(memories_card.get_by_role("row", name=re.compile(f"^{layer} "))).to_contain_text(str(count))
+    await expect(page.get_by_role("region", name="Search latency")).to_contain_text("p95")
+    await page.get_by_text("server", exact=True).click()
+    await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_with_a_token_nothing_loads_until_it_is_entered(
+    open_dashboard: OpenDashboard, start_daemon: Callable[..., Awaitable[Daemon]]
+) -> None:
+    daemon = await seed(await start_daemon(server={"api_token": TOKEN}))
+    dashboard = await open_dashboard(daemon)
+    page = dashboard.page
+    statuses: list[int] = []
+    page.on("response", lambda response: statuses.append(response.status) if "/ui/" not in response.url else None)
+    await page.goto(daemon.ui_url + "#/memories")
+    token_field = page.get_by_label("API token", exact=True)
+    await expect(token_field).to_be_visible()
+    await expect(token_field).to_be_focused()
+    assert statuses and set(statuses) == {401}
+    assert "Sam" not in await page.locator("body").inner_text()
+    await dashboard.screenshot("locked")
+
+    await token_field.fill("not-the-token")
+    await page.get_by_role("button", name="Unlock").click()
+    await expect(page.get_by_text("That token was refused")).to_be_visible()
+    assert set(statuses) == {401}
+
+    await token_field.fill(TOKEN)
+    await page.get_by_role("button", name="Unlock").click()
+    await dashboard.ready()
+    await expect(page.locator("main tbody tr").first).to_be_visible()
+    await expect(token_field).to_be_hidden()
+    await expect(page.locator("main")).to_contain_text("Sam")
+    await dashboard.screenshot()
+    # Only the expected 401s were reported; nothing else went wrong.
+    assert dashboard.errors and all("401" in error for error in dashboard.errors), dashboard.errors
+
