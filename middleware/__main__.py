@@ -80,6 +80,7 @@ def serve(config: Config) -> None:
     from aiohttp import web
 
     from .app import create_app
+    from .logs import PathOnlyAccessLogger
 
     log.info(
         "starting",
@@ -98,6 +99,7 @@ def serve(config: Config) -> None:
         shutdown_timeout=config.server.shutdown_timeout_s,
         print=None,
         access_log=logging.getLogger("middleware.access"),
+        access_log_class=PathOnlyAccessLogger,
     )
     log.info("stopped")
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 import sys
 
+from aiohttp.abc import AbstractAccessLogger
+from aiohttp.web import BaseRequest, StreamResponse
 from pythonjsonlogger.json import JsonFormatter
 
 from .config import LoggingConfig
@@ -38,3 +40,27 @@ def configure_logging(config: LoggingConfig) -> None:
         "mcp.server.streamable_http",
     ):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+class PathOnlyAccessLogger(AbstractAccessLogger):
+    """One structured line per request: method, path, status, size, duration; never the query string.
+
+    aiohttp's default format logs the whole request line, and the dashboard filters memories with
+    query parameters (``?q=espresso&topic=…``): text typed there must not reach the log.
+    """
+
+    def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
+        self.logger.info(
+            "%s %s %s",
+            request.method,
+            request.path,
+            response.status,
+            extra={
+                "method": request.method,
+                "path": request.path,
+                "status": response.status,
+                "bytes": response.body_length,
+                "duration_ms": round(time * 1000, 2),
+                "remote": request.remote,
+            },
+        )

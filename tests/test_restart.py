@@ -102,13 +102,20 @@ def test_cli_daemon_stops_cleanly_on_sigterm_and_restarts_with_its_data(tmp_path
     try:
         stored = call(port, "POST", "/memories", {"user_id": "s", "fact": "Sam's locker code is 4812."})
         assert stored["embedded"] is True
+        # What the dashboard's filters send: text typed there travels in the query string.
+        found = call(port, "GET", "/memories?user_id=s&q=4812&topic=lockerroom")
+        assert found["count"] == 0  # the topic matches nothing
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     assert any(line["message"] == "database closed" for line in lines)
-    # No memory text in the log at INFO.
-    assert "4812" not in log.read_text()
+    # No memory text in the log at INFO, nor the filters' query strings; the access log keeps the path.
+    assert "4812" not in log.read_text() and "lockerroom" not in log.read_text()
+    access = [line for line in lines if line.get("logger") == "middleware.access"]
+    assert {"method": "GET", "path": "/memories", "status": 200} in [
+        {key: line[key] for key in ("method", "path", "status")} for line in access
+    ]
 
     process = start_daemon(db, port, log)
     try:
