@@ -442,7 +442,9 @@ class LifecycleService:
         report.error = error
         report.finished_at = iso(self._clock())
 
-        def finish(conn: sqlite3.Connection) -> int:
+        def finish(conn: sqlite3.Connection) -> None:
+            # Counted before the report is stored, in the same transaction: the log keeps it too.
+            report.rows_after = lifecycle_sql.total_rows(conn)
             if report.run_id is not None:
                 lifecycle_sql.finish_run(
                     conn,
@@ -451,11 +453,10 @@ class LifecycleService:
                     report=report.to_json(),
                     finished_at=report.finished_at or "",
                 )
-            return lifecycle_sql.total_rows(conn)
 
         try:
             closing = self._db.write(finish)
-            report.rows_after = await (asyncio.shield(closing) if shielded else closing)
+            await (asyncio.shield(closing) if shielded else closing)
         except Exception:
             # The store may be closing: the run stays 'running' and the next start marks it interrupted.
             log.exception("could not record the end of lifecycle run", extra={"run": report.run_id})

@@ -76,6 +76,7 @@ async def test_preview_run_and_log(
     (run,) = log["runs"]
     assert run["id"] == report["run_id"] and run["status"] == "done" and run["trigger"] == "api"
     assert run["report"]["stages"][2]["ids"] == stages["decay"]["ids"]
+    assert run["report"]["rows_after"] == report["rows_after"]  # stored whole, not before the count
 
 
 async def test_a_dry_run_is_logged_and_changes_nothing(
