@@ -64,7 +64,7 @@ function filterForm(apply) {
     el(
       "div",
       { class: "field-grid" },
-      field("Text contains", input("q", { type: "search", minlength: 3, spellcheck: "false" }), "Topic or fact, 3+ characters"),
+      field("Text contains", input("q", { type: "search", spellcheck: "false" }), "In the topic or the fact, any case"),
       field("Topic", input("topic", { type: "text" })),
       field("Layer", select("layer", [["", "Any layer"], ...LAYERS], f.layer)),
       field("Category", select("category", [["", "Any category"], ...CATEGORIES], f.category)),
