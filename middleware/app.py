@@ -52,6 +52,7 @@ from .services.memories import MemoryService
 from .services.metrics import Metrics
 from .services.mirror import MarkdownSync, MarkdownWorkspaces
 from .services.recall import RecallService
+from .services.rerank import LlmReranker, RerankingSearchService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
 from .services.stats import StatsService
@@ -63,6 +64,19 @@ if TYPE_CHECKING:
     from .mcp.http import McpHttp
 
 log = logging.getLogger(__name__)
+
+
+def search_service_for(
+    config: Config, db: Database, index: VectorIndex, embedder: Embedder, chat_model: LLM | None
+) -> SearchService:
+    """The search service: plain, or with the LLM reranker when ``rerank.enabled``."""
+    args = (db, index, embedder, config.search, config.embeddings.query_timeout_s)
+    if not config.rerank.enabled:
+        return SearchService(*args, ranking=config.ranking)
+    reranker = LlmReranker(chat_model, config.rerank)
+    return RerankingSearchService(
+        *args, ranking=config.ranking, reranker=reranker, candidates=config.rerank.candidates
+    )
 
 
 def create_app(
@@ -116,9 +130,7 @@ def create_app(
         supersede_threshold=config.ingest.supersede_threshold,
     )
     index_sync = IndexSync(db, index, config.database.external_write_check_s)
-    search_service = SearchService(
-        db, index, embedder, config.search, config.embeddings.query_timeout_s, ranking=config.ranking
-    )
+    search_service = search_service_for(config, db, index, embedder, chat_model)
     access_tracker = AccessTracker(db, config.search.access_flush_s)
     extraction = ExtractionService(chat_model, config.llm)
     metrics = Metrics()

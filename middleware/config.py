@@ -239,6 +239,28 @@ class RankingConfig(_Section):
     )
 
 
+class RerankConfig(_Section):
+    """Reranking of the best fused candidates by the local LLM (opt-in), inside a hard time budget.
+
+    The LLM reads the question and the top ``candidates`` memories and lists the helpful ones, best
+    first. When it cannot answer within ``budget_ms`` (or is down, or answers nonsense) the fused
+    order is returned unchanged, and the reranker rests for ``cooldown_s`` so a slow or busy model is
+    not handed a request per search.
+    """
+
+    enabled: bool = Field(
+        False, description="Rerank hybrid searches (/hybrid-search, /context, /recall, MCP) with the LLM."
+    )
+    candidates: int = Field(20, ge=2, le=100, description="How many of the best fused results the LLM reads.")
+    budget_ms: float = Field(
+        150.0, gt=0, description="Longest wait for the LLM's ranking; past it the fused order is returned."
+    )
+    max_chars: int = Field(300, ge=40, le=4000, description="Each candidate is cut to this many characters.")
+    cooldown_s: float = Field(
+        30.0, ge=0, description="After a timeout or failure, searches skip the reranker this long."
+    )
+
+
 class LLMConfig(_Section):
     """The local LLM that extracts facts and writes /recall answers."""
 
@@ -509,6 +531,7 @@ class Config(BaseSettings):
     embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     ranking: RankingConfig = Field(default_factory=RankingConfig)
+    rerank: RerankConfig = Field(default_factory=RerankConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)

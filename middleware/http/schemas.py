@@ -169,6 +169,10 @@ class SearchDebugResponse(BaseModel):
     fts_weight: float
     vector_weight: float
     ranking_enabled: bool
+    rerank: str = Field(
+        description='The LLM reranker on the fused list: "off", "reranked", "timeout", "unavailable", "invalid",'
+        ' "cooling_down" or "too_few" (see rerank.*).'
+    )
     fused: list[DebugHit] = Field(description="What /hybrid-search returns for the same request.")
     fts_only: list[DebugHit]
     vector_only: list[DebugHit]

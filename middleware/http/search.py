@@ -89,6 +89,7 @@ async def search_debug(request: web.Request) -> web.Response:
         fts_weight=config.search.fts_weight,
         vector_weight=config.search.vector_weight,
         ranking_enabled=config.ranking.enabled,
+        rerank=hybrid.rerank,
         fused=debug_hits(hybrid.hits),
         fts_only=debug_hits(results["fts"].hits),
         vector_only=debug_hits(results["vector"].hits),

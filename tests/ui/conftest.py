@@ -142,7 +142,9 @@ async def seed(daemon: Daemon) -> Daemon:
     daemon.llm.mode = "broken"
     messages = [{"role": "user", "content": "I started learning the violin"}]
     await daemon.post(
-        "/ingest", {"messages": messages, "session_id": "chat-broken", "user_id": "sam", "debounce": False}, 202
+        "/ingest",
+        {"messages": messages, "session_id": "chat-broken", "user_id": "sam", "debounce": False},
+        202,
     )
     await daemon.wait_for_job("failed")
     daemon.llm.mode = "ok"
@@ -173,7 +175,9 @@ def chromium() -> Path:
 async def browser(chromium: Path) -> AsyncIterator[Browser]:
     """Chromium, headless, through Playwright (never a browser Playwright downloads)."""
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)
+        browser = await playwright.chromium.launch(
+            executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS
+        )
         try:
             yield browser
         finally:
@@ -224,9 +228,7 @@ class Dashboard:
 
 
 @pytest.fixture
-def open_dashboard(
-    browser: Browser, request: pytest.FixtureRequest
-) -> Callable[..., Awaitable[Dashboard]]:
+def open_dashboard(browser: Browser, request: pytest.FixtureRequest) -> Callable[..., Awaitable[Dashboard]]:
     """A new browser page (own session storage) on ``daemon``; ``viewport`` e.g. a phone's."""
 
     async def open_page(daemon: Daemon, viewport: dict[str, int] | None = None) -> Dashboard:

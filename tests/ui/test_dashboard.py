@@ -36,7 +36,9 @@ async def test_every_page_loads_without_console_errors(dashboard: Dashboard, dae
     await dashboard.screenshot("memories")
     assert await dashboard.unlabelled_controls() == []
     await dashboard.go(f"#/memories/{sam_id}?user=sam")
-    await expect(dashboard.page.locator("blockquote.fact-text")).to_have_text(daemon.memories["sam"][-1]["fact"])
+    await expect(dashboard.page.locator("blockquote.fact-text")).to_have_text(
+        daemon.memories["sam"][-1]["fact"]
+    )
     await dashboard.screenshot("detail")
     assert await dashboard.unlabelled_controls() == []
     await dashboard.go("#/search")
@@ -91,7 +93,9 @@ async def test_an_edit_made_in_the_page_is_what_the_api_returns(dashboard: Dashb
     await dialog.get_by_label("Importance").fill("9")
     await dashboard.screenshot("dialog")
     await dialog.get_by_role("button", name="Save").click()
-    await expect(page.locator("blockquote.fact-text")).to_have_text("Sam switched to green tea in the morning.")
+    await expect(page.locator("blockquote.fact-text")).to_have_text(
+        "Sam switched to green tea in the morning."
+    )
     stored = await daemon.get(f"/memories/{memory['id']}", user_id="sam")
     assert stored["fact"] == "Sam switched to green tea in the morning." and stored["importance"] == 9
 
@@ -158,11 +162,15 @@ async def test_filters_narrow_the_table_and_pages_follow_next_before_id(
     assert await table_ids(dashboard, "main") == [m["id"] for m in first["memories"]]
     await page.get_by_role("button", name="Older →").click()
     second = await daemon.get("/memories", user_id="sam", limit=10, before_id=first["next_before_id"])
-    await expect(page.locator("main tbody tr td:nth-child(1)").first).to_have_text(f"#{second['memories'][0]['id']}")
+    await expect(page.locator("main tbody tr td:nth-child(1)").first).to_have_text(
+        f"#{second['memories'][0]['id']}"
+    )
     assert await table_ids(dashboard, "main") == [m["id"] for m in second["memories"]]
     await expect(page.locator(".page-position")).to_contain_text("Page 2")
     await page.get_by_role("button", name="← Newer").click()
-    await expect(page.locator("main tbody tr td:nth-child(1)").first).to_have_text(f"#{first['memories'][0]['id']}")
+    await expect(page.locator("main tbody tr td:nth-child(1)").first).to_have_text(
+        f"#{first['memories'][0]['id']}"
+    )
 
     await page.get_by_label("User", exact=True).select_option("ana")
     await dashboard.ready()
@@ -235,7 +243,9 @@ async def test_lifecycle_preview_renders_and_run_now_adds_a_run(dashboard: Dashb
     runs_before = (await daemon.get("/lifecycle/log"))["runs"]
     await page.get_by_role("button", name="Run now").click()
     log = page.get_by_role("table", name="Lifecycle runs, newest first")
-    await expect(log.locator("xpath=./tbody/tr[not(contains(@class, 'sub-row'))]")).to_have_count(len(runs_before) + 1)
+    await expect(log.locator("xpath=./tbody/tr[not(contains(@class, 'sub-row'))]")).to_have_count(
+        len(runs_before) + 1
+    )
     runs = (await daemon.get("/lifecycle/log"))["runs"]
     assert len(runs) == len(runs_before) + 1
     await expect(log.locator("xpath=./tbody/tr").first).to_contain_text(f"#{runs[0]['id']}")
@@ -269,7 +279,9 @@ async def test_system_page_draws_its_charts(
     stats = await daemon.get("/stats")
     memories_card = page.get_by_role("region", name="Memories").first
     for layer, count in stats["per_layer"].items():
-        await expect(memories_card.get_by_role("row", name=re.compile(f"^{layer} "))).to_contain_text(str(count))
+        await expect(memories_card.get_by_role("row", name=re.compile(f"^{layer} "))).to_contain_text(
+            str(count)
+        )
     await expect(page.get_by_role("region", name="Search latency")).to_contain_text("p95")
     await page.get_by_text("server", exact=True).click()
     await dashboard.screenshot()
@@ -283,7 +295,9 @@ async def test_with_a_token_nothing_loads_until_it_is_entered(
     dashboard = await open_dashboard(daemon)
     page = dashboard.page
     statuses: list[int] = []
-    page.on("response", lambda response: statuses.append(response.status) if "/ui/" not in response.url else None)
+    page.on(
+        "response", lambda response: statuses.append(response.status) if "/ui/" not in response.url else None
+    )
     await page.goto(daemon.ui_url + "#/memories")
     token_field = page.get_by_label("API token", exact=True)
     await expect(token_field).to_be_visible()
@@ -306,4 +320,3 @@ async def test_with_a_token_nothing_loads_until_it_is_entered(
     await dashboard.screenshot()
     # Only the expected 401s were reported; nothing else went wrong.
     assert dashboard.errors and all("401" in error for error in dashboard.errors), dashboard.errors
-
