@@ -123,10 +123,13 @@ async def list_memories(request: web.Request) -> web.Response:
         text=query.q.strip() or None if query.q is not None else None,
         include_superseded=query.include_superseded,
     )
+    # One row more than the page: the cursor is null on the last page, even when it is exactly full.
     records = await request.app[MEMORY_SERVICE].list_memories(
-        where, limit=query.limit, before_id=query.before_id
+        where, limit=query.limit + 1, before_id=query.before_id
     )
-    next_before = records[-1].id if len(records) == query.limit else None
+    more = len(records) > query.limit
+    records = records[: query.limit]
+    next_before = records[-1].id if more else None
     body = MemoryListResponse(
         memories=[memory_out(r) for r in records], count=len(records), next_before_id=next_before
     )

@@ -314,7 +314,13 @@ CORS_ALLOWED_HEADERS = ("Authorization", "Content-Type")
 
 
 def setup_routes(app: web.Application) -> None:
-    routes = [app.router.add_route(e.method, e.path, e.handler) for e in ENDPOINTS]
+    # GET routes answer HEAD too (aiohttp's add_get): a HEAD is a GET without the body.
+    routes = [
+        app.router.add_get(e.path, e.handler)
+        if e.method == "GET"
+        else app.router.add_route(e.method, e.path, e.handler)
+        for e in ENDPOINTS
+    ]
     origins = app[CONFIG].server.cors_origins
     if origins:
         # Preflight OPTIONS on every path; CORS headers only for these origins, never credentials

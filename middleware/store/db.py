@@ -53,12 +53,18 @@ def connect(
     else:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
+    # SQLite's lower() folds ASCII only; a filter for "ü" must find "Ü" (store/memories.py).
+    conn.create_function("casefold", 1, _casefold, deterministic=True)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA foreign_keys = ON")
     if not read_only:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {synchronous}")  # one of SYNCHRONOUS_LEVELS
     return conn
+
+
+def _casefold(text: object) -> object:
+    return text.casefold() if isinstance(text, str) else text
 
 
 def list_migrations() -> list[tuple[int, str, str]]:

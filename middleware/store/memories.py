@@ -212,8 +212,9 @@ def list_memories(
             clauses.append("id IN (SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH ?)")
             params.append(quote(where.text))
         else:
-            clauses.append("(instr(lower(fact), ?) > 0 OR instr(lower(topic), ?) > 0)")
-            params.extend([where.text.lower()] * 2)
+            # Too short for trigrams: scanned, folded the same way on both sides (Unicode, not ASCII).
+            clauses.append("(instr(casefold(fact), ?) > 0 OR instr(casefold(topic), ?) > 0)")
+            params.extend([where.text.casefold()] * 2)
     sql = f"{_SELECT}{' WHERE ' + ' AND '.join(clauses) if clauses else ''} ORDER BY id DESC LIMIT ?"
     return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
 

@@ -170,3 +170,32 @@ async def test_history_is_scoped_to_the_owner(client: TestClient) -> None:
     assert (await client.get(f"/memories/{row['id']}/history", params={"user_id": "bob"})).status == 404
     assert (await client.get(f"/memories/{row['id']}/history", params={"user_id": "ann"})).status == 200
     assert (await client.get("/memories/999999/history")).status == 404
+
+
+async def test_short_text_filters_fold_case_beyond_ascii(client: TestClient) -> None:
+    (row,) = await store(client, {"user_id": "ann", "fact": "Ann's café is called Über Ünïcode."})
+    for text in ("ü", "ÜN", "É", "ünï", "CAFÉ"):
+        assert await _ids(client, user_id="ann", q=text) == [row["id"]], text
+    assert await _ids(client, user_id="ann", q="ö") == []
+
+
+async def test_an_exactly_full_last_page_has_no_cursor(client: TestClient) -> None:
+    stored = await store(
+        client, *({"user_id": "ann", "fact": f"Ann fact number {i}."} for i in range(4)), dedup=False
+    )
+    first = await (await client.get("/memories", params={"user_id": "ann", "limit": "2"})).json()
+    assert first["count"] == 2 and first["next_before_id"] == stored[2]["id"]
+    last = await (
+        await client.get(
+            "/memories", params={"user_id": "ann", "limit": "2", "before_id": str(first["next_before_id"])}
+        )
+    ).json()
+    assert [m["id"] for m in last["memories"]] == [stored[1]["id"], stored[0]["id"]]
+    assert last["next_before_id"] is None
+
+
+async def test_get_endpoints_answer_head(client: TestClient) -> None:
+    for path in ("/ui/", "/ui/static/app.js", "/stats", "/health"):
+        response = await client.head(path)
+        assert response.status == 200, path
+        assert await response.read() == b""
