@@ -196,15 +196,29 @@ class Dashboard:
     async def open(self, route: str = "#/memories") -> None:
         """Load the dashboard at ``route`` and wait until the page has drawn its data."""
         await self.page.goto(self.daemon.ui_url + route)
-        await self.ready()
+        await self.ready(route)
 
     async def go(self, route: str) -> None:
         """Follow an in-page link (hash change) and wait for the new page."""
         await self.page.evaluate("route => { window.location.hash = route; }", route)
-        await self.ready()
+        await self.ready(route)
 
-    async def ready(self) -> None:
-        await self.page.wait_for_selector("main[aria-busy='false']")
+    async def ready(self, route: str | None = None) -> None:
+        """Wait until main has drawn ``route`` (app.js sets data-route to the hash it drew and
+        aria-busy to false when a page is done), so the old page can never pass for the new one;
+        without ``route``, until the page in progress is done."""
+        await self.page.wait_for_function(
+            """route => {
+                const main = document.getElementById("main");
+                return main.getAttribute("aria-busy") === "false" && main.dataset.route !== undefined
+                    && (route === null || main.dataset.route === route);
+            }""",
+            arg=route,
+        )
+
+    async def list_loaded(self) -> None:
+        """Wait until the memory list's last load is drawn (its results region is no longer busy)."""
+        await self.page.wait_for_selector("main .results[aria-busy='false']")
 
     async def screenshot(self, suffix: str = "", *, full_page: bool = True) -> Path:
         """The page (whole, or what the viewport shows) as test-output/ui/<test name>[-suffix].png."""

@@ -7,8 +7,9 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qs, urlsplit
 
-from playwright.async_api import expect
+from playwright.async_api import Error, Request, Route, expect
 
 from tests.helpers import LhmServer
 from tests.ui.conftest import TOKEN, Daemon, Dashboard, seed
@@ -28,6 +29,21 @@ async def table_ids(dashboard: Dashboard, table: str) -> list[int]:
     return memory_ids(await links.all_inner_texts())
 
 
+async def wait_for_facts_of_job(daemon: Daemon, job_id: int, timeout: float = 20.0) -> dict:
+    """GET /ingest/jobs/{job_id} once the job is done (it may be pending or running before)."""
+    deadline = time.monotonic() + timeout
+    while (answer := await daemon.get(f"/ingest/jobs/{job_id}"))["job"]["status"] != "done":
+        assert answer["job"]["status"] in ("pending", "running"), answer["job"]
+        assert time.monotonic() < deadline, f"job {job_id} not done after {timeout}s"
+        await asyncio.sleep(0.05)
+    return answer
+
+
+def user_ids_sent(requests: list[Request]) -> list[list[str] | None]:
+    """The user_id query parameter of each request (None where it was left out)."""
+    return [parse_qs(urlsplit(request.url).query).get("user_id") for request in requests]
+
+
 async def test_every_page_loads_without_console_errors(dashboard: Dashboard, daemon: Daemon) -> None:
     sam_id = daemon.memories["sam"][-1]["id"]
     await dashboard.open("#/memories")
@@ -43,6 +59,8 @@ async def test_every_page_loads_without_console_errors(dashboard: Dashboard, dae
     assert await dashboard.unlabelled_controls() == []
     await dashboard.go("#/search")
     await expect(dashboard.page.get_by_label("Query")).to_be_visible()
+    # A new page takes the focus to its heading, so a screen reader announces it.
+    await expect(dashboard.page.get_by_role("heading", level=1)).to_be_focused()
     await dashboard.screenshot("search")
     assert await dashboard.unlabelled_controls() == []
     await dashboard.go("#/ingest")
@@ -57,6 +75,8 @@ async def test_every_page_loads_without_console_errors(dashboard: Dashboard, dae
     await expect(dashboard.page.get_by_role("heading", name="Configuration")).to_be_visible()
     await dashboard.screenshot("system")
     assert await dashboard.unlabelled_controls() == []
+    await dashboard.go("#/memories/%E0")  # a malformed % escape is no page, not an exception
+    await expect(dashboard.page.get_by_role("heading", name="Page not found")).to_be_visible()
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()
 
@@ -73,6 +93,19 @@ async def test_pages_are_usable_at_phone_width(open_dashboard: OpenDashboard, da
     await expect(nav_link).to_be_visible()
     await dashboard.screenshot("menu", full_page=False)
     await menu.click()
+    await expect(nav_link).to_be_hidden()
+    # Escape closes it (the focus goes back to its button), and so does the focus leaving it.
+    await menu.click()
+    await nav_link.focus()
+    await page.keyboard.press("Escape")
+    await expect(menu).to_have_attribute("aria-expanded", "false")
+    await expect(nav_link).to_be_hidden()
+    await expect(menu).to_be_focused()
+    await menu.click()
+    await nav_link.focus()
+    await page.get_by_label("User", exact=True).focus()
+    await expect(menu).to_have_attribute("aria-expanded", "false")
+    await expect(nav_link).to_be_hidden()
     # The page itself never scrolls sideways; wide tables scroll inside their own region.
     assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     await dashboard.screenshot()
@@ -85,10 +118,21 @@ async def test_pages_are_usable_at_phone_width(open_dashboard: OpenDashboard, da
 async def test_an_edit_made_in_the_page_is_what_the_api_returns(dashboard: Dashboard, daemon: Daemon) -> None:
     memory = daemon.memories["sam"][-3]  # the espresso
     page = dashboard.page
+    sent: list[Request] = []
+    page.on(
+        "request",
+        lambda request: (
+            sent.append(request)
+            if request.resource_type == "fetch" and f"/memories/{memory['id']}" in request.url
+            else None
+        ),
+    )
+    heading = page.get_by_role("heading", level=1)
     await dashboard.open(f"#/memories/{memory['id']}?user=sam")
     await page.get_by_role("button", name="Edit").click()
     dialog = page.get_by_role("dialog", name=f"Edit memory #{memory['id']}")
     await expect(dialog).to_be_visible()
+    await expect(dialog.get_by_label("Fact")).to_be_focused()
     await dialog.get_by_label("Fact").fill("Sam switched to green tea in the morning.")
     await dialog.get_by_label("Importance").fill("9")
     await dashboard.screenshot("dialog")
@@ -96,15 +140,28 @@ async def test_an_edit_made_in_the_page_is_what_the_api_returns(dashboard: Dashb
     await expect(page.locator("blockquote.fact-text")).to_have_text(
         "Sam switched to green tea in the morning."
     )
+    await expect(heading).to_be_focused()  # the page was redrawn: reading resumes at its heading
     stored = await daemon.get(f"/memories/{memory['id']}", user_id="sam")
     assert stored["fact"] == "Sam switched to green tea in the morning." and stored["importance"] == 9
 
-    await page.get_by_role("button", name="Archive").click()
-    await expect(page.get_by_role("button", name="Restore")).to_be_visible()
-    assert (await daemon.get(f"/memories/{memory['id']}", user_id="sam"))["layer"] == "archive"
-    await page.get_by_role("button", name="Restore").click()
-    await expect(page.get_by_role("button", name="Archive")).to_be_visible()
-    assert (await daemon.get(f"/memories/{memory['id']}", user_id="sam"))["layer"] == "core"
+    # An archived memory goes back to the layer the user picks: working or core.
+    layer = page.locator(".facts dt:text-is('Layer') + dd")
+    for target in ("working", "core"):
+        await page.get_by_role("button", name="Archive").click()
+        await expect(page.get_by_role("button", name=f"Restore to {target}")).to_be_visible()
+        await expect(heading).to_be_focused()
+        assert (await daemon.get(f"/memories/{memory['id']}", user_id="sam"))["layer"] == "archive"
+        if target == "working":
+            await expect(page.get_by_role("button", name="Restore to core")).to_be_visible()
+            await dashboard.screenshot("archived")
+        await page.get_by_role("button", name=f"Restore to {target}").click()
+        await expect(page.get_by_role("button", name="Archive")).to_be_visible()
+        await expect(layer).to_contain_text(target)
+        await expect(heading).to_be_focused()
+        assert (await daemon.get(f"/memories/{memory['id']}", user_id="sam"))["layer"] == target
+    # Every read and change of the memory was scoped to the page's user.
+    assert {request.method for request in sent} == {"GET", "PATCH"}
+    assert user_ids_sent(sent) == [["sam"]] * len(sent)
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()
 
@@ -118,25 +175,63 @@ async def test_delete_asks_for_confirmation_then_the_memory_is_gone(
     await page.get_by_role("button", name="Delete…").click()
     confirm = page.get_by_role("dialog", name=f"Delete memory #{memory['id']}?")
     await expect(confirm).to_be_visible()
-    await confirm.get_by_role("button", name="Cancel").click()
+    # A destructive dialog starts on Cancel: Enter or Space must not delete.
+    await expect(confirm.get_by_role("button", name="Cancel")).to_be_focused()
+    await page.keyboard.press("Enter")
     await expect(confirm).to_be_hidden()
     await daemon.get(f"/memories/{memory['id']}", user_id="sam")  # cancelled: still there
 
     await page.get_by_role("button", name="Delete…").click()
     await expect(confirm).to_be_visible()
     await dashboard.screenshot()
-    await confirm.get_by_role("button", name="Delete for good").click()
-    await page.wait_for_url(re.compile(r"#/memories$"))
-    await dashboard.ready()
+    async with page.expect_request(lambda request: request.method == "DELETE") as deleted:
+        await confirm.get_by_role("button", name="Delete for good").click()
+    assert user_ids_sent([await deleted.value]) == [["sam"]]
+    await dashboard.ready("#/memories")
     await daemon.get(f"/memories/{memory['id']}", expect=404, user_id="sam")
-    assert memory["id"] not in await table_ids(dashboard, "main")
+    remaining = (await daemon.get("/memories", user_id="sam", limit=50))["memories"]
+    await expect(page.get_by_role("heading", name="Memories of sam")).to_be_visible()
+    await expect(page.locator("main tbody tr")).to_have_count(len(remaining))
+    shown = await table_ids(dashboard, "main")
+    assert shown == [m["id"] for m in remaining] and memory["id"] not in shown
     dashboard.assert_no_console_errors()
+
+
+async def test_another_users_memory_is_not_found_as_this_user(dashboard: Dashboard, daemon: Daemon) -> None:
+    ana = daemon.memories["ana"][0]
+    page = dashboard.page
+    not_found = page.get_by_role("heading", name="Memory not found")
+    history = re.compile(rf"/memories/{ana['id']}/history\?")
+    async with page.expect_request(history) as asked:
+        await dashboard.open(f"#/memories/{ana['id']}?user=sam")
+    assert user_ids_sent([await asked.value]) == [["sam"]]
+    await expect(not_found).to_be_visible()
+    await expect(page.locator("#not-found")).to_contain_text(
+        f"no memory #{ana['id']} among the memories of sam"
+    )
+    await expect(page.locator("blockquote.fact-text")).to_have_count(0)
+    await dashboard.screenshot()
+    # Without ?user= the picker's user (sam) is the scope: still not found.
+    async with page.expect_request(history) as asked:
+        await dashboard.go(f"#/memories/{ana['id']}")
+    assert user_ids_sent([await asked.value]) == [["sam"]]
+    await expect(not_found).to_be_visible()
+    # As ana it opens; choosing another user there shows that user's list, not ana's memory.
+    await dashboard.go(f"#/memories/{ana['id']}?user=ana")
+    await expect(page.locator("blockquote.fact-text")).to_have_text(ana["fact"])
+    await page.get_by_label("User", exact=True).select_option("ana")
+    await dashboard.ready("#/memories")
+    await expect(page.get_by_role("heading", name="Memories of ana")).to_be_visible()
+    await expect(page.locator("main tbody tr")).to_have_count(len(daemon.memories["ana"]))
+    # The browser logs each 404 answer; nothing else went wrong.
+    assert len(dashboard.errors) == 2 and all("404" in error for error in dashboard.errors), dashboard.errors
 
 
 async def test_filters_narrow_the_table_and_pages_follow_next_before_id(
     dashboard: Dashboard, daemon: Daemon
 ) -> None:
     page = dashboard.page
+    rows = page.locator("main tbody tr")
     await dashboard.open("#/memories")
     await expect(page.get_by_label("User", exact=True)).to_have_value("sam")
     everything = await daemon.get("/memories", user_id="sam", limit=1000)
@@ -144,44 +239,111 @@ async def test_filters_narrow_the_table_and_pages_follow_next_before_id(
 
     await page.get_by_label("Layer").select_option("archive")
     await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
     archive = await daemon.get("/memories", user_id="sam", layer="archive")
-    await expect(page.locator("main tbody tr")).to_have_count(len(archive["memories"]))
+    await expect(rows).to_have_count(len(archive["memories"]))
     assert await table_ids(dashboard, "main") == [m["id"] for m in archive["memories"]]
 
     await page.get_by_label("Layer").select_option("")
     await page.get_by_label("Text contains").fill("espresso")
     await page.get_by_role("button", name="Apply filters").click()
-    await expect(page.locator("main tbody tr")).to_have_count(1)
+    await dashboard.list_loaded()
+    await expect(rows).to_have_count(1)
     await expect(page.locator("main tbody")).to_contain_text("double espresso")
 
+    # Clear reloads too; the Apply right after it aborts that load, so its answer never shows.
     await page.get_by_role("button", name="Clear").click()
     await page.get_by_label("Rows per page").select_option("10")
     await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
     first = await daemon.get("/memories", user_id="sam", limit=10)
-    await expect(page.locator("main tbody tr")).to_have_count(10)
+    await expect(rows).to_have_count(10)
     assert await table_ids(dashboard, "main") == [m["id"] for m in first["memories"]]
     await page.get_by_role("button", name="Older →").click()
+    await dashboard.list_loaded()
     second = await daemon.get("/memories", user_id="sam", limit=10, before_id=first["next_before_id"])
-    await expect(page.locator("main tbody tr td:nth-child(1)").first).to_have_text(
-        f"#{second['memories'][0]['id']}"
-    )
+    await expect(page.locator(".page-position")).to_have_text(f"Page 2 · {len(second['memories'])} shown")
     assert await table_ids(dashboard, "main") == [m["id"] for m in second["memories"]]
-    await expect(page.locator(".page-position")).to_contain_text("Page 2")
     await page.get_by_role("button", name="← Newer").click()
-    await expect(page.locator("main tbody tr td:nth-child(1)").first).to_have_text(
-        f"#{first['memories'][0]['id']}"
-    )
+    await dashboard.list_loaded()
+    await expect(page.locator(".page-position")).to_have_text("Page 1 · 10 shown")
+    assert await table_ids(dashboard, "main") == [m["id"] for m in first["memories"]]
 
     await page.get_by_label("User", exact=True).select_option("ana")
-    await dashboard.ready()
-    await expect(page.locator("main tbody tr")).to_have_count(len(daemon.memories["ana"]))
+    await dashboard.ready("#/memories")
+    await expect(rows).to_have_count(len(daemon.memories["ana"]))
     await page.get_by_label("User", exact=True).select_option(label="Another user…")
     await page.get_by_label("Other user").fill("nobody")
     await page.get_by_label("Other user").press("Enter")
     await expect(page.get_by_role("heading", name="Memories of nobody")).to_be_visible()
     await expect(page.get_by_text("No memory matches these filters.")).to_be_visible()
     await page.get_by_label("User", exact=True).select_option("ana")
+    await dashboard.ready("#/memories")
     await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_a_late_answer_never_replaces_a_newer_one(dashboard: Dashboard, daemon: Daemon) -> None:
+    page = dashboard.page
+    await dashboard.open("#/memories")
+    late_answer_sent = asyncio.Event()
+
+    async def hold_back_full_pages(route: Route) -> None:
+        """Answers with limit=50 arrive a second late; the others at once."""
+        if "limit=50" not in route.request.url:
+            await route.continue_()
+            return
+        try:
+            response = await route.fetch()
+            await asyncio.sleep(1.0)
+            await route.fulfill(response=response)
+        except Error:
+            pass  # the page aborted the request in the meantime: nobody to answer
+        finally:
+            late_answer_sent.set()
+
+    await page.route(re.compile(r"/memories\?"), hold_back_full_pages)
+    await page.get_by_role("button", name="Clear").click()  # asks for 50 rows: answered late
+    await page.get_by_label("Rows per page").select_option("10")
+    await page.get_by_role("button", name="Apply filters").click()  # asks for 10: answered at once
+    await dashboard.list_loaded()
+    await asyncio.wait_for(late_answer_sent.wait(), 10)
+    await page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 200))")  # time to (not) draw it
+
+    first = await daemon.get("/memories", user_id="sam", limit=10)
+    await expect(page.get_by_label("Rows per page")).to_have_value("10")
+    await expect(page.locator("main tbody tr")).to_have_count(10)
+    assert await table_ids(dashboard, "main") == [m["id"] for m in first["memories"]]
+    await expect(page.locator(".page-position")).to_have_text("Page 1 · 10 shown")
+    await dashboard.screenshot()
+    dashboard.assert_no_console_errors()
+
+
+async def test_a_double_click_on_older_moves_one_page(dashboard: Dashboard, daemon: Daemon) -> None:
+    page = dashboard.page
+    await dashboard.open("#/memories")
+    await page.get_by_label("Rows per page").select_option("10")
+    await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
+    await expect(page.locator("main tbody tr")).to_have_count(10)
+
+    async def slow(route: Route) -> None:
+        await asyncio.sleep(0.3)  # the second click lands while the first one's page loads
+        await route.continue_()
+
+    await page.route(re.compile(r"/memories\?"), slow)
+    await page.get_by_role("button", name="Older →").dblclick()
+    await dashboard.list_loaded()
+    first = await daemon.get("/memories", user_id="sam", limit=10)
+    second = await daemon.get("/memories", user_id="sam", limit=10, before_id=first["next_before_id"])
+    await expect(page.locator(".page-position")).to_have_text("Page 2 · 10 shown")
+    assert await table_ids(dashboard, "main") == [m["id"] for m in second["memories"]]
+    await dashboard.screenshot()
+    # One page further, so one page back is the first page again.
+    await page.get_by_role("button", name="← Newer").click()
+    await dashboard.list_loaded()
+    await expect(page.locator(".page-position")).to_have_text("Page 1 · 10 shown")
+    assert await table_ids(dashboard, "main") == [m["id"] for m in first["memories"]]
     dashboard.assert_no_console_errors()
 
 
@@ -219,7 +381,7 @@ async def test_a_failed_job_shows_its_error_and_can_be_retried(dashboard: Dashbo
     await expect(failed_table).to_contain_text("ggml_assert failed")
     await expect(failed_table).to_contain_text("chat-broken")
     # The recent extraction unfolds the facts it stored.
-    facts_button = page.get_by_role("button", name=re.compile(r"^\d+ facts$")).first
+    facts_button = page.get_by_role("button", name=re.compile(r"^stored \d+$")).first
     await facts_button.click()
     await expect(page.get_by_role("table", name=re.compile("^Facts stored by job"))).to_contain_text("Lisbon")
     await dashboard.screenshot("before-retry")
@@ -227,11 +389,13 @@ async def test_a_failed_job_shows_its_error_and_can_be_retried(dashboard: Dashbo
     async with page.expect_response(re.compile(rf"/ingest/jobs/{failed['id']}/retry$")) as answer:
         await page.get_by_role("button", name=f"Retry job {failed['id']}").click()
     assert await (await answer.value).json() == {"retried": True, "id": failed["id"]}
-    job = (await daemon.get(f"/ingest/jobs/{failed['id']}"))["job"]
-    assert job["status"] in ("pending", "running", "done")
-    await daemon.wait_for_job("done")
+    retried = await wait_for_facts_of_job(daemon, failed["id"])
+    assert [fact["fact"] for fact in retried["facts"]] == ["The user said: I started learning the violin"]
     await expect(page.get_by_role("table", name="Failed jobs")).to_have_count(0)
     await expect(page.get_by_text("No failed job.")).to_be_visible()
+    await page.get_by_role("button", name="Refresh").click()
+    recent = page.get_by_role("table", name="Recent extractions")
+    await expect(recent).to_contain_text("chat-broken")
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()
 
@@ -241,16 +405,34 @@ async def test_lifecycle_preview_renders_and_run_now_adds_a_run(dashboard: Dashb
     await dashboard.open("#/lifecycle")
     await expect(page.get_by_role("table", name="Stages (preview)")).to_be_visible()
     runs_before = (await daemon.get("/lifecycle/log"))["runs"]
+    # "Run now" asks first, naming the scope; cancelled, nothing runs.
+    confirm = page.get_by_role("dialog", name="Run the lifecycle now?")
     await page.get_by_role("button", name="Run now").click()
+    await expect(confirm).to_contain_text("Scope: the memories of all users.")
+    await confirm.get_by_role("button", name="Cancel").click()
+    await expect(confirm).to_be_hidden()
+    assert len((await daemon.get("/lifecycle/log"))["runs"]) == len(runs_before)
+
+    await page.get_by_label("Scope", exact=True).select_option("sam")
+    await page.get_by_role("button", name="Run now").click()
+    await expect(confirm).to_contain_text("Scope: only the memories of sam.")
+    await dashboard.screenshot("confirm")
+    await confirm.get_by_role("button", name="Run now").click()
     log = page.get_by_role("table", name="Lifecycle runs, newest first")
     await expect(log.locator("xpath=./tbody/tr[not(contains(@class, 'sub-row'))]")).to_have_count(
         len(runs_before) + 1
     )
     runs = (await daemon.get("/lifecycle/log"))["runs"]
-    assert len(runs) == len(runs_before) + 1
+    assert len(runs) == len(runs_before) + 1 and runs[0]["report"]["user_id"] == "sam"
     await expect(log.locator("xpath=./tbody/tr").first).to_contain_text(f"#{runs[0]['id']}")
     await log.get_by_role("button", name=f"Report of run {runs[0]['id']}").click()
-    await expect(page.get_by_role("table", name=f"Stages (run {runs[0]['id']})")).to_be_visible()
+    stages = page.get_by_role("table", name=f"Stages (run {runs[0]['id']})")
+    await expect(stages).to_be_visible()
+    # The report's memory links open each memory as its user (the seeded near-duplicates merge).
+    hrefs = await stages.locator("a[href^='#/memories/']").evaluate_all(
+        "links => links.map((a) => a.getAttribute('href'))"
+    )
+    assert hrefs and all(re.fullmatch(r"#/memories/\d+\?user=sam", href) for href in hrefs), hrefs
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()
 
@@ -277,12 +459,20 @@ async def test_system_page_draws_its_charts(
         assert len(points.split()) >= 3
     await expect(page.get_by_role("img", name=re.compile("^GPU and CPU load"))).to_be_visible()
     stats = await daemon.get("/stats")
-    memories_card = page.get_by_role("region", name="Memories").first
+    assert stats["per_layer"]
+    layer_rows = page.get_by_role("table", name="Live memories per layer").locator("tbody tr")
     for layer, count in stats["per_layer"].items():
-        await expect(memories_card.get_by_role("row", name=re.compile(f"^{layer} "))).to_contain_text(
-            str(count)
-        )
-    await expect(page.get_by_role("region", name="Search latency")).to_contain_text("p95")
+        row = layer_rows.filter(has=page.get_by_role("cell", name=layer, exact=True))
+        await expect(row.locator("td")).to_have_text([layer, str(count)])  # whole cells, not substrings
+    latency = page.get_by_role("region", name="Search latency")
+    await expect(latency.locator("dt:text-is('p95') + dd")).to_have_text(re.compile(r"^\d+(\.\d+)? ms$"))
+    # Only the windows the daemon keeps (hardware.chart_hours, 6 by default), at the set interval.
+    await expect(page.get_by_label("Window").locator("option")).to_have_text(
+        ["Last hour", "Last 3 hours", "Last 6 hours"]
+    )
+    await expect(
+        page.get_by_text(re.compile(r"one every 0\.2 s \(longer while the sensors fail\)"))
+    ).to_be_visible()
     await page.get_by_text("server", exact=True).click()
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()

@@ -85,6 +85,32 @@ export async function api(path, { method = "GET", query, body, signal } = {}) {
 }
 
 /**
+ * For a part of a page that reloads (a list, a search, a chart): each call aborts the request of
+ * the call before it and returns the signal for a new one, also aborted when the page is left
+ * (`pageSignal`). A late answer to an older request can then never overwrite a newer one.
+ * @param {AbortSignal} pageSignal the route's signal
+ * @returns {() => AbortSignal}
+ */
+export function latestOnly(pageSignal) {
+  let previous = null;
+  return () => {
+    previous?.abort();
+    const controller = new AbortController();
+    const abort = () => controller.abort();
+    pageSignal.addEventListener("abort", abort, { once: true });
+    controller.signal.addEventListener("abort", () => pageSignal.removeEventListener("abort", abort), { once: true });
+    if (pageSignal.aborted) controller.abort();
+    previous = controller;
+    return controller.signal;
+  };
+}
+
+/** True for the AbortError of a request that a newer one replaced (the page itself is still open). */
+export function isSuperseded(error, pageSignal) {
+  return error?.name === "AbortError" && !pageSignal.aborted;
+}
+
+/**
  * Report an error from a view or an action: a 401 (the token form is showing) and an abandoned
  * request (the user went elsewhere) need no message; anything else is shown.
  */

@@ -2,7 +2,7 @@
 // the navigation, the user picker shared by every page, and the token form.
 
 import { api, AuthRequired, onUnauthorized, reportError, setToken } from "./api.js";
-import { clearErrors, el, replace } from "./dom.js";
+import { clearErrors, el, focusHeading, replace } from "./dom.js";
 import * as ingest from "./ingest.js";
 import * as lifecycle from "./lifecycle.js";
 import * as memories from "./memories.js";
@@ -31,6 +31,7 @@ let current = { controller: new AbortController(), cleanup: null };
 
 /**
  * #/memories/12?user=sam → {name: "memories", path: ["memories", "12"], query: URLSearchParams}.
+ * @throws {URIError} on a malformed % escape (#/memories/%E0)
  */
 function parseHash(hash) {
   const [pathPart, queryPart = ""] = hash.replace(/^#\/?/, "").split("?");
@@ -38,10 +39,22 @@ function parseHash(hash) {
   return { name: path[0] ?? "", path, query: new URLSearchParams(queryPart) };
 }
 
-async function route() {
-  const { name, path, query } = parseHash(window.location.hash);
-  const view = VIEWS[name];
-  if (!view) {
+/**
+ * Draw the page the hash names. While it loads, main has aria-busy="true"; when it is drawn (or
+ * failed), aria-busy="false" and data-route is the hash it drew (tests and scripts wait for both).
+ * @param {{focus?: boolean}} [options] focus: move the focus to the new page's heading (on a
+ *   hash change, so a screen reader announces the page; not when the user picker redraws it)
+ */
+async function route({ focus = false } = {}) {
+  const hash = window.location.hash;
+  let parsed;
+  try {
+    parsed = parseHash(hash);
+  } catch {
+    parsed = null; // a malformed % escape: no such page
+  }
+  const view = parsed ? VIEWS[parsed.name] : undefined;
+  if (parsed && !view) {
     window.location.replace(DEFAULT_ROUTE);
     return;
   }
@@ -50,22 +63,27 @@ async function route() {
   current = { controller: new AbortController(), cleanup: null };
   const { signal } = current.controller;
   clearErrors();
-  markCurrentLink(name);
+  markCurrentLink(parsed?.name ?? "");
   closeNavOnPhone();
   if (state.locked) return;
-  replace(main, el("p", { class: "loading" }, "Loading…"));
   main.setAttribute("aria-busy", "true");
-  const context = {
-    path,
-    query,
-    signal,
-    get user() {
-      return state.user;
-    },
-    users: state.users,
-    refreshUsers: loadUsers,
-  };
+  delete main.dataset.route;
   try {
+    if (!parsed) {
+      replace(main, el("h1", null, "Page not found"), el("p", { class: "empty" }, "This address names no page of the dashboard."));
+      return;
+    }
+    replace(main, el("p", { class: "loading" }, "Loading…"));
+    const context = {
+      path: parsed.path,
+      query: parsed.query,
+      signal,
+      get user() {
+        return state.user;
+      },
+      users: state.users,
+      refreshUsers: loadUsers,
+    };
     const cleanup = await view.render(main, context);
     if (signal.aborted) cleanup?.();
     else current.cleanup = cleanup ?? null;
@@ -75,7 +93,11 @@ async function route() {
       reportError(error);
     }
   } finally {
-    if (!signal.aborted) main.setAttribute("aria-busy", "false");
+    if (!signal.aborted) {
+      main.dataset.route = hash;
+      main.setAttribute("aria-busy", "false");
+      if (focus) focusHeading(main);
+    }
   }
 }
 
@@ -148,7 +170,9 @@ function chooseUser(user) {
   if (user === state.user) return;
   state.user = user;
   window.sessionStorage.setItem(USER_KEY, user);
-  route();
+  // A memory's page belongs to one user: another user's view of it is their list.
+  if (/^#\/memories\/[^/?]/.test(window.location.hash)) window.location.hash = "#/memories";
+  else route();
 }
 
 // -- the token -----------------------------------------------------------------------------
@@ -163,6 +187,7 @@ function lock(hadToken) {
   document.body.classList.add("locked");
   main.hidden = true;
   main.replaceChildren();
+  delete main.dataset.route;
   userPicker.replaceChildren();
   tokenPanel.hidden = false;
   tokenMessage.textContent = hadToken
@@ -199,14 +224,27 @@ function start() {
     navToggle.setAttribute("aria-expanded", String(open));
     nav.classList.toggle("open", open);
   });
+  // The phone menu closes on Escape (focus back on its button) and when the focus leaves it.
+  for (const part of [nav, navToggle]) {
+    part.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && nav.classList.contains("open")) {
+        closeNavOnPhone();
+        navToggle.focus();
+      }
+    });
+    part.addEventListener("focusout", (event) => {
+      const to = event.relatedTarget;
+      if (nav.classList.contains("open") && !(to && (nav.contains(to) || to === navToggle))) closeNavOnPhone();
+    });
+  }
   document.getElementById("skip-link").addEventListener("click", (event) => {
     event.preventDefault(); // #main is no route: focus the content instead of changing the hash
     main.focus();
   });
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => route({ focus: true }));
   // No hashchange for this one: the first route() runs once the users are known.
   if (!window.location.hash.startsWith("#/")) window.history.replaceState(null, "", DEFAULT_ROUTE);
-  loadUsers().then(route, (error) => {
+  loadUsers().then(() => route(), (error) => {
     if (!(error instanceof AuthRequired)) {
       reportError(error);
       route();

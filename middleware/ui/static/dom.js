@@ -203,6 +203,17 @@ export function announce(message) {
   region.textContent = message;
 }
 
+/**
+ * Move the focus to the page's <h1> (focusable by script only), so that a screen reader reads
+ * where the user is after a new page or after the control they pressed was redrawn away.
+ */
+export function focusHeading(container) {
+  const heading = container.querySelector("h1");
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus();
+}
+
 /** Show an error in the alert region; it stays until dismissed or the page changes. */
 export function showError(message) {
   const region = document.getElementById("errors");
@@ -224,6 +235,7 @@ export function clearErrors() {
 
 /**
  * A modal <dialog> with a form; resolves with the form element when submitted, null when cancelled.
+ * The first field has the focus; in a `danger` dialog, Cancel has it (Enter must not destroy).
  * @param {{title: string, body: any[], submit: string, danger?: boolean}} spec
  * @returns {Promise<HTMLFormElement|null>}
  */
@@ -248,7 +260,7 @@ export function dialogForm({ title, body, submit, danger = false }) {
         "div",
         { class: "actions" },
         el("button", { type: "submit", class: danger ? "danger" : "primary" }, submit),
-        el("button", { type: "button", onclick: () => dialog.close() }, "Cancel"),
+        el("button", { type: "button", autofocus: danger, onclick: () => dialog.close() }, "Cancel"),
       ),
     );
     const dialog = el("dialog", { "aria-labelledby": headingId }, form);

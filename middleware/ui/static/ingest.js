@@ -88,7 +88,7 @@ function recentTable(jobs, context) {
       row.hidden = !open;
       if (open && !row.dataset.loaded) {
         const { facts } = await api(`/ingest/jobs/${job.id}`, { signal: context.signal });
-        replace(row.firstChild, factsTable(facts, `Facts stored by job ${job.id}`));
+        replace(row.firstChild, unlistedNote(job.facts_stored, facts.length), factsTable(facts, `Facts stored by job ${job.id}`));
         row.dataset.loaded = "true";
       }
     });
@@ -108,7 +108,7 @@ function recentTable(jobs, context) {
         label: "Facts",
         cell: (job) =>
           job.facts_stored
-            ? el("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": `job-facts-${job.id}`, onclick: toggle(job) }, `${job.facts_stored} facts`)
+            ? el("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": `job-facts-${job.id}`, onclick: toggle(job) }, `stored ${job.facts_stored}`)
             : "0",
       },
     ],
@@ -119,6 +119,15 @@ function recentTable(jobs, context) {
       return row;
     },
   });
+}
+
+/**
+ * The job's count is what it stored; the list is what still carries its job id. Facts that dedup
+ * merged into an existing memory (or that were deleted since) are counted but not listed.
+ */
+function unlistedNote(stored, listed) {
+  if (listed >= stored) return null;
+  return el("p", { class: "hint" }, `${listed} of the ${stored} stored facts are listed: the others were merged into existing memories or deleted since.`);
 }
 
 function factsTable(facts, caption) {
@@ -165,6 +174,7 @@ async function renderJob(main, context, id) {
       ["Last error", job.last_error],
     ]),
     el("h2", null, "Facts it stored"),
+    unlistedNote(job.facts_stored ?? 0, facts.length),
     factsTable(facts, `Facts stored by job ${job.id}`),
   );
 }

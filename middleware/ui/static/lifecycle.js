@@ -2,8 +2,8 @@
 // runs with each one's report. Reports are drawn generically, stage by stage, so a new stage or
 // count shows up without a change here.
 
-import { api, guarded, reportError } from "./api.js";
-import { announce, dataTable, descriptionList, el, field, num, replace, select, time } from "./dom.js";
+import { api, guarded, latestOnly, reportError } from "./api.js";
+import { announce, dataTable, descriptionList, dialogForm, el, field, num, replace, select, time } from "./dom.js";
 
 const IDS_SHOWN = 12;
 
@@ -13,9 +13,10 @@ export async function render(main, context) {
   const log = el("div", { class: "block" });
   const runButton = el("button", { type: "button", class: "primary" }, "Run now");
   const userId = () => scopeSelect.value || undefined;
+  const nextPreviewSignal = latestOnly(context.signal); // a scope change aborts the older preview
 
   const loadPreview = async () => {
-    const report = await api("/lifecycle/preview", { query: { user_id: userId() }, signal: context.signal });
+    const report = await api("/lifecycle/preview", { query: { user_id: userId() }, signal: nextPreviewSignal() });
     replace(preview, reportView(report, "preview"));
   };
   const loadLog = async () => {
@@ -26,6 +27,7 @@ export async function render(main, context) {
   runButton.addEventListener(
     "click",
     guarded(async () => {
+      if (!(await confirmRun(userId()))) return;
       runButton.disabled = true;
       runButton.textContent = "Running…";
       try {
@@ -54,6 +56,20 @@ export async function render(main, context) {
     el("section", { "aria-labelledby": "log-title" }, el("h2", { id: "log-title" }, "Past runs"), log),
   );
   await Promise.all([loadPreview(), loadLog()]);
+}
+
+/** Ask before a run: it changes memories (promotes, merges, archives), for everyone or one user. */
+async function confirmRun(user) {
+  const scope = user ? `only the memories of ${user}` : "the memories of all users";
+  const form = await dialogForm({
+    title: "Run the lifecycle now?",
+    submit: "Run now",
+    body: [
+      el("p", { class: "run-scope" }, `Scope: ${scope}.`),
+      el("p", null, "The run promotes, merges, archives and summarises memories as the preview shows; it deletes nothing."),
+    ],
+  });
+  return form !== null;
 }
 
 /** The runs; each unfolds its report in a full-width row below it. */
@@ -128,7 +144,7 @@ function reportView(report, key) {
         { label: "Reason", cell: (stage) => stage.reason ?? "—" },
         { label: "ms", class: "num", cell: (stage) => num(stage.duration_ms, 1) },
         { label: "Counts", cell: (stage) => countsList(stage.counts) },
-        { label: "Memories", cell: (stage) => idsList(stage.ids) },
+        { label: "Memories", cell: (stage) => idsList(stage, report.user_id) },
         { label: "Groups", class: "num", cell: (stage) => (stage.groups?.length ? String(stage.groups.length) : "—") },
       ],
     }),
@@ -142,10 +158,23 @@ function countsList(counts) {
   return el("ul", { class: "plain" }, entries.map(([kind, count]) => el("li", null, `${kind}: ${count}`)));
 }
 
-/** The ids per kind, each a link to the memory; long lists are cut (the counts stay complete). */
-function idsList(ids) {
-  const entries = Object.entries(ids ?? {}).filter(([, list]) => list.length);
+/**
+ * The ids per kind, each a link to the memory; long lists are cut (the counts stay complete). The
+ * link names the memory's user where the report knows it (a one-user run, or a merge or summary
+ * group), so the memory's page opens as that user.
+ */
+function idsList(stage, reportUser) {
+  const entries = Object.entries(stage.ids ?? {}).filter(([, list]) => list.length);
   if (!entries.length) return "—";
+  const owners = new Map();
+  for (const group of stage.groups ?? []) {
+    for (const id of [group.into, ...group.ids]) if (id !== null && id !== undefined) owners.set(id, group.user_id);
+  }
+  const link = (id) => {
+    const user = reportUser ?? owners.get(id);
+    const query = user ? `?user=${encodeURIComponent(user)}` : "";
+    return el("a", { href: `#/memories/${id}${query}` }, `#${id}`);
+  };
   return el(
     "ul",
     { class: "plain" },
@@ -154,7 +183,7 @@ function idsList(ids) {
         "li",
         null,
         `${kind}: `,
-        list.slice(0, IDS_SHOWN).flatMap((id, index) => [index ? ", " : "", el("a", { href: `#/memories/${id}` }, `#${id}`)]),
+        list.slice(0, IDS_SHOWN).flatMap((id, index) => [index ? ", " : "", link(id)]),
         list.length > IDS_SHOWN ? ` … +${list.length - IDS_SHOWN}` : "",
       ),
     ),

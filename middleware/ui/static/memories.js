@@ -1,8 +1,8 @@
 // #/memories: one user's memories with filters and keyset paging; #/memories/{id}: one memory,
 // where it came from, how often it was read, its supersession/merge chain, and the edits.
 
-import { api, guarded } from "./api.js";
-import { announce, dataTable, descriptionList, dialogForm, el, field, replace, select, time } from "./dom.js";
+import { api, ApiError, guarded, isSuperseded, latestOnly } from "./api.js";
+import { announce, dataTable, descriptionList, dialogForm, el, field, focusHeading, replace, select, time } from "./dom.js";
 
 const LAYERS = ["working", "core", "archive"];
 const CATEGORIES = [
@@ -41,20 +41,20 @@ async function renderList(main, context) {
     list.cursors = [null];
   }
   const results = el("div", { class: "results", "aria-live": "polite", "aria-busy": "true" });
-  const pager = buildPager(() => loadPage(results, pager, context));
+  const nextSignal = latestOnly(context.signal);
+  const pager = buildPager(() => loadPage(results, pager, context, nextSignal));
   replace(
     main,
     el("h1", null, "Memories ", el("span", { class: "subtle" }, `of ${context.user}`)),
     filterForm(() => {
       list.cursors = [null];
-      return loadPage(results, pager, context);
+      return loadPage(results, pager, context, nextSignal);
     }),
     results,
     pager.node,
   );
-  await loadPage(results, pager, context);
+  await loadPage(results, pager, context, nextSignal);
 }
-
 function filterForm(apply) {
   const f = list.filters;
   const input = (name, attrs = {}) => el("input", { name, value: f[name], ...attrs });
@@ -115,27 +115,43 @@ function filterForm(apply) {
   return form;
 }
 
-/** Newest / Newer / Older buttons that stay in place (keyboard focus survives a page change). */
+/**
+ * Newest / Newer / Older buttons that stay in place (keyboard focus survives a page change). While
+ * a page loads they ignore clicks (aria-disabled, not disabled: that would drop the focus), so a
+ * double click on "Older" moves one page, not two.
+ */
 function buildPager(reload) {
   const position = el("span", { class: "page-position" });
   const newest = el("button", { type: "button" }, "Newest");
   const newer = el("button", { type: "button" }, "← Newer");
   const older = el("button", { type: "button" }, "Older →");
-  newest.addEventListener("click", guarded(() => {
+  const onClick = (button, move) =>
+    button.addEventListener("click", guarded(() => {
+      if (pager.loading) return undefined;
+      move();
+      return reload();
+    }));
+  onClick(newest, () => {
     list.cursors = [null];
-    return reload();
-  }));
-  newer.addEventListener("click", guarded(() => {
+  });
+  onClick(newer, () => {
     if (list.cursors.length > 1) list.cursors.pop();
-    return reload();
-  }));
-  older.addEventListener("click", guarded(() => {
-    if (pager.next !== null) list.cursors.push(pager.next);
-    return reload();
-  }));
+  });
+  onClick(older, () => {
+    if (pager.next !== null && pager.next !== list.cursors.at(-1)) list.cursors.push(pager.next);
+  });
+  const buttons = [newest, newer, older];
   const pager = {
     next: null,
+    loading: false,
     node: el("nav", { class: "pager", "aria-label": "Pages" }, newest, newer, position, older),
+    setLoading(loading) {
+      pager.loading = loading;
+      for (const button of buttons) {
+        if (loading) button.setAttribute("aria-disabled", "true");
+        else button.removeAttribute("aria-disabled");
+      }
+    },
     update(next, shown) {
       pager.next = next;
       newest.disabled = newer.disabled = list.cursors.length <= 1;
@@ -146,28 +162,45 @@ function buildPager(reload) {
   return pager;
 }
 
-async function loadPage(results, pager, context) {
+/**
+ * Load the page `list` points at. Each load aborts the one before it (`nextSignal`), so the table
+ * always shows the answer to the last request, whatever order the answers arrive in.
+ */
+async function loadPage(results, pager, context, nextSignal) {
   const f = list.filters;
+  const signal = nextSignal();
   results.setAttribute("aria-busy", "true");
-  const body = await api("/memories", {
-    query: {
-      user_id: context.user,
-      q: f.q,
-      topic: f.topic,
-      layer: f.layer,
-      category: f.category,
-      min_importance: f.min_importance,
-      max_importance: f.max_importance,
-      since: localDayStart(f.since),
-      until: localDayEnd(f.until),
-      include_superseded: f.include_superseded ? "true" : "",
-      limit: f.limit,
-      before_id: list.cursors.at(-1),
-    },
-    signal: context.signal,
-  });
+  pager.setLoading(true);
+  let body;
+  try {
+    body = await api("/memories", {
+      query: {
+        user_id: context.user,
+        q: f.q,
+        topic: f.topic,
+        layer: f.layer,
+        category: f.category,
+        min_importance: f.min_importance,
+        max_importance: f.max_importance,
+        since: localDayStart(f.since),
+        until: localDayEnd(f.until),
+        include_superseded: f.include_superseded ? "true" : "",
+        limit: f.limit,
+        before_id: list.cursors.at(-1),
+      },
+      signal,
+    });
+  } catch (error) {
+    if (isSuperseded(error, context.signal)) return; // a newer load owns the table now
+    if (!signal.aborted) {
+      results.setAttribute("aria-busy", "false");
+      pager.setLoading(false);
+    }
+    throw error;
+  }
   replace(results, memoryTable(body.memories, `Memories of ${context.user}, page ${list.cursors.length}`));
   results.setAttribute("aria-busy", "false");
+  pager.setLoading(false);
   pager.update(body.next_before_id ?? null, body.memories.length);
 }
 
@@ -212,25 +245,61 @@ function memoryTable(memories, caption) {
 }
 
 // -- one memory ----------------------------------------------------------------------------
+/**
+ * One memory, as the user in ?user= (links from other pages carry it) or else the picker's user.
+ * Every request sends that user_id, so another user's memory is a 404, not a page that shows it.
+ */
 async function renderDetail(main, context, id) {
-  const user = context.query.get("user") || undefined;
+  // || not ??: a blank ?user= must not drop the owner check (the API leaves out empty values).
+  const user = context.query.get("user") || context.user;
   const load = () => api(`/memories/${encodeURIComponent(id)}/history`, { query: { user_id: user }, signal: context.signal });
-  const draw = (history) => replace(main, detailView(history, async () => draw(await load())));
-  draw(await load());
+  let history;
+  try {
+    history = await load();
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+    replace(main, notFoundView(id, user));
+    return;
+  }
+  const reload = async () => {
+    draw(await load());
+    focusHeading(main); // the buttons pressed are gone: the heading is where reading resumes
+  };
+  const draw = (shown) => replace(main, detailView(shown, user, reload));
+  draw(history);
+}
+
+function notFoundView(id, user) {
+  return [
+    el("p", { class: "breadcrumb" }, el("a", { href: "#/memories" }, "← Memories")),
+    el("h1", null, "Memory not found"),
+    el(
+      "p",
+      { class: "empty", id: "not-found" },
+      `There is no memory #${id} among the memories of ${user}: it belongs to another user, or it was deleted.`,
+    ),
+  ];
 }
 
 /**
  * @param {any} history GET /memories/{id}/history
- * @param {() => Promise<void>} reload fetch and draw again after a change
+ * @param {string} user the user the page is scoped to (sent as user_id on every change)
+ * @param {() => Promise<void>} reload fetch and draw again after a change, then focus the heading
  */
-function detailView(history, reload) {
+function detailView(history, user, reload) {
   const memory = history.memory;
-  const scope = { user_id: memory.user_id };
+  const scope = { user_id: user };
   const patch = async (body, done) => {
     await api(`/memories/${memory.id}`, { method: "PATCH", query: scope, body });
     announce(done);
     await reload();
   };
+  const restore = (layer) =>
+    el(
+      "button",
+      { type: "button", onclick: guarded(() => patch({ layer }, `Memory #${memory.id} restored to ${layer}.`)) },
+      `Restore to ${layer}`,
+    );
   const actions = el(
     "div",
     { class: "actions", role: "group", "aria-label": "Change this memory" },
@@ -238,10 +307,11 @@ function detailView(history, reload) {
     memory.superseded_by
       ? el("button", { type: "button", onclick: guarded(() => patch({ superseded_by: null }, `Memory #${memory.id} is live again.`)) }, "Make live again")
       : el("button", { type: "button", onclick: guarded(() => supersedeMemory(memory, patch)) }, "Supersede…"),
+    // The API does not say which layer an archived memory came from: the user picks.
     memory.layer === "archive"
-      ? el("button", { type: "button", onclick: guarded(() => patch({ layer: "core" }, `Memory #${memory.id} restored to core.`)) }, "Restore")
+      ? [restore("working"), restore("core")]
       : el("button", { type: "button", onclick: guarded(() => patch({ layer: "archive" }, `Memory #${memory.id} archived.`)) }, "Archive"),
-    el("button", { type: "button", class: "danger", onclick: guarded(() => deleteMemory(memory)) }, "Delete…"),
+    el("button", { type: "button", class: "danger", onclick: guarded(() => deleteMemory(memory, scope)) }, "Delete…"),
   );
   return [
     el("p", { class: "breadcrumb" }, el("a", { href: "#/memories" }, "← Memories")),
@@ -360,7 +430,7 @@ async function supersedeMemory(memory, patch) {
   await patch({ superseded_by: replacement }, `Memory #${memory.id} is now superseded by #${replacement}.`);
 }
 
-async function deleteMemory(memory) {
+async function deleteMemory(memory, scope) {
   const form = await dialogForm({
     title: `Delete memory #${memory.id}?`,
     submit: "Delete for good",
@@ -371,7 +441,7 @@ async function deleteMemory(memory) {
     ],
   });
   if (!form) return;
-  await api(`/memories/${memory.id}`, { method: "DELETE", query: { user_id: memory.user_id } });
+  await api(`/memories/${memory.id}`, { method: "DELETE", query: scope });
   announce(`Memory #${memory.id} deleted.`);
   window.location.hash = "#/memories";
 }

@@ -2,7 +2,7 @@
 // with each hit's FTS part, vector part and final score, the FTS-only and vector-only lists beside
 // it, the MATCH expressions that were built, and the time each stage took.
 
-import { api, guarded } from "./api.js";
+import { api, guarded, latestOnly } from "./api.js";
 import { dataTable, descriptionList, el, field, num, replace } from "./dom.js";
 import { memoryLink } from "./memories.js";
 
@@ -17,8 +17,9 @@ export async function render(main, context) {
     last.result = null;
   }
   const output = el("div", { class: "search-output", "aria-live": "polite" });
+  const nextSignal = latestOnly(context.signal); // a new search aborts the one still running
   const form = searchForm(async () => {
-    last.result = await api("/search/debug", {
+    const result = await api("/search/debug", {
       method: "POST",
       body: {
         query: last.query,
@@ -26,9 +27,10 @@ export async function render(main, context) {
         limit: Number(last.limit),
         ...(last.layers.length ? { layers: last.layers } : {}),
       },
-      signal: context.signal,
+      signal: nextSignal(),
     });
-    replace(output, resultView(last.result));
+    last.result = result;
+    replace(output, resultView(result));
   });
   replace(
     main,

@@ -2,37 +2,71 @@
 // latency percentiles; charts of GPU load, VRAM and temperature over the last hours
 // (GET /system/history); and the effective configuration, secrets masked (GET /config).
 
-import { api, guarded } from "./api.js";
+import { api, guarded, latestOnly } from "./api.js";
 import { badge, bytes, dataTable, descriptionList, el, field, num, parseTime, replace, select, time } from "./dom.js";
 import { lineChart } from "./charts.js";
 
-const WINDOWS = [["60", "Last hour"], ["180", "Last 3 hours"], ["360", "Last 6 hours"], ["720", "Last 12 hours"]];
+const WINDOWS = [
+  [60, "Last hour"], [180, "Last 3 hours"], [360, "Last 6 hours"], [720, "Last 12 hours"],
+  [1440, "Last 24 hours"], [4320, "Last 3 days"], [10080, "Last 7 days"],
+];
 const REFRESH_MS = 30_000;
 
-/** The chosen chart window, kept across visits. */
-let minutes = "180";
+/** The chosen chart window in minutes, kept across visits. */
+let minutes = 180;
+
+/**
+ * The windows worth offering: those the poller's ring buffer (hardware.chart_hours) can fill, and
+ * the whole buffer when no preset matches it.
+ */
+function chartWindows(chartHours) {
+  const kept = Math.round(chartHours * 60);
+  const windows = WINDOWS.filter(([window]) => window <= kept);
+  if (kept > 0 && !windows.some(([window]) => window === kept)) windows.push([kept, `All kept (${num(chartHours, chartHours % 1 ? 1 : 0)} h)`]);
+  return windows;
+}
 
 export async function render(main, context) {
   const overview = el("div", { class: "block" });
   const charts = el("div", { class: "charts" });
   const config = el("div", { class: "block" });
-  const windowSelect = select("minutes", WINDOWS, minutes);
+  const chartsNote = el("p", { class: "hint" });
+  const windowField = el("form", { class: "inline-form", onsubmit: (event) => event.preventDefault() });
+
+  // The config first: it says how far back the charts can go and how often the sensors are read.
+  const settings = await api("/config", { signal: context.signal });
+  replace(config, configView(settings));
+  const hardware = settings?.hardware ?? {};
+  const windows = chartWindows(hardware.chart_hours ?? 0);
+  if (windows.length && !windows.some(([window]) => window === minutes)) {
+    minutes = windows.findLast(([window]) => window <= minutes)?.[0] ?? windows[0][0];
+  }
+  const nextChartsSignal = latestOnly(context.signal); // a new window aborts the older request
 
   const loadOverview = async () => replace(overview, overviewView(await api("/stats", { signal: context.signal })));
-  const chartsNote = el("p", { class: "hint" });
   const loadCharts = async () => {
-    const history = await api("/system/history", { query: { minutes }, signal: context.signal });
+    if (!windows.length) {
+      chartsNote.textContent = "No charts: hardware.chart_hours is 0, so the daemon keeps no history.";
+      charts.replaceChildren();
+      return;
+    }
+    const history = await api("/system/history", { query: { minutes }, signal: nextChartsSignal() });
     const count = history.points?.length ?? 0;
-    const every = history.interval_s < 10 ? num(history.interval_s, 1) : num(history.interval_s, 0);
+    const interval = hardware.interval_s ?? history.interval_s;
+    const every = interval < 10 ? num(interval, 1) : num(interval, 0);
     chartsNote.textContent = count
-      ? `${count} samples, one every ${every} s.`
+      ? `${count} samples, one every ${every} s (longer while the sensors fail).`
       : "No samples yet: the sensors are off or have not answered.";
     replace(charts, chartsView(history));
   };
-  windowSelect.addEventListener("change", guarded(() => {
-    minutes = windowSelect.value;
-    return loadCharts();
-  }));
+  if (windows.length) {
+    const windowSelect = select("minutes", windows.map(([window, label]) => [String(window), label]), String(minutes));
+    windowSelect.addEventListener("change", guarded(() => {
+      minutes = Number(windowSelect.value);
+      return loadCharts();
+    }));
+    replace(windowField, field("Window", windowSelect));
+  }
   const refresh = el("button", { type: "button", onclick: guarded(() => Promise.all([loadOverview(), loadCharts()])) }, "Refresh");
 
   replace(
@@ -42,16 +76,13 @@ export async function render(main, context) {
     el(
       "section",
       { "aria-labelledby": "charts-title", class: "block" },
-      el("div", { class: "title-row" },
-        el("h2", { id: "charts-title" }, "Hardware over time"),
-        el("form", { class: "inline-form", onsubmit: (event) => event.preventDefault() }, field("Window", windowSelect))),
+      el("div", { class: "title-row" }, el("h2", { id: "charts-title" }, "Hardware over time"), windowField),
       chartsNote,
       charts,
     ),
     el("section", { "aria-labelledby": "config-title", class: "block" }, el("h2", { id: "config-title" }, "Configuration"), config),
   );
-  const configLoad = api("/config", { signal: context.signal }).then((body) => replace(config, configView(body)));
-  await Promise.all([loadOverview(), loadCharts(), configLoad]);
+  await Promise.all([loadOverview(), loadCharts()]);
 
   // Kept fresh while the page is open; the router calls the cleanup when the page is left.
   const timer = window.setInterval(guarded(() => Promise.all([loadOverview(), loadCharts()])), REFRESH_MS);
