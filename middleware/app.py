@@ -37,6 +37,7 @@ from .keys import (
     RECALL_SERVICE,
     SEARCH_SERVICE,
     STATS_SERVICE,
+    TIME_PARSER,
     VECTOR_INDEX,
 )
 from .mcp.lazy import LazyMcpHttp
@@ -55,6 +56,7 @@ from .services.recall import RecallService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
 from .services.stats import StatsService
+from .services.timeparse import TimeParser
 from .store import memories as memory_sql
 from .store.db import Database
 from .store.vectors import VectorIndex, use_one_blas_thread
@@ -116,8 +118,15 @@ def create_app(
         supersede_threshold=config.ingest.supersede_threshold,
     )
     index_sync = IndexSync(db, index, config.database.external_write_check_s)
+    time_parser = TimeParser()
     search_service = SearchService(
-        db, index, embedder, config.search, config.embeddings.query_timeout_s, ranking=config.ranking
+        db,
+        index,
+        embedder,
+        config.search,
+        config.embeddings.query_timeout_s,
+        ranking=config.ranking,
+        time_parser=time_parser,
     )
     access_tracker = AccessTracker(db, config.search.access_flush_s)
     extraction = ExtractionService(chat_model, config.llm)
@@ -142,6 +151,7 @@ def create_app(
     app[VECTOR_INDEX] = index
     app[MEMORY_SERVICE] = memory_service
     app[SEARCH_SERVICE] = search_service
+    app[TIME_PARSER] = time_parser
     app[ACCESS_TRACKER] = access_tracker
     app[INDEX_SYNC] = index_sync
     app[INGEST_SERVICE] = ingest_service
@@ -195,6 +205,7 @@ def create_app(
         use_one_blas_thread()
         started = time.perf_counter()
         loaded = await asyncio.to_thread(load_vector_index, db, index)
+        await asyncio.to_thread(search_service.warm_up)  # dateparser's data, when time-aware search is on
         release_freed_heap()
         log.info(
             "vector index built",
