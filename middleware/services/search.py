@@ -45,7 +45,7 @@ from ..store.db import Database
 from ..store.fts import FtsQuery, build_query
 from ..store.memories import MemoryRecord
 from ..store.vectors import VectorIndex
-from .timeparse import TimeParser, TimeRange, may_hold_date
+from .timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 
 log = logging.getLogger(__name__)
 
@@ -326,14 +326,19 @@ class SearchService:
 
     async def _time_ranges(self, query: str, user_id: str) -> tuple[TimeRange, ...]:
         """The date ranges the query names (none when time-aware search is off or it names none)."""
-        if self._time_parser is None or not may_hold_date(query):
+        if self._time_parser is None or not may_hold_date(query[:MAX_PARSED_CHARS]):
             return ()
         now = self._clock()
         if self._config.time_anchor == "newest_memory":
             newest = await self._db.read(lambda conn: memory_sql.newest_about_time(conn, user_id))
             if newest is not None:
                 now = parse_timestamp(newest)
-        return await asyncio.to_thread(self._time_parser.ranges, query, now)
+        try:
+            return await asyncio.to_thread(self._time_parser.ranges, query, now)
+        except Exception:
+            # A boost is never worth a failed search: whatever dateparser trips on, search goes on.
+            log.exception("date parsing failed; searching without a date range")
+            return ()
 
     async def _time_candidates(
         self, user_id: str, ranges: Sequence[TimeRange], layers: tuple[str, ...]

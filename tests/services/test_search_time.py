@@ -11,6 +11,7 @@ import pytest
 
 from middleware.config import SearchConfig
 from middleware.services.search import SearchService
+from middleware.services.timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
 from middleware.store.memories import NewMemory
@@ -89,3 +90,29 @@ async def test_time_candidates_bring_in_memories_the_retrievers_missed(
     # …unless the memories of the named month join the candidates (never another user's).
     found = await facts(store, "what happened in May 2023", 1, time_boost=5, candidates=1, time_candidates=10)
     assert found == ["far, in May"]
+
+
+class BrokenParser(TimeParser):
+    """A date parser that fails on everything (as dateparser might on some input)."""
+
+    def ranges(self, query: str, now: datetime) -> tuple[TimeRange, ...]:
+        raise ValueError("cannot parse")
+
+
+async def test_a_failing_date_parser_never_fails_the_search(
+    store: tuple[Database, VectorIndex], caplog: pytest.LogCaptureFixture
+) -> None:
+    db, index = store
+    config = SearchConfig(prf_docs=0, time_boost=5)
+    service = SearchService(db, index, FixedEmbedder(), config, 5.0, time_parser=BrokenParser())  # type: ignore[arg-type]
+    result = await service.search("what happened in May 2023", "u", 2, mode="vector")
+    assert [hit.memory.fact for hit in result.hits] == ["near, undated", "far, in May"]
+    assert "date parsing failed" in caplog.text
+
+
+def test_only_the_start_of_a_long_query_is_searched_for_dates() -> None:
+    parser = TimeParser()
+    padding = "and then we talked about the hotel " * 20
+    assert len(padding) > MAX_PARSED_CHARS
+    assert parser.ranges(padding + " in May 2023", NOW) == ()
+    assert [r.period for r in parser.ranges("in May 2023 " + padding, NOW)] == ["month"]
