@@ -329,6 +329,7 @@ class IngestRequestBody(BaseModel):
     )
     occurred_at: datetime | None = Field(
         None,
+        strict=True,  # the body model is lax elsewhere; a number is not a timestamp here
         description="The time the conversation is about, when not now (a replayed history): the facts"
         " extracted from it carry it (ISO 8601; no zone = UTC).",
         json_schema_extra={"format": "date-time"},

@@ -163,3 +163,10 @@ async def test_relative_dates_can_count_from_the_newest_memory(
 def test_time_settings_are_validated(settings: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         SearchConfig(**settings)
+
+
+@pytest.mark.parametrize("value", [0, "soon", True])
+async def test_a_malformed_ingest_occurred_at_is_a_400(client: TestClient, value: Any) -> None:
+    body = {"messages": [{"role": "user", "content": "hi"}], "occurred_at": value}
+    response = await client.post("/ingest", json=body)
+    assert response.status == 400
