@@ -319,6 +319,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " value measures the retrievers instead of the timeout",
     )
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="own daemon: a config setting (repeatable), passed as its MEMORY_CORTEX_SECTION__KEY variable,"
+        " e.g. --set search.time_boost=0.2",
+    )
+    parser.add_argument(
         "--quiet-wait",
         type=float,
         default=60.0,
@@ -337,11 +345,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown or not modes:
         parser.error(f"--modes: unknown {sorted(unknown)}; choose from {', '.join(MODES)}")
     args.modes = modes
-    if args.url and (args.db or args.query_timeout_s is not None):
-        parser.error("--db and --query-timeout-s apply to the daemon this script starts; not with --url")
+    if args.url and (args.db or args.query_timeout_s is not None or args.set):
+        parser.error(
+            "--db, --query-timeout-s and --set apply to the daemon this script starts; not with --url"
+        )
+    try:
+        args.settings_env = settings_env(args.set)
+    except ValueError as exc:
+        parser.error(str(exc))
     if not 1 <= args.batch_size <= 1000:
         parser.error("--batch-size must be 1…1000 (the daemon's batch limit)")
     return args
+
+
+def settings_env(settings: Sequence[str]) -> dict[str, str]:
+    """``["search.time_boost=0.2"]`` → ``{"MEMORY_CORTEX_SEARCH__TIME_BOOST": "0.2"}``."""
+    env = {}
+    for setting in settings:
+        key, sep, value = setting.partition("=")
+        if not sep or "." not in key:
+            raise ValueError(f"--set wants section.key=value, got {setting!r}")
+        env["MEMORY_CORTEX_" + key.strip().upper().replace(".", "__")] = value
+    return env
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -365,7 +390,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             workdir = Path(tempfile.mkdtemp(prefix="locomo-bench-"))
             stack.callback(shutil.rmtree, workdir, ignore_errors=True)
             db_path = args.db.resolve() if args.db else workdir / "bench.db"
-            env = {}
+            env = dict(args.settings_env)
             if args.query_timeout_s is not None:
                 env["MEMORY_CORTEX_EMBEDDINGS__QUERY_TIMEOUT_S"] = str(args.query_timeout_s)
             daemon = Daemon(db_path, workdir / "daemon.log", env=env)
@@ -418,6 +443,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "data": str(args.data.resolve()),
         "url": args.url,
         "query_timeout_s": args.query_timeout_s,
+        "settings": list(args.set),
         "conversations": len(conversations),
         "memories": turns,
         "questions_asked": len(questions),
@@ -470,6 +496,8 @@ def print_report(report: dict[str, Any]) -> None:
         )
     )
     timeout = report["query_timeout_s"]
+    if report.get("settings"):
+        print(f"settings: {', '.join(report['settings'])}")
     print(
         f"revision {report['revision']}; query_timeout_s = {'daemon config' if timeout is None else timeout};"
         f" dedup on write {'on' if report['dedup'] else 'off'} ({report['ingest_actions'] or 'reused data'});"

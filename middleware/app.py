@@ -37,6 +37,7 @@ from .keys import (
     RECALL_SERVICE,
     SEARCH_SERVICE,
     STATS_SERVICE,
+    TIME_PARSER,
     VECTOR_INDEX,
 )
 from .mcp.lazy import LazyMcpHttp
@@ -56,6 +57,7 @@ from .services.rerank import LlmReranker, RerankingSearchService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
 from .services.stats import StatsService
+from .services.timeparse import TimeParser
 from .store import memories as memory_sql
 from .store.db import Database
 from .store.vectors import VectorIndex, use_one_blas_thread
@@ -67,16 +69,20 @@ log = logging.getLogger(__name__)
 
 
 def search_service_for(
-    config: Config, db: Database, index: VectorIndex, embedder: Embedder, chat_model: LLM | None
+    config: Config,
+    db: Database,
+    index: VectorIndex,
+    embedder: Embedder,
+    chat_model: LLM | None,
+    time_parser: TimeParser,
 ) -> SearchService:
     """The search service: plain, or with the LLM reranker when ``rerank.enabled``."""
     args = (db, index, embedder, config.search, config.embeddings.query_timeout_s)
+    options = {"ranking": config.ranking, "time_parser": time_parser}
     if not config.rerank.enabled:
-        return SearchService(*args, ranking=config.ranking)
+        return SearchService(*args, **options)
     reranker = LlmReranker(chat_model, config.rerank)
-    return RerankingSearchService(
-        *args, ranking=config.ranking, reranker=reranker, candidates=config.rerank.candidates
-    )
+    return RerankingSearchService(*args, **options, reranker=reranker, candidates=config.rerank.candidates)
 
 
 def create_app(
@@ -130,7 +136,8 @@ def create_app(
         supersede_threshold=config.ingest.supersede_threshold,
     )
     index_sync = IndexSync(db, index, config.database.external_write_check_s)
-    search_service = search_service_for(config, db, index, embedder, chat_model)
+    time_parser = TimeParser()
+    search_service = search_service_for(config, db, index, embedder, chat_model, time_parser)
     access_tracker = AccessTracker(db, config.search.access_flush_s)
     extraction = ExtractionService(chat_model, config.llm)
     metrics = Metrics()
@@ -154,6 +161,7 @@ def create_app(
     app[VECTOR_INDEX] = index
     app[MEMORY_SERVICE] = memory_service
     app[SEARCH_SERVICE] = search_service
+    app[TIME_PARSER] = time_parser
     app[ACCESS_TRACKER] = access_tracker
     app[INDEX_SYNC] = index_sync
     app[INGEST_SERVICE] = ingest_service
@@ -207,6 +215,7 @@ def create_app(
         use_one_blas_thread()
         started = time.perf_counter()
         loaded = await asyncio.to_thread(load_vector_index, db, index)
+        await asyncio.to_thread(search_service.warm_up)  # dateparser's data, when time-aware search is on
         release_freed_heap()
         log.info(
             "vector index built",

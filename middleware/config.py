@@ -196,6 +196,22 @@ class SearchConfig(_Section):
     fts_candidates: int = Field(
         50, ge=1, le=5000, description="FTS candidates taken before fusion (ranked by bm25, best first)."
     )
+    time_boost: float = Field(
+        0.5,
+        ge=0,
+        le=10,
+        description="Time-aware search: a memory about a time inside a date range the query names ('last May', 'in 2023', parsed by dateparser) scores x (1 + this); 0 = off (dateparser not loaded).",
+    )
+    time_anchor: Literal["now", "newest_memory"] = Field(
+        "now",
+        description="What relative dates in a query ('last week') count from: now, or the time of the user's newest memory (a replayed or old conversation).",
+    )
+    time_candidates: int = Field(
+        0,
+        ge=0,
+        le=1000,
+        description="With time_boost on: also take up to this many of the user's memories inside the query's date range as candidates (0 = boost only the others).",
+    )
     default_limit: int = Field(10, ge=1, description="Results when the request names no limit.")
     max_limit: int = Field(200, ge=1, description="Largest limit a request may ask for.")
     max_query_chars: int = Field(

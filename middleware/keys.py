@@ -19,6 +19,7 @@ from .services.recall import RecallService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
 from .services.stats import StatsService
+from .services.timeparse import TimeParser
 from .store.db import Database
 from .store.vectors import VectorIndex
 
@@ -36,6 +37,8 @@ RECALL_SERVICE = web.AppKey("recall_service", RecallService)
 HARDWARE_MONITOR = web.AppKey("hardware_monitor", HardwareMonitor)
 GPU_SCHEDULER = web.AppKey("gpu_scheduler", GpuScheduler)
 METRICS = web.AppKey("metrics", Metrics)
+# Dates in text (queries, metadata.session_date); dateparser loads on its first use.
+TIME_PARSER = web.AppKey("time_parser", TimeParser)
 LIFECYCLE_SERVICE = web.AppKey("lifecycle_service", LifecycleService)
 MARKDOWN_WORKSPACES = web.AppKey("markdown_workspaces", MarkdownWorkspaces)
 # request_sync() after a write worth mirroring (the lifecycle engine calls it after each run).

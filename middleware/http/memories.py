@@ -8,8 +8,8 @@ from aiohttp import web
 from pydantic import TypeAdapter
 
 from ..errors import InvalidRequest
-from ..keys import CONFIG, MEMORY_SERVICE
-from ..store.memories import MemoryFilter, MemoryRecord, NewMemory
+from ..keys import CONFIG, MEMORY_SERVICE, TIME_PARSER
+from ..store.memories import MemoryFilter, MemoryRecord, NewMemory, stored_timestamp
 from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
     MAX_BATCH,
@@ -46,6 +46,7 @@ def memory_out(
         ref=record.ref,
         metadata=record.metadata,
         created_at=record.created_at,
+        occurred_at=record.occurred_at,
         updated_at=record.updated_at,
         access_count=record.access_count,
         last_accessed=record.last_accessed,
@@ -58,12 +59,22 @@ def memory_out(
     )
 
 
+def _occurred_at(request: web.Request, item: MemoryIn) -> str | None:
+    """The time the memory is about: ``occurred_at``, else a date in ``metadata.session_date``
+    (ISO 8601 or written out, "1:56 pm on 8 May, 2023", read by dateparser), else None."""
+    if item.occurred_at is not None:
+        return stored_timestamp(item.occurred_at)
+    session_date = item.metadata.get("session_date")
+    if isinstance(session_date, str) and session_date.strip():
+        moment = request.app[TIME_PARSER].moment(session_date[:200])
+        if moment is not None:
+            return stored_timestamp(moment)
+    return None
+
+
 def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
-    created_at = None
-    if item.created_at is not None:
-        # A timestamp without a zone is taken as UTC; every stored time is UTC with a Z.
-        moment = item.created_at if item.created_at.tzinfo else item.created_at.replace(tzinfo=UTC)
-        created_at = moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    # A timestamp without a zone is taken as UTC; every stored time is UTC with a Z.
+    created_at = None if item.created_at is None else stored_timestamp(item.created_at)
     return NewMemory(
         user_id=resolve_user(request, item.user_id),
         fact=item.fact.strip(),
@@ -76,6 +87,7 @@ def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
         metadata=item.metadata,
         layer=item.layer,
         created_at=created_at,
+        occurred_at=_occurred_at(request, item),
         # Turns a client stores with their session are embedded after the turns before them;
         # extracted facts (the ingest worker) stand alone and never get here.
         embedding_context=request.app[CONFIG].embeddings.session_context if item.source_session else 0,
@@ -202,6 +214,8 @@ async def patch_memory(request: web.Request) -> web.Response:
         if not changes["fact"].strip():
             raise InvalidRequest("fact must not be blank")
         changes["fact"] = changes["fact"].strip()
+    if changes.get("occurred_at") is not None:
+        changes["occurred_at"] = stored_timestamp(changes["occurred_at"])
     record = await request.app[MEMORY_SERVICE].update(
         int_from_path(request, "memory_id"), changes, user_id=owner
     )

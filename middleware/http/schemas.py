@@ -20,6 +20,7 @@ from pydantic import (
     RootModel,
     Strict,
     StrictStr,
+    ValidationInfo,
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
@@ -39,6 +40,17 @@ NOT_BLANK = r"[^\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202
 def _whole_float_to_int(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    return value
+
+
+def iso_timestamp(value: Any, field_name: str | None) -> Any:
+    """An ISO 8601 string as a datetime (strict mode refuses strings for datetime, and JSON has no
+    other way to send one); anything else goes on to the type check."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValueError(f"{field_name} must be an ISO 8601 timestamp") from exc
     return value
 
 
@@ -103,6 +115,7 @@ class SearchResultItem(BaseModel):
     category: str
     ref: str | None
     created_at: str
+    occurred_at: str | None = Field(description="The time it is about when not created_at.")
     fts_score: float = Field(description="bm25 normalised to the best hit of this query, 0…1.")
     vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
     layer: Layer = Field(description="working, core or archive.")
@@ -206,17 +219,17 @@ class MemoryIn(_Request):
         description="When the memory is from (ISO 8601); absent → now.",
         json_schema_extra={"format": "date-time"},
     )
+    occurred_at: datetime | None = Field(
+        None,
+        description="The time the memory is about, when not created_at (ISO 8601; no zone = UTC);"
+        " absent → metadata.session_date when that names a date, else created_at.",
+        json_schema_extra={"format": "date-time"},
+    )
 
-    @field_validator("created_at", mode="before")
+    @field_validator("created_at", "occurred_at", mode="before")
     @classmethod
-    def _parse_timestamp(cls, value: Any) -> Any:
-        # strict mode refuses strings for datetime; JSON has no other way to send one.
-        if isinstance(value, str):
-            try:
-                return datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError as exc:
-                raise ValueError("created_at must be an ISO 8601 timestamp") from exc
-        return value
+    def _parse_timestamp(cls, value: Any, info: ValidationInfo) -> Any:
+        return iso_timestamp(value, info.field_name)
 
     @field_validator("fact")
     @classmethod
@@ -265,6 +278,16 @@ class MemoryPatch(_Request):
     metadata: dict[str, Any] | SkipJsonSchema[None] = None
     superseded_by: RowId | None = Field(None, description="Id of the memory that replaces this one.")
     layer: Layer | SkipJsonSchema[None] = Field(None, description="Move it: archive, restore to core…")
+    occurred_at: datetime | None = Field(
+        None,
+        description="The time it is about (ISO 8601); null → created_at.",
+        json_schema_extra={"format": "date-time"},
+    )
+
+    @field_validator("occurred_at", mode="before")
+    @classmethod
+    def _parse_timestamp(cls, value: Any) -> Any:
+        return iso_timestamp(value, "occurred_at")
 
 
 class MemoryOut(BaseModel):
@@ -279,6 +302,7 @@ class MemoryOut(BaseModel):
     ref: str | None
     metadata: dict[str, Any]
     created_at: str
+    occurred_at: str | None = Field(description="The time it is about when not created_at.")
     updated_at: str
     access_count: int
     last_accessed: str | None
@@ -403,6 +427,18 @@ class IngestRequestBody(BaseModel):
     debounce: bool = Field(
         True, strict=True, description="false: extract now (before a compaction, at session end)."
     )
+    occurred_at: datetime | None = Field(
+        None,
+        strict=True,  # the body model is lax elsewhere; a number is not a timestamp here
+        description="The time the conversation is about, when not now (a replayed history): the facts"
+        " extracted from it carry it (ISO 8601; no zone = UTC).",
+        json_schema_extra={"format": "date-time"},
+    )
+
+    @field_validator("occurred_at", mode="before")
+    @classmethod
+    def _parse_timestamp(cls, value: Any) -> Any:
+        return iso_timestamp(value, "occurred_at")
 
 
 class IngestAccepted(BaseModel):

@@ -46,6 +46,7 @@ async def hybrid_search(request: web.Request) -> web.Response:
             category=hit.memory.category,
             ref=hit.memory.ref,
             created_at=hit.memory.created_at,
+            occurred_at=hit.memory.occurred_at,
             fts_score=round(hit.fts_score, 6),
             vector_score=round(hit.vector_score, 6),
             layer=hit.memory.layer,

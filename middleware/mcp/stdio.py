@@ -98,6 +98,7 @@ async def open_services(config: Config) -> AsyncIterator[McpServices]:
         search = SearchService(
             db, index, embedder, config.search, config.embeddings.query_timeout_s, ranking=config.ranking
         )
+        await asyncio.to_thread(search.warm_up)  # dateparser's data, when time-aware search is on
         recall = RecallService(search, memories, llm, config.recall)
         yield McpServices(memories, search, recall, access)
 

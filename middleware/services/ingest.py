@@ -255,6 +255,7 @@ class IngestService:
                 source_session=job.session_id,
                 source_channel=job.channel,
                 metadata={"ingest_job": job.id, "extractor": result.method},
+                occurred_at=job.occurred_at,
                 layer=initial_layer(fact.category, result.method),
             )
             for fact in result.facts

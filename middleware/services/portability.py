@@ -138,6 +138,8 @@ class ExportedMemory(BaseModel):
     layer: Literal["working", "core", "archive"] = "core"
     layer_since: str | None = None
     compressed_into: int | None = Field(None, ge=1)
+    # Absent from files written before migration 006: those rows were about their created_at.
+    occurred_at: str | None = None
 
     _blob: bytes | None = PrivateAttr(default=None)
 

@@ -11,7 +11,12 @@ Method (``score = w_fts·fts_norm + w_vec·cosine``, weights 0.4/0.6 by default 
    says which retriever(s) proposed the memory.
 4. When the embedder is down (or slower than ``query_timeout_s``) the search is FTS-only and every
    result says ``source: "fts5"``; search never waits on extraction or on a dead model.
-5. Optional multi-factor ranking (``ranking.enabled``): the best ``limit × pool`` by relevance are
+5. Optional time-aware search (``search.time_boost``): the date ranges a query names ("last May",
+   "in 2023") are found by dateparser (:mod:`.timeparse`) and every candidate about a time inside
+   one scores ``× (1 + time_boost)``; with ``search.time_candidates`` the user's memories in the
+   range join the candidates. A boost, never a filter: a query whose date matches nothing still
+   gets its best results.
+6. Optional multi-factor ranking (``ranking.enabled``): the best ``limit × pool`` by relevance are
    re-ordered by relevance × a multiplier from importance, recency and reads, so that, among
    comparably relevant memories, "I moved to Porto" (new) outranks "I live in Lyon" (a year old).
    See :class:`~middleware.config.RankingConfig` for the formula.
@@ -23,8 +28,10 @@ import asyncio
 import dataclasses
 import logging
 import math
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -38,6 +45,7 @@ from ..store.db import Database
 from ..store.fts import FtsQuery, build_query
 from ..store.memories import MemoryRecord
 from ..store.vectors import VectorIndex
+from .timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +112,9 @@ class SearchService:
         config: weights and candidate counts.
         query_timeout_s: longest wait for the query vector before going FTS-only.
         ranking: the optional multi-factor ranking (off unless ``ranking.enabled``).
-        clock: "now" for the recency factor (tests move it).
+        clock: "now" for the recency factor and for relative dates in queries (tests move it).
+        time_parser: finds date ranges in queries (used only when ``config.time_boost`` is on; made
+            here if not given).
     """
 
     def __init__(
@@ -116,6 +126,7 @@ class SearchService:
         query_timeout_s: float,
         ranking: RankingConfig | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        time_parser: TimeParser | None = None,
     ) -> None:
         self._ranking = ranking if ranking is not None else RankingConfig()
         self._clock = clock
@@ -125,6 +136,13 @@ class SearchService:
         self._config = config
         self._query_timeout_s = query_timeout_s
         self._term_counts = memory_sql.TermRowCounts()
+        self._time_parser = (time_parser or TimeParser()) if config.time_boost > 0 else None
+
+    def warm_up(self) -> None:
+        """Load what the first search would otherwise load (dateparser's data, when time-aware
+        search is on). Blocking: call it from a thread at start-up."""
+        if self._time_parser is not None:
+            self._time_parser.warm_up()
 
     async def search(
         self,
@@ -151,6 +169,8 @@ class SearchService:
         fts_task = asyncio.ensure_future(
             self._fts(user_id, fts_query, max(self._config.fts_candidates, limit), layers)
         )
+        # The date parse (a thread: dateparser is pure Python) overlaps the query embedding.
+        time_task = asyncio.ensure_future(self._time_ranges(query, user_id))
         query_vector = await self._query_vector(query) if mode != "fts" else None
         vector_task = None
         if query_vector is not None and self._index is not None:
@@ -167,7 +187,18 @@ class SearchService:
             vector_candidates, vector_scores = await vector_task
             vector_scores = self._score_fts_candidates(user_id, query_vector, fts_scores, vector_scores)
         after_vector = time.perf_counter()
-        fused = self._fuse(fts_scores, vector_scores, vector_candidates)
+
+        time_ranges = await time_task
+        in_range: set[int] = set()
+        if time_ranges:
+            extra = await self._time_candidates(user_id, time_ranges, layers)
+            if extra and query_vector is not None and self._index is not None:
+                missing = [mid for mid in extra if mid not in vector_scores]
+                vector_scores = {**vector_scores, **self._index.cosines(user_id, query_vector, missing)}
+            vector_candidates |= {mid for mid in extra if mid in vector_scores}
+            in_range = await self._in_range(list(set(fts_scores) | vector_candidates), time_ranges)
+        after_time = time.perf_counter()
+        fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range)
 
         if vector_task is not None and self._config.prf_docs > 0 and fused:
             # Pseudo-relevance feedback (Rocchio) on the vector side: every candidate is scored
@@ -179,7 +210,7 @@ class SearchService:
             feedback = [item[3] for item in fused[: self._config.prf_docs]]
             rescored = self._feedback_scores(user_id, query_vector, feedback, [item[3] for item in fused])
             if rescored is not None:
-                fused = self._fuse(fts_scores, rescored, vector_candidates)
+                fused = self._fuse(fts_scores, rescored, vector_candidates, in_range)
         after_prf = time.perf_counter()
 
         ranked = self._ranking.enabled
@@ -214,7 +245,8 @@ class SearchService:
             timings_ms={
                 "fts_and_embed": round((after_fts - started) * 1000, 2),  # the vector product overlaps it
                 "vector": round((after_vector - after_fts) * 1000, 2),
-                "prf": round((after_prf - after_vector) * 1000, 2),
+                "time": round((after_time - after_vector) * 1000, 2),
+                "prf": round((after_prf - after_time) * 1000, 2),
                 "hydrate": round((done - after_prf) * 1000, 2),
                 "total": round((done - started) * 1000, 2),
             },
@@ -238,14 +270,22 @@ class SearchService:
         return {**vector_scores, **self._index.cosines(user_id, vector, missing)}
 
     def _fuse(
-        self, fts_scores: dict[int, float], vector_scores: dict[int, float], vector_candidates: set[int]
+        self,
+        fts_scores: dict[int, float],
+        vector_scores: dict[int, float],
+        vector_candidates: set[int],
+        in_range: AbstractSet[int] = frozenset(),
     ) -> list[tuple[float, float, float, int, str]]:
-        """``(score, fts_norm, cosine, id, source)`` of every candidate, best first."""
+        """``(score, fts_norm, cosine, id, source)`` of every candidate, best first; a candidate in
+        ``in_range`` (about a time the query names) gets the time boost."""
         fused: list[tuple[float, float, float, int, str]] = []
+        boost = 1.0 + self._config.time_boost
         for memory_id in set(fts_scores) | vector_candidates:
             fts_norm = fts_scores.get(memory_id, 0.0)
             cosine = max(vector_scores.get(memory_id, 0.0), 0.0)
             score = self._config.fts_weight * fts_norm + self._config.vector_weight * cosine
+            if memory_id in in_range:
+                score *= boost
             in_fts, in_vec = memory_id in fts_scores, memory_id in vector_candidates
             source = "fts5+vector" if in_fts and in_vec else ("fts5" if in_fts else "vector")
             fused.append((score, fts_norm, cosine, memory_id, source))
@@ -285,6 +325,51 @@ class SearchService:
                 layers=layers,
             )
         )
+
+    async def _time_ranges(self, query: str, user_id: str) -> tuple[TimeRange, ...]:
+        """The date ranges the query names (none when time-aware search is off or it names none)."""
+        if self._time_parser is None or not may_hold_date(query[:MAX_PARSED_CHARS]):
+            return ()
+        now = self._clock()
+        if self._config.time_anchor == "newest_memory":
+            newest = await self._db.read(lambda conn: memory_sql.newest_about_time(conn, user_id))
+            if newest is not None:
+                now = parse_timestamp(newest)
+        try:
+            return await asyncio.to_thread(self._time_parser.ranges, query, now)
+        except Exception:
+            # A boost is never worth a failed search: whatever dateparser trips on, search goes on.
+            log.exception("date parsing failed; searching without a date range")
+            return ()
+
+    async def _time_candidates(
+        self, user_id: str, ranges: Sequence[TimeRange], layers: tuple[str, ...]
+    ) -> list[int]:
+        """Up to ``time_candidates`` of the user's memories in each range (newest first)."""
+        count = self._config.time_candidates
+        if count <= 0 or not layers:
+            return []
+
+        def read(conn: sqlite3.Connection) -> list[int]:
+            found: dict[int, None] = {}
+            for time_range in ranges:
+                start, end = time_range.bounds()
+                found.update(
+                    dict.fromkeys(memory_sql.in_time_range(conn, user_id, start, end, count, layers))
+                )
+            return list(found)
+
+        return await self._db.read(read)
+
+    async def _in_range(self, candidates: list[int], ranges: Sequence[TimeRange]) -> set[int]:
+        """The candidates about a time inside one of ``ranges``."""
+        bounds = [time_range.bounds() for time_range in ranges]
+        times = await self._db.read(lambda conn: memory_sql.about_times(conn, candidates))
+        return {
+            memory_id
+            for memory_id, moment in times.items()
+            if any(start <= moment < end for start, end in bounds)
+        }
 
     async def _query_vector(self, query: str) -> np.ndarray | None:
         if self._embedder is None or self._index is None or not query.strip():

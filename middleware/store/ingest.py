@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from .memories import NOW_SQL
+from .memories import NOW_SQL, stored_timestamp
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class IngestJob:
     new_messages: int | None
     facts_stored: int | None
     method: str | None
+    occurred_at: str | None = None  # the body's occurred_at, stored format (None: now)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> IngestJob:
@@ -38,7 +40,19 @@ class IngestJob:
         # The column holds the /ingest body as received ({"messages": [...], ...}) or, once the
         # job is done, an empty list.
         data["messages"] = stored.get("messages", []) if isinstance(stored, dict) else stored
+        data["occurred_at"] = _occurred_at(stored)
         return cls(**data)
+
+
+def _occurred_at(body: Any) -> str | None:
+    """The ``occurred_at`` of a journaled body (validated by the handler before it was journaled)."""
+    value = body.get("occurred_at") if isinstance(body, dict) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        return stored_timestamp(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)

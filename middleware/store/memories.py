@@ -12,11 +12,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from .fts import FtsQuery, like_pattern, quote
 
 NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+
+
+def stored_timestamp(moment: datetime) -> str:
+    """A moment as every timestamp is stored: UTC, ``2023-05-08T13:56:00.000Z`` (naive = UTC).
+
+    One format everywhere, so that timestamps compare as strings (SQL ranges, the time index).
+    """
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment.isoformat(timespec="milliseconds") + "Z"
+
 
 # Columns a caller may set on insert or change on update (never id, timestamps or counters).
 EDITABLE_COLUMNS = (
@@ -31,13 +43,14 @@ EDITABLE_COLUMNS = (
     "metadata",
     "superseded_by",
     "layer",
+    "occurred_at",
 )
 
 _SELECT = (
     "SELECT id, user_id, topic, fact, importance, category, source_session, source_channel, ref,"
     " metadata, created_at, updated_at, access_count, last_accessed, superseded_by,"
     " embedding_model, embedding_dim, embedding_context, layer, layer_since, compressed_into,"
-    " embedding IS NOT NULL AS has_embedding FROM memories"
+    " embedding IS NOT NULL AS has_embedding, occurred_at FROM memories"
 )
 
 
@@ -67,6 +80,12 @@ class MemoryRecord:
     layer_since: str | None
     compressed_into: int | None
     has_embedding: bool
+    occurred_at: str | None = None  # the time it is about, when not created_at (migration 006)
+
+    @property
+    def about_time(self) -> str:
+        """The time this memory is about: ``occurred_at`` when set, else ``created_at``."""
+        return self.occurred_at or self.created_at
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> MemoryRecord:
@@ -95,6 +114,7 @@ class NewMemory:
     embedding_dim: int | None = None
     embedding_context: int = 0  # earlier memories of the same session embedded with this one
     layer: str = "core"  # working | core | archive (see migration 004)
+    occurred_at: str | None = None  # the time it is about, when not created_at (migration 006)
 
 
 def quote_identifier(name: str) -> str:
@@ -106,8 +126,8 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
     cursor = conn.execute(
         "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
         " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
-        f" embedding_dim, embedding_context, layer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}),"
-        f" COALESCE(?, {NOW_SQL}), ?, ?, ?, ?, ?)",
+        f" embedding_dim, embedding_context, layer, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+        f" COALESCE(?, {NOW_SQL}), COALESCE(?, {NOW_SQL}), ?, ?, ?, ?, ?, ?)",
         (
             memory.user_id,
             memory.topic,
@@ -125,6 +145,7 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
             memory.embedding_dim,
             memory.embedding_context,
             memory.layer,
+            memory.occurred_at,
         ),
     )
     return int(cursor.lastrowid or 0)
@@ -439,6 +460,51 @@ def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: 
 
 
 # -- search ---------------------------------------------------------------------------------
+# The time a memory is about; memories_by_time (migration 006) indexes exactly this expression.
+ABOUT_TIME_SQL = "coalesce(occurred_at, created_at)"
+
+
+def about_times(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, str]:
+    """``{id: the time it is about}`` of these rows (missing ids are absent)."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT id, {ABOUT_TIME_SQL} FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(memory_ids)),),
+    )
+    return {int(row[0]): str(row[1]) for row in rows}
+
+
+def newest_about_time(conn: sqlite3.Connection, user_id: str) -> str | None:
+    """The latest time any live memory of ``user_id`` is about (a walk down memories_by_time)."""
+    row = conn.execute(
+        f"SELECT {ABOUT_TIME_SQL} FROM memories WHERE user_id = ? AND superseded_by IS NULL"
+        f" ORDER BY {ABOUT_TIME_SQL} DESC LIMIT 1",
+        (user_id,),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def in_time_range(
+    conn: sqlite3.Connection,
+    user_id: str,
+    start: str,
+    end: str,
+    limit: int,
+    layers: Sequence[str] | None = None,
+) -> list[int]:
+    """Ids of up to ``limit`` live memories of ``user_id`` about a time in ``[start, end)``, newest
+    first (``start``/``end`` in the stored format; an index range on memories_by_time)."""
+    layer_json = json.dumps(list(layers)) if layers is not None else None
+    rows = conn.execute(
+        f"SELECT id FROM memories WHERE user_id = ? AND {ABOUT_TIME_SQL} >= ? AND {ABOUT_TIME_SQL} < ?"
+        " AND superseded_by IS NULL AND (? IS NULL OR layer IN (SELECT value FROM json_each(?)))"
+        f" ORDER BY {ABOUT_TIME_SQL} DESC, id DESC LIMIT ?",
+        (user_id, start, end, layer_json, layer_json, limit),
+    )
+    return [int(row[0]) for row in rows]
+
+
 def fts_candidates(
     conn: sqlite3.Connection,
     user_id: str,

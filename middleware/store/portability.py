@@ -57,6 +57,7 @@ EXPORT_COLUMNS = (
     "layer",
     "layer_since",
     "compressed_into",
+    "occurred_at",
 )
 _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
 _SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")

@@ -56,7 +56,7 @@ async def test_patch_documents_which_fields_may_be_null(client: TestClient) -> N
     document = await (await client.get("/openapi.json")).json()
     fields = document["components"]["schemas"]["MemoryPatch"]["properties"]
     nullable = {name for name, prop in fields.items() if {"type": "null"} in prop.get("anyOf", [])}
-    assert nullable == {"ref", "superseded_by"}
+    assert nullable == {"ref", "superseded_by", "occurred_at"}
     assert all("default" not in fields[name] for name in set(fields) - nullable)
 
 

@@ -119,7 +119,8 @@ def test_a_reachable_address_without_a_token_refuses_to_start(tmp_path: Any) -> 
 async def test_405_names_the_allowed_methods(client: TestClient) -> None:
     response = await client.request("TRACE", "/memories")
     await error_of(response, 405)
-    assert set(response.headers["Allow"].split(",")) == {"GET", "POST"}
+    # HEAD: a GET without its body.
+    assert set(response.headers["Allow"].split(",")) == {"GET", "HEAD", "POST"}
 
 
 @pytest.mark.parametrize(
