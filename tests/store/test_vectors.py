@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from middleware.store.vectors import VectorIndex, from_blob, hamming_shortlist, normalize, sign_codes, to_blob
 
@@ -188,3 +190,51 @@ def test_layers_filter_the_rows_searched(exact_max_rows: int | None) -> None:
     index.set_layer(3, "core")
     assert 3 in {h.memory_id for h in index.search("u", vectors[3], 1, layers=("core",))}
     assert index.search("u", query, 5, layers=()) == []
+
+
+# Ids as SQLite hands them out (dense from 1), plus a few far beyond (an import that kept its ids).
+_IDS = st.one_of(st.integers(1, 300), st.sampled_from([10**6, 2**40, 2**62]))
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["upsert", "remove", "layer"]), _IDS, st.sampled_from(["ann", "bob", "cy"]),
+              st.integers(0, 2**31 - 1), st.sampled_from(["working", "core", "archive"])),
+    max_size=120,
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(_OPS)
+def test_index_follows_a_model_through_any_changes(ops: list[tuple[str, int, str, int, str]]) -> None:
+    """Upserts (owner changes included), removals and layer moves in any order leave the index
+    holding exactly what a plain dict would: ids, owners, layers and vectors."""
+    index = VectorIndex("m", 8, exact_max_rows=20, shortlist=10)
+    model: dict[int, tuple[str, np.ndarray, str]] = {}
+    for op, memory_id, user_id, seed, layer in ops:
+        if op == "upsert":
+            vector = normalize(np.random.default_rng(seed).standard_normal(8).astype(np.float32))[0]
+            index.upsert(memory_id, user_id, vector, layer)
+            model[memory_id] = (user_id, vector, layer)
+        elif op == "remove":
+            index.remove(memory_id)
+            model.pop(memory_id, None)
+        elif memory_id in model:
+            index.set_layer(memory_id, layer)
+            model[memory_id] = (*model[memory_id][:2], layer)
+        else:
+            index.set_layer(memory_id, layer)  # unknown id: nothing happens
+    assert len(index) == len(model)
+    assert index.layers_by_id() == {mid: (user, layer) for mid, (user, _, layer) in model.items()}
+    for user_id in ("ann", "bob", "cy"):
+        mine = {mid: vector for mid, (user, vector, _) in model.items() if user == user_id}
+        query = np.ones(8, dtype=np.float32)
+        every_id = [*model, 999]
+        cosines = index.cosines(user_id, query, every_id)
+        assert set(cosines) == set(mine)  # another user's ids are never scored as this user's
+        for mid, vector in mine.items():
+            assert cosines[mid] == pytest.approx(float(vector @ normalize(query)[0]), abs=1e-5)
+        stored = index.vectors_of(user_id, list(mine))
+        assert np.allclose(stored, np.array(list(mine.values())).reshape(-1, 8), atol=1e-6)
+        hits = index.search(user_id, query, k=500)
+        assert sorted(hit.memory_id for hit in hits) == sorted(mine)
+    for mid in model:
+        assert index.contains(mid)
+    assert not index.contains(999)
