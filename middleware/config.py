@@ -202,6 +202,12 @@ class SearchConfig(_Section):
         le=10,
         description="Time-aware search: a memory about a time inside a date range the query names ('last May', 'in 2023', parsed by dateparser) scores x (1 + this); 0 = off (dateparser not loaded).",
     )
+    subject_boost: float = Field(
+        0.3,
+        ge=0,
+        le=10,
+        description="Subject-aware search: a memory whose text starts with the name of someone the query names ('Melanie: …', a turn of a transcript or group chat) scores x (1 + this); 0 = off.",
+    )
     time_anchor: Literal["now", "newest_memory"] = Field(
         "now",
         description="What relative dates in a query ('last week') count from: now, or the time of the user's newest memory (a replayed or old conversation).",

@@ -28,6 +28,7 @@ import asyncio
 import dataclasses
 import logging
 import math
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -48,6 +49,9 @@ from ..store.vectors import VectorIndex
 from .timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 
 log = logging.getLogger(__name__)
+
+# A word that may be a name: capitalised, with its possessive cut ("Caroline's" → "Caroline").
+_CAPITALISED = re.compile(r"\b[A-Z][\w-]*(?=\b|['’]s\b)")
 
 # What a search covers unless it asks otherwise: the archive is kept but not searched.
 DEFAULT_LAYERS = ("core", "working")
@@ -197,8 +201,9 @@ class SearchService:
                 vector_scores = {**vector_scores, **self._index.cosines(user_id, query_vector, missing)}
             vector_candidates |= {mid for mid in extra if mid in vector_scores}
             in_range = await self._in_range(list(set(fts_scores) | vector_candidates), time_ranges)
+        about = await self._about_named(query, user_id, set(fts_scores) | vector_candidates)
         after_time = time.perf_counter()
-        fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range)
+        fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range, about)
 
         if vector_task is not None and self._config.prf_docs > 0 and fused:
             # Pseudo-relevance feedback (Rocchio) on the vector side: every candidate is scored
@@ -210,7 +215,7 @@ class SearchService:
             feedback = [item[3] for item in fused[: self._config.prf_docs]]
             rescored = self._feedback_scores(user_id, query_vector, feedback, [item[3] for item in fused])
             if rescored is not None:
-                fused = self._fuse(fts_scores, rescored, vector_candidates, in_range)
+                fused = self._fuse(fts_scores, rescored, vector_candidates, in_range, about)
         after_prf = time.perf_counter()
 
         ranked = self._ranking.enabled
@@ -275,17 +280,22 @@ class SearchService:
         vector_scores: dict[int, float],
         vector_candidates: set[int],
         in_range: AbstractSet[int] = frozenset(),
+        about: AbstractSet[int] = frozenset(),
     ) -> list[tuple[float, float, float, int, str]]:
         """``(score, fts_norm, cosine, id, source)`` of every candidate, best first; a candidate in
-        ``in_range`` (about a time the query names) gets the time boost."""
+        ``in_range`` (about a time the query names) gets the time boost, one in ``about`` (said
+        by someone the query names) the subject boost."""
         fused: list[tuple[float, float, float, int, str]] = []
         boost = 1.0 + self._config.time_boost
+        subject_boost = 1.0 + self._config.subject_boost
         for memory_id in set(fts_scores) | vector_candidates:
             fts_norm = fts_scores.get(memory_id, 0.0)
             cosine = max(vector_scores.get(memory_id, 0.0), 0.0)
             score = self._config.fts_weight * fts_norm + self._config.vector_weight * cosine
             if memory_id in in_range:
                 score *= boost
+            if memory_id in about:
+                score *= subject_boost
             in_fts, in_vec = memory_id in fts_scores, memory_id in vector_candidates
             source = "fts5+vector" if in_fts and in_vec else ("fts5" if in_fts else "vector")
             fused.append((score, fts_norm, cosine, memory_id, source))
@@ -305,6 +315,18 @@ class SearchService:
         expanded = query + self._config.prf_weight * feedback.mean(axis=0)
         expanded /= max(float(np.linalg.norm(expanded)), 1e-12)
         return self._index.cosines(user_id, expanded, candidates)
+
+    async def _about_named(self, query: str, user_id: str, candidates: set[int]) -> set[int]:
+        """The candidates said by someone the query names: their text starts with a speaker label
+        ("Melanie: …") made of capitalised words of the query. Empty when the boost is off or the
+        query names no one (no capitalised word besides its first)."""
+        if self._config.subject_boost <= 0 or not candidates:
+            return set()
+        names = {word.casefold() for word in _CAPITALISED.findall(query)}
+        if not names:
+            return set()
+        subjects = await self._db.read(lambda conn: memory_sql.subjects_of(conn, list(candidates)))
+        return {mid for mid, label in subjects.items() if set(label.split()) <= names}
 
     async def _fts(
         self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]

@@ -7,6 +7,7 @@ transactions stay in the caller's hands; every value is a bound parameter.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -202,6 +203,27 @@ class MemoryFilter:
 
 # The trigram index finds substrings of three characters or more; shorter ones are scanned.
 MIN_TRIGRAM_TEXT = 3
+
+
+# "Melanie: I ran a charity race…": a turn of a transcript, a group chat or a replayed conversation
+# names who said it. One to three capitalised words before the colon.
+_SUBJECT_LABEL = re.compile(r"([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}):\s")
+
+
+def subjects_of(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, str]:
+    """The speaker label each of these memories starts with (casefolded), for those that have one."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, substr(fact, 1, 80) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(memory_ids)),),
+    )
+    found = {}
+    for memory_id, head in rows:
+        match = _SUBJECT_LABEL.match(head)
+        if match:
+            found[memory_id] = match.group(1).casefold()
+    return found
 
 
 def list_memories(

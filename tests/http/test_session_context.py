@@ -91,7 +91,10 @@ async def test_the_short_answer_is_found_by_the_question_it_answers(
     body += [{"user_id": "mel", "fact": f"Caroline: note {i} about the weekly groceries."} for i in range(30)]
     ranks = {}
     for window in (2, 0):
-        config = make_config(tmp_path / f"w{window}", embeddings={"session_context": window})
+        # The subject boost (Melanie is named) would lift her turns too: this measures the context alone.
+        config = make_config(
+            tmp_path / f"w{window}", embeddings={"session_context": window}, search={"subject_boost": 0}
+        )
         client = await aiohttp_client(create_app(config, embedder=minilm))
         await post(client, body)
         response = await client.post(

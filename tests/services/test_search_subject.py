@@ -1,0 +1,81 @@
+"""SearchService's subject boost: a transcript turn said by someone the query names ("Melanie: …")
+is lifted, with a fixed query vector so the test controls the geometry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from middleware.config import SearchConfig
+from middleware.services.search import SearchService
+from middleware.store import memories as memory_sql
+from middleware.store.db import Database, connect
+from middleware.store.memories import NewMemory
+from middleware.store.vectors import VectorIndex, normalize, to_blob
+from tests.services.test_search_prf import MODEL, FixedEmbedder
+
+# (fact, user, vector): the query is the x axis, so the first row is nearest.
+ROWS = [
+    ("Caroline: I love painting sunsets by the lake.", "u", [1.0, 0.2, 0.0]),
+    ("Melanie: Painting calms me down after work.", "u", [0.9, 0.5, 0.0]),
+    ("Melanie Ann Smith: I paint on Sundays.", "u", [0.8, 0.6, 0.0]),
+    ("Melanie: my painting class starts Monday.", "v", [1.0, 0.0, 0.0]),  # another user
+    ("The user's sister Melanie paints.", "u", [0.7, 0.7, 0.0]),  # names her, not said by her
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
+    db = Database(tmp_path / "subject.db", busy_timeout_ms=1000)
+    db.open()
+    index = VectorIndex(MODEL, 3)
+    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
+    with conn:
+        for fact, user, vector in ROWS:
+            unit = normalize(np.array(vector))[0]
+            memory_id = memory_sql.insert(
+                conn,
+                NewMemory(
+                    user_id=user, fact=fact, embedding=to_blob(unit), embedding_model=MODEL, embedding_dim=3
+                ),
+            )
+            index.upsert(memory_id, user, unit)
+    conn.close()
+    yield db, index
+    db.close()
+
+
+async def facts(store: tuple[Database, VectorIndex], query: str, **settings: object) -> list[str]:
+    db, index = store
+    service = SearchService(db, index, FixedEmbedder(), SearchConfig(prf_docs=0, **settings), 5.0)
+    result = await service.search(query, "u", 5, mode="vector")
+    return [hit.memory.fact for hit in result.hits]
+
+
+async def test_turns_of_the_person_named_come_first(store: tuple[Database, VectorIndex]) -> None:
+    plain = await facts(store, "What does Melanie like to paint?", subject_boost=0)
+    assert plain[0].startswith("Caroline:")
+    boosted = await facts(store, "What does Melanie like to paint?", subject_boost=0.5)
+    assert boosted[0] == "Melanie: Painting calms me down after work."
+    assert (
+        boosted[1] == "Caroline: I love painting sunsets by the lake."
+    )  # a three-word label needs all three
+    assert all("Monday" not in fact for fact in boosted)  # user v's turn never appears
+
+
+async def test_possessives_and_full_names_count(store: tuple[Database, VectorIndex]) -> None:
+    boosted = await facts(store, "Where is Melanie Ann Smith's studio?", subject_boost=0.5)
+    assert boosted[:2] == [
+        "Melanie: Painting calms me down after work.",
+        "Melanie Ann Smith: I paint on Sundays.",
+    ]
+
+
+async def test_a_query_naming_no_one_is_ranked_as_without_the_boost(
+    store: tuple[Database, VectorIndex],
+) -> None:
+    for query in ("what does she like to paint?", "melanie painting"):
+        assert await facts(store, query, subject_boost=2) == await facts(store, query, subject_boost=0)
