@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         if i >= args.warmup:
                             latencies.append(elapsed)
                         data = response.json()
-                        count = data.get("count", len(data.get("memories", data.get("points", []))))
+                        count = data.get("count", len(data["points"]) if "points" in data else "—")
                     rows.append(
                         {
                             "request": label,
