@@ -127,6 +127,9 @@ class FoundMemory(BaseModel):
     importance: int = Field(description="1 (trivia) to 10 (identity-defining).")
     layer: str = Field(description="core (lasting), working (recent) or archive (forgotten).")
     created_at: str = Field(description="When it was stored (UTC, ISO 8601).")
+    about_time: str = Field(
+        description="The time it is about (UTC, ISO 8601): when it happened if known, else when stored."
+    )
     score: float = Field(description="How well it matches the query; higher is better.")
 
 
@@ -252,6 +255,7 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
                 importance=hit.memory.importance,
                 layer=hit.memory.layer,
                 created_at=hit.memory.created_at,
+                about_time=hit.memory.about_time,
                 score=round(hit.score, 6),
             )
             for hit in result.hits

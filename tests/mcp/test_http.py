@@ -316,3 +316,16 @@ async def test_a_long_query_is_cut_not_refused_as_on_the_api(client: TestClient)
     async with mcp_client(mcp_url(client)) as mcp:
         found = structured(await mcp.call_tool("search_memory", {"query": "green tea " + "x " * 5000}))
     assert [hit["id"] for hit in found["results"]] == [memory["id"]]
+
+
+async def test_search_memory_says_what_time_a_memory_is_about(client: TestClient) -> None:
+    dated, undated = await store(
+        client,
+        {"fact": "The user ran the Lisbon half marathon.", "occurred_at": "2023-03-19T09:00:00Z"},
+        {"fact": "The user runs every Sunday morning."},
+    )
+    async with mcp_client(mcp_url(client)) as mcp:
+        found = structured(await mcp.call_tool("search_memory", {"query": "running a marathon"}))
+    about = {hit["id"]: (hit["about_time"], hit["created_at"]) for hit in found["results"]}
+    assert about[dated["id"]][0] == "2023-03-19T09:00:00.000Z"
+    assert about[undated["id"]][0] == about[undated["id"]][1]  # no time given: when it was stored
