@@ -163,12 +163,11 @@ def _time_bound(name: str, text: str | None, *, end_of_day: bool) -> str | None:
             moment = datetime.combine(day + timedelta(days=1) if end_of_day else day, time(), tzinfo=UTC)
         else:
             moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
             if end_of_day:
                 moment += timedelta(milliseconds=1)
     except ValueError:
         raise InvalidRequest(f"{name}: not an ISO 8601 date or date-time: {text[:40]!r}") from None
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return stored_timestamp(moment)
 
 
 async def memory_history(request: web.Request) -> web.Response:

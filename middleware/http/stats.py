@@ -12,6 +12,7 @@ from ..keys import CONFIG, HARDWARE_MONITOR, METRICS, STATS_SERVICE
 from ..services.hardware import HardwareStatus
 from ..services.metrics import CONTENT_TYPE
 from ..services.scheduler import SchedulerState
+from ..store.memories import stored_timestamp
 from .common import parse_query
 from .schemas import (
     ChartPointOut,
@@ -144,4 +145,4 @@ def scheduler_stats(state: SchedulerState) -> SchedulerStats:
 
 def _iso(unix_seconds: float) -> str:
     """The API's timestamp format (as the store writes it): 2026-11-22T23:09:54.123Z."""
-    return datetime.fromtimestamp(unix_seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return stored_timestamp(datetime.fromtimestamp(unix_seconds, UTC))
