@@ -50,8 +50,8 @@ from .timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 
 log = logging.getLogger(__name__)
 
-# A word that may be a name: capitalised, with its possessive cut ("Caroline's" → "Caroline").
-_CAPITALISED = re.compile(r"\b[A-Z][\w-]*(?=\b|['’]s\b)")
+# A word (letters first; "Caroline's" gives "Caroline"): a name when it starts with a capital.
+_WORD = re.compile(r"\b[^\W\d_][\w-]*")
 
 # What a search covers unless it asks otherwise: the archive is kept but not searched.
 DEFAULT_LAYERS = ("core", "working")
@@ -322,7 +322,7 @@ class SearchService:
         query names no one (no capitalised word besides its first)."""
         if self._config.subject_boost <= 0 or not candidates:
             return set()
-        names = {word.casefold() for word in _CAPITALISED.findall(query)}
+        names = {word.casefold() for word in _WORD.findall(query) if word[0].isupper()}
         if not names:
             return set()
         subjects = await self._db.read(lambda conn: memory_sql.subjects_of(conn, list(candidates)))

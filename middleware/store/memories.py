@@ -206,8 +206,8 @@ MIN_TRIGRAM_TEXT = 3
 
 
 # "Melanie: I ran a charity race…": a turn of a transcript, a group chat or a replayed conversation
-# names who said it. One to three capitalised words before the colon.
-_SUBJECT_LABEL = re.compile(r"([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}):\s")
+# names who said it. One to three capitalised words (any script: "Élodie") before the colon.
+_SUBJECT_LABEL = re.compile(r"([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}):\s")
 
 
 def subjects_of(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, str]:
@@ -221,7 +221,7 @@ def subjects_of(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int
     found = {}
     for memory_id, head in rows:
         match = _SUBJECT_LABEL.match(head)
-        if match:
+        if match and all(word[0].isupper() for word in match.group(1).split()):
             found[memory_id] = match.group(1).casefold()
     return found
 

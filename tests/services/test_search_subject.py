@@ -12,7 +12,7 @@ import pytest
 from middleware.config import SearchConfig
 from middleware.services.search import SearchService
 from middleware.store import memories as memory_sql
-from middleware.store.db import Database, connect
+from middleware.store.db import Database, apply_migrations, connect
 from middleware.store.memories import NewMemory
 from middleware.store.vectors import VectorIndex, normalize, to_blob
 from tests.services.test_search_prf import MODEL, FixedEmbedder
@@ -79,3 +79,18 @@ async def test_a_query_naming_no_one_is_ranked_as_without_the_boost(
 ) -> None:
     for query in ("what does she like to paint?", "melanie painting"):
         assert await facts(store, query, subject_boost=2) == await facts(store, query, subject_boost=0)
+
+
+def test_labels_are_capitalised_names_in_any_script(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "labels.db", read_only=False, busy_timeout_ms=1000)
+    apply_migrations(conn)
+    facts = [
+        "Élodie: bonjour !",
+        "note: lower case is no name",
+        "Dr. Ann Lee: hi",
+        "Caroline:no space",
+        "Bob",
+    ]
+    ids = [memory_sql.insert(conn, NewMemory(user_id="u", fact=fact)) for fact in facts]
+    assert memory_sql.subjects_of(conn, ids) == {ids[0]: "élodie", ids[2]: "dr. ann lee"}
+    conn.close()
