@@ -319,7 +319,8 @@ class SearchService:
     async def _about_named(self, query: str, user_id: str, candidates: set[int]) -> set[int]:
         """The candidates said by someone the query names: their text starts with a speaker label
         ("Melanie: …") made of capitalised words of the query. Empty when the boost is off or the
-        query names no one (no capitalised word besides its first)."""
+        query has no capitalised word. (Its first word counts: "Melanie said…" names her, and a
+        "What" matches no speaker label.)"""
         if self._config.subject_boost <= 0 or not candidates:
             return set()
         names = {word.casefold() for word in _WORD.findall(query) if word[0].isupper()}
