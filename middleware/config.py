@@ -196,6 +196,13 @@ class SearchConfig(_Section):
     fts_candidates: int = Field(
         50, ge=1, le=5000, description="FTS candidates taken before fusion (ranked by bm25, best first)."
     )
+    follower_weight: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="Session followers: the next turns after an FTS hit in its session (stored with session context) get this share of its FTS score, so an answer is found by the words of the question before it; 0 = off.",
+    )
+    followers: int = Field(2, ge=0, le=10, description="How many next turns of a session an FTS hit credits.")
     time_boost: float = Field(
         0.5,
         ge=0,

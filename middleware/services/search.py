@@ -332,11 +332,14 @@ class SearchService:
     async def _fts(
         self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]
     ) -> dict[int, float]:
+        """FTS candidates and their normalised bm25, the session followers of each hit credited."""
         if fts_query.empty or not layers:
             return {}
         share = self._index.share_of(user_id) if self._index is not None else 1.0
-        return await self._db.read(
-            lambda conn: memory_sql.fts_candidates(
+        weight, count = self._config.follower_weight, self._config.followers
+
+        def read(conn: sqlite3.Connection) -> dict[int, float]:
+            scores = memory_sql.fts_candidates(
                 conn,
                 user_id,
                 fts_query,
@@ -347,7 +350,20 @@ class SearchService:
                 term_counts=self._term_counts,
                 layers=layers,
             )
-        )
+            if weight <= 0 or count <= 0 or not scores:
+                return scores
+            # A turn is often answered by the next one ("What did you take from that book?" →
+            # "It taught me self-acceptance"), whose own words miss the question's: the turns
+            # after a hit get a share of its score, as if their context were indexed with them.
+            credited = dict(scores)
+            for hit, followers in memory_sql.session_followers(
+                conn, user_id, list(scores), count, layers
+            ).items():
+                for follower in followers:
+                    credited[follower] = max(credited.get(follower, 0.0), weight * scores[hit])
+            return credited
+
+        return await self._db.read(read)
 
     async def _time_ranges(self, query: str, user_id: str) -> tuple[TimeRange, ...]:
         """The date ranges the query names (none when time-aware search is off or it names none)."""

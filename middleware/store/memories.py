@@ -170,6 +170,31 @@ def session_context(
     return [(str(topic), str(fact)) for topic, fact in reversed(rows)]
 
 
+def session_followers(
+    conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[int], count: int, layers: Sequence[str]
+) -> dict[int, list[int]]:
+    """For each of these memories that is a turn of a session (stored with session context), the
+    ids of the next ``count`` live turns of that session in ``layers``, in order."""
+    if count <= 0 or not memory_ids:
+        return {}
+    turns = conn.execute(
+        "SELECT id, source_session FROM memories WHERE id IN (SELECT value FROM json_each(?))"
+        " AND user_id = ? AND source_session IS NOT NULL AND embedding_context > 0",
+        (json.dumps(list(memory_ids)), user_id),
+    ).fetchall()
+    layer_list = json.dumps(list(layers))
+    found: dict[int, list[int]] = {}
+    for memory_id, session in turns:
+        rows = conn.execute(
+            "SELECT id FROM memories WHERE user_id = ? AND source_session = ? AND id > ?"
+            " AND superseded_by IS NULL AND embedding_context > 0"
+            " AND layer IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?",
+            (user_id, session, memory_id, layer_list, count),
+        )
+        found[int(memory_id)] = [int(row[0]) for row in rows]
+    return found
+
+
 def get(conn: sqlite3.Connection, memory_id: int) -> MemoryRecord | None:
     row = conn.execute(f"{_SELECT} WHERE id = ?", (memory_id,)).fetchone()
     return MemoryRecord.from_row(row) if row else None
