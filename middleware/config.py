@@ -215,6 +215,12 @@ class SearchConfig(_Section):
         le=10,
         description="Subject-aware search: a memory whose text starts with the name of someone the query names ('Melanie: …', a turn of a transcript or group chat) scores x (1 + this); 0 = off.",
     )
+    subject_pool: int = Field(
+        30,
+        ge=1,
+        le=5000,
+        description="How many of the best fused candidates (at least the limit) the subject boost reads the speaker of.",
+    )
     time_anchor: Literal["now", "newest_memory"] = Field(
         "now",
         description="What relative dates in a query ('last week') count from: now, or the time of the user's newest memory (a replayed or old conversation).",

@@ -201,9 +201,14 @@ class SearchService:
                 vector_scores = {**vector_scores, **self._index.cosines(user_id, query_vector, missing)}
             vector_candidates |= {mid for mid in extra if mid in vector_scores}
             in_range = await self._in_range(list(set(fts_scores) | vector_candidates), time_ranges)
-        about = await self._about_named(query, user_id, set(fts_scores) | vector_candidates)
+        fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range)
+        # Only the best few can reach the results with a ×1.3: their speaker labels are all read.
+        about = await self._about_named(
+            query, user_id, {item[3] for item in fused[: self._config.subject_pool]}
+        )
+        if about:
+            fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range, about)
         after_time = time.perf_counter()
-        fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range, about)
 
         if vector_task is not None and self._config.prf_docs > 0 and fused:
             # Pseudo-relevance feedback (Rocchio) on the vector side: every candidate is scored
