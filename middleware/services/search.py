@@ -202,10 +202,10 @@ class SearchService:
             vector_candidates |= {mid for mid in extra if mid in vector_scores}
             in_range = await self._in_range(list(set(fts_scores) | vector_candidates), time_ranges)
         fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range)
-        # Only the best few can reach the results with a ×1.3: their speaker labels are all read.
-        about = await self._about_named(
-            query, user_id, {item[3] for item in fused[: self._config.subject_pool]}
-        )
+        # Only the best few can reach the results with a ×1.3: only their speaker labels are read
+        # (never fewer than the results asked for).
+        pool = max(self._config.subject_pool, limit)
+        about = await self._about_named(query, user_id, {item[3] for item in fused[:pool]})
         if about:
             fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range, about)
         after_time = time.perf_counter()

@@ -94,3 +94,10 @@ def test_labels_are_capitalised_names_in_any_script(tmp_path: Path) -> None:
     ids = [memory_sql.insert(conn, NewMemory(user_id="u", fact=fact)) for fact in facts]
     assert memory_sql.subjects_of(conn, ids) == {ids[0]: "élodie", ids[2]: "dr. ann lee"}
     conn.close()
+
+
+async def test_the_speaker_pool_is_never_smaller_than_the_limit(store: tuple[Database, VectorIndex]) -> None:
+    """With a pool of 1 only the nearest turn (Caroline's) would be looked at; asking for 5 results
+    looks at all 5, so Melanie's turn is still lifted."""
+    boosted = await facts(store, "What does Melanie like to paint?", subject_boost=0.5, subject_pool=1)
+    assert boosted[0] == "Melanie: Painting calms me down after work."
