@@ -221,6 +221,27 @@ class SearchConfig(_Section):
         le=5000,
         description="How many of the best fused candidates (at least the limit) the subject boost reads the speaker of.",
     )
+    length_prior: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="Length prior: among the best prior_pool results a turn of a session (stored with session context) scores x (1 + this x ln(chars / length_pivot_chars)), the log clamped to +-1.5, so 'Bye!' or 'How's it going?' no longer outranks a turn that says something; 0 = off.",
+    )
+    length_pivot_chars: int = Field(
+        40, ge=1, le=10000, description="Length of a memory the length prior leaves unchanged (characters)."
+    )
+    session_support: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description="Session support: a turn of a session (stored with session context) among the best prior_pool results gains this x the scores of the two best other turns of its session there, so the turns of the exchange a question is about rise together; 0 = off.",
+    )
+    prior_pool: int = Field(
+        30,
+        ge=1,
+        le=5000,
+        description="How many of the best fused results (at least the limit) the length prior and session support re-score.",
+    )
     time_anchor: Literal["now", "newest_memory"] = Field(
         "now",
         description="What relative dates in a query ('last week') count from: now, or the time of the user's newest memory (a replayed or old conversation).",

@@ -53,6 +53,9 @@ log = logging.getLogger(__name__)
 # A word (letters first; "Caroline's" gives "Caroline"): a name when it starts with a capital.
 _WORD = re.compile(r"\b[^\W\d_][\w-]*")
 
+# The length prior's ln(chars / pivot) is held to ±1.5: ×(1 ± 0.15) at most with the default 0.1.
+_LENGTH_LOG_CLAMP = 1.5
+
 # What a search covers unless it asks otherwise: the archive is kept but not searched.
 DEFAULT_LAYERS = ("core", "working")
 
@@ -223,6 +226,9 @@ class SearchService:
                 fused = self._fuse(fts_scores, rescored, vector_candidates, in_range, about)
         after_prf = time.perf_counter()
 
+        fused = await self._with_priors(fused, limit)
+        after_priors = time.perf_counter()
+
         ranked = self._ranking.enabled
         fused = fused[: limit * self._ranking.pool] if ranked else fused[:limit]
 
@@ -257,7 +263,8 @@ class SearchService:
                 "vector": round((after_vector - after_fts) * 1000, 2),
                 "time": round((after_time - after_vector) * 1000, 2),
                 "prf": round((after_prf - after_time) * 1000, 2),
-                "hydrate": round((done - after_prf) * 1000, 2),
+                "priors": round((after_priors - after_prf) * 1000, 2),
+                "hydrate": round((done - after_priors) * 1000, 2),
                 "total": round((done - started) * 1000, 2),
             },
         )
@@ -306,6 +313,54 @@ class SearchService:
             fused.append((score, fts_norm, cosine, memory_id, source))
         fused.sort(key=lambda item: (-item[0], -item[3]))
         return fused
+
+    async def _with_priors(
+        self, fused: list[tuple[float, float, float, int, str]], limit: int
+    ) -> list[tuple[float, float, float, int, str]]:
+        """``fused`` with the turns of sessions among its best ``prior_pool`` (at least ``limit``)
+        re-scored by the length prior and session support, best first again. Both read transcript
+        turns only (stored with session context): a standalone fact is written to say one thing
+        whatever its length, and keeps the documented fused score.
+
+        Length prior: a turn scores × (1 + ``length_prior`` · ln(chars / ``length_pivot_chars``)),
+        the log clamped to ±1.5: bm25 favours short rows and a short greeting that names the
+        person asked about is close to any question on them, yet "Bye!" answers nothing.
+        Session support: a turn of a session gains ``session_support`` × the (length-weighed)
+        scores of the two best *other* turns of its session in the pool, so the turns of the
+        one exchange a question is about rise together. Results outside the pool keep their score.
+        """
+        length_prior, support = self._config.length_prior, self._config.session_support
+        pool = fused[: max(self._config.prior_pool, limit)]
+        if (length_prior <= 0 and support <= 0) or not pool:
+            return fused
+        traits = await self._db.read(lambda conn: memory_sql.rank_traits(conn, [item[3] for item in pool]))
+        pivot = self._config.length_pivot_chars
+        weighed: list[tuple[float, float, float, int, str]] = []
+        for score, fts_norm, cosine, memory_id, source in pool:
+            trait = traits.get(memory_id)
+            if trait is not None and trait.session is not None and length_prior > 0:
+                log_ratio = math.log(max(trait.chars, 1) / pivot)
+                score *= 1.0 + length_prior * min(max(log_ratio, -_LENGTH_LOG_CLAMP), _LENGTH_LOG_CLAMP)
+            weighed.append((score, fts_norm, cosine, memory_id, source))
+        if support > 0:
+            by_session: dict[str, list[tuple[float, int]]] = {}
+            for score, _, _, memory_id, _ in weighed:
+                trait = traits.get(memory_id)
+                if trait is not None and trait.session is not None:
+                    by_session.setdefault(trait.session, []).append((score, memory_id))
+            for scores in by_session.values():
+                scores.sort(reverse=True)
+            supported = []
+            for score, fts_norm, cosine, memory_id, source in weighed:
+                trait = traits.get(memory_id)
+                if trait is not None and trait.session is not None:
+                    others = [other for other, mid in by_session[trait.session] if mid != memory_id][:2]
+                    score += support * sum(others)
+                supported.append((score, fts_norm, cosine, memory_id, source))
+            weighed = supported
+        rescored = weighed + fused[len(pool) :]
+        rescored.sort(key=lambda item: (-item[0], -item[3]))
+        return rescored
 
     def _feedback_scores(
         self, user_id: str, query: np.ndarray, feedback_ids: list[int], candidates: list[int]

@@ -251,6 +251,27 @@ def subjects_of(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int
     return found
 
 
+@dataclass(frozen=True)
+class RankTraits:
+    """What the length prior and session support read of a result: its length in characters and,
+    for a turn of a session (stored with session context), that session."""
+
+    chars: int
+    session: str | None
+
+
+def rank_traits(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, RankTraits]:
+    """The :class:`RankTraits` of these memories (missing ids are absent)."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, length(fact), CASE WHEN embedding_context > 0 THEN source_session END"
+        " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(memory_ids)),),
+    )
+    return {int(memory_id): RankTraits(int(chars), session) for memory_id, chars, session in rows}
+
+
 def list_memories(
     conn: sqlite3.Connection, where: MemoryFilter, *, limit: int, before_id: int | None
 ) -> list[MemoryRecord]:

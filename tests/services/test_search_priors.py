@@ -1,0 +1,166 @@
+"""SearchService's length prior and session support: transcript turns that say something, and the
+turns of the exchange a question is about, move up; standalone facts keep the documented score.
+A fixed query vector (the x axis) lets the test control the geometry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from middleware.config import SearchConfig
+from middleware.services.search import SearchService
+from middleware.store import memories as memory_sql
+from middleware.store.db import Database, connect
+from middleware.store.memories import NewMemory
+from middleware.store.vectors import VectorIndex, normalize, to_blob
+from tests.services.test_search_prf import MODEL, FixedEmbedder
+
+
+@dataclass(frozen=True)
+class Row:
+    fact: str
+    vector: tuple[float, float, float]
+    session: str | None = None  # a turn of this session (stored with session context)
+    user: str = "u"
+    fact_of_session: bool = False  # source_session set, but extracted: no session context
+
+
+def open_store(tmp_path: Path, rows: list[Row]) -> tuple[Database, VectorIndex]:
+    db = Database(tmp_path / "priors.db", busy_timeout_ms=1000)
+    db.open()
+    index = VectorIndex(MODEL, 3)
+    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
+    with conn:
+        for row in rows:
+            unit = normalize(np.array(row.vector))[0]
+            memory_id = memory_sql.insert(
+                conn,
+                NewMemory(
+                    user_id=row.user,
+                    fact=row.fact,
+                    source_session=row.session,
+                    embedding_context=2 if row.session and not row.fact_of_session else 0,
+                    embedding=to_blob(unit),
+                    embedding_model=MODEL,
+                    embedding_dim=3,
+                ),
+            )
+            index.upsert(memory_id, row.user, unit)
+    conn.close()
+    return db, index
+
+
+async def ranked(store: tuple[Database, VectorIndex], **settings: object) -> list[tuple[str, float]]:
+    db, index = store
+    config = SearchConfig(prf_docs=0, subject_boost=0, **settings)
+    result = await SearchService(db, index, FixedEmbedder(), config, 5.0).search(
+        "anything", "u", 10, mode="vector"
+    )
+    return [(hit.memory.fact, hit.score) for hit in result.hits]
+
+
+SHORT_TURN = "Jon: Bye!"
+LONG_TURN = "Jon: I opened my dance studio downtown, and the first class was full."
+SHORT_FACT = "Likes tea."
+LONG_FACT = "Keeps a list of the dance classes he wants to try this winter."
+
+
+@pytest.fixture
+def lengths(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
+    db, index = open_store(
+        tmp_path,
+        [
+            Row(SHORT_TURN, (1.0, 0.1, 0.0), session="s1"),
+            Row(LONG_TURN, (1.0, 0.3, 0.0), session="s2"),
+            Row(SHORT_FACT, (1.0, 0.15, 0.0)),
+            Row(LONG_FACT, (1.0, 0.35, 0.0)),
+        ],
+    )
+    yield db, index
+    db.close()
+
+
+async def test_a_turn_that_says_something_outranks_a_closer_goodbye(
+    lengths: tuple[Database, VectorIndex],
+) -> None:
+    plain = [fact for fact, _ in await ranked(lengths, length_prior=0, session_support=0)]
+    assert plain == [SHORT_TURN, SHORT_FACT, LONG_TURN, LONG_FACT]
+    weighed = await ranked(lengths, length_prior=0.1, session_support=0)
+    assert [fact for fact, _ in weighed] == [LONG_TURN, SHORT_FACT, LONG_FACT, SHORT_TURN]
+    scores = dict(weighed)
+    cosine = float(normalize(np.array([1.0, 0.3, 0.0]))[0][0])
+    expected = 0.6 * cosine * (1 + 0.1 * np.log(len(LONG_TURN) / 40))
+    assert scores[LONG_TURN] == pytest.approx(expected, abs=1e-6)
+    # ln(9 / 40) = -1.49: inside the ±1.5 clamp; a pivot of 1000 characters hits it.
+    clamped = dict(await ranked(lengths, length_prior=0.1, session_support=0, length_pivot_chars=1000))
+    short_cosine = float(normalize(np.array([1.0, 0.1, 0.0]))[0][0])
+    assert clamped[SHORT_TURN] == pytest.approx(0.6 * short_cosine * (1 - 0.15), abs=1e-6)
+
+
+async def test_standalone_facts_keep_the_documented_score(lengths: tuple[Database, VectorIndex]) -> None:
+    scores = dict(await ranked(lengths, length_prior=1.0, session_support=1.0))
+    for fact, vector in ((SHORT_FACT, (1.0, 0.15, 0.0)), (LONG_FACT, (1.0, 0.35, 0.0))):
+        assert scores[fact] == pytest.approx(0.6 * float(normalize(np.array(vector))[0][0]), abs=1e-6)
+
+
+CAMPING = "Mel: We went camping at the lake."
+MUSEUM = "Mel: The museum trip was fun for everyone."
+TENT = "Mel: The kids loved the tent by the lake."
+
+
+async def test_turns_of_the_same_exchange_rise_together(tmp_path: Path) -> None:
+    store = open_store(
+        tmp_path,
+        [
+            Row(CAMPING, (1.0, 0.5, 0.0), session="s1"),
+            Row(MUSEUM, (1.0, 0.45, 0.0), session="s2"),
+            Row(TENT, (1.0, 0.2, 0.0), session="s1"),
+        ],
+    )
+    try:
+        plain = [fact for fact, _ in await ranked(store, length_prior=0, session_support=0)]
+        assert plain == [TENT, MUSEUM, CAMPING]
+        supported = await ranked(store, length_prior=0, session_support=0.05)
+        assert [fact for fact, _ in supported] == [TENT, CAMPING, MUSEUM]
+        tent_score = 0.6 * float(normalize(np.array([1.0, 0.2, 0.0]))[0][0])
+        camping_alone = 0.6 * float(normalize(np.array([1.0, 0.5, 0.0]))[0][0])
+        assert dict(supported)[CAMPING] == pytest.approx(camping_alone + 0.05 * tent_score, abs=1e-6)
+    finally:
+        store[0].close()
+
+
+async def test_support_comes_only_from_live_turns_of_the_same_user_and_session(tmp_path: Path) -> None:
+    store = open_store(
+        tmp_path,
+        [
+            Row(CAMPING, (1.0, 0.5, 0.0), session="s1"),
+            Row(MUSEUM, (1.0, 0.45, 0.0), session="s2"),
+            Row("Mel: another user's turn, same session name.", (1.0, 0.0, 0.0), session="s1", user="v"),
+            Row("Mel likes lakes (extracted from s1).", (1.0, 0.05, 0.0), session="s1", fact_of_session=True),
+            Row("Mel: a turn of another session.", (1.0, 0.1, 0.0), session="s3"),
+        ],
+    )
+    try:
+        plain = await ranked(store, length_prior=0, session_support=0)
+        supported = await ranked(store, length_prior=0, session_support=0.5)
+        assert supported == plain  # no turn has another turn of its own session to lean on
+        assert all("another user" not in fact for fact, _ in supported)
+    finally:
+        store[0].close()
+
+
+async def test_the_pool_is_never_smaller_than_the_limit(tmp_path: Path) -> None:
+    """With a pool of 1 only the best result would be re-scored; asking for 10 re-scores all."""
+    store = open_store(
+        tmp_path,
+        [Row(SHORT_TURN, (1.0, 0.1, 0.0), session="s1"), Row(LONG_TURN, (1.0, 0.3, 0.0), session="s2")],
+    )
+    try:
+        weighed = await ranked(store, length_prior=0.1, session_support=0, prior_pool=1)
+        assert [fact for fact, _ in weighed] == [LONG_TURN, SHORT_TURN]
+    finally:
+        store[0].close()
