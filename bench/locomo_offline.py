@@ -46,7 +46,7 @@ from locomo_retrieval import (
 )
 from locomo_retrieval import parse_args as http_parse_args
 from locomo_retrieval import run as http_run
-from search_latency import PrecomputedQueryEmbedder
+from search_latency import PrecomputedQueryEmbedder, with_perspectives
 from tqdm import tqdm
 
 sys.path.insert(0, str(REPO_ROOT))
@@ -125,8 +125,9 @@ def build_database(args: argparse.Namespace) -> None:
 
 
 def query_vectors(config: Config, questions: list[Question], cache: Path) -> dict[str, np.ndarray]:
-    """Every question's vector from the daemon's embedder, one query at a time, cached in ``cache``."""
-    texts = sorted({q.question[: config.search.max_query_chars] for q in questions})
+    """Every question's vector (and its speaker-perspective form's) from the daemon's embedder,
+    one query at a time, cached in ``cache``."""
+    texts = with_perspectives(config, [q.question[: config.search.max_query_chars] for q in questions])
     if cache.exists():
         with np.load(cache) as stored:
             cached = dict(zip(stored["texts"].tolist(), stored["vectors"], strict=True))

@@ -69,6 +69,7 @@ from middleware.models.embedders import (
     bundled_minilm_path,
     create_embedder,
 )
+from middleware.services.perspective import speaker_perspective
 from middleware.services.search import SearchService
 from middleware.store.db import Database, apply_migrations
 from middleware.store.memories import NewMemory, insert
@@ -368,8 +369,19 @@ class PrecomputedQueryEmbedder:
         return EmbedderHealth(backend=self.backend, model=self.model, ok=True, dim=DIM)
 
 
+def with_perspectives(config: Config, queries: Sequence[str]) -> list[str]:
+    """The queries and the speaker-perspective forms search would embed beside them (when
+    ``search.speaker_query`` is on), sorted: what a table of precomputed vectors must hold."""
+    texts = set(queries)
+    if config.search.speaker_query > 0:
+        texts |= {found.query for found in map(speaker_perspective, queries) if found is not None}
+    return sorted(texts)
+
+
 def embed_queries(config: Config, queries: list[str]) -> dict[str, np.ndarray]:
-    """Real vectors of the queries, from the daemon's own embedder class, settings and call."""
+    """Real vectors of the queries (and of their speaker-perspective forms), from the daemon's own
+    embedder class, settings and call."""
+    queries = with_perspectives(config, queries)
 
     async def run() -> dict[str, np.ndarray]:
         embedder = create_embedder(config.embeddings)

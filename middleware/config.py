@@ -221,6 +221,12 @@ class SearchConfig(_Section):
         le=5000,
         description="How many of the best fused candidates (at least the limit) the subject boost reads the speaker of.",
     )
+    speaker_query: float = Field(
+        1.0,
+        ge=0,
+        le=10,
+        description="Speaker-perspective query: a query naming exactly one person who is a speaker of the user's turns ('What has Melanie done with her family?') is also embedded in their words ('What have I done with my family?'), and the candidates are scored against q + this x that vector (normalised); 0 = off.",
+    )
     length_prior: float = Field(
         0.1,
         ge=0,

@@ -46,6 +46,7 @@ from ..store.db import Database
 from ..store.fts import FtsQuery, build_query
 from ..store.memories import MemoryRecord
 from ..store.vectors import VectorIndex
+from .perspective import speaker_perspective
 from .timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 
 log = logging.getLogger(__name__)
@@ -178,6 +179,12 @@ class SearchService:
         )
         # The date parse (a thread: dateparser is pure Python) overlaps the query embedding.
         time_task = asyncio.ensure_future(self._time_ranges(query, user_id))
+        # The query in the words of the one person it names (services/perspective.py) is embedded
+        # in the same model call as the query itself: the embedder batches concurrent queries.
+        perspective = speaker_perspective(query) if mode != "fts" and self._config.speaker_query > 0 else None
+        perspective_task = (
+            asyncio.ensure_future(self._query_vector(perspective.query)) if perspective is not None else None
+        )
         query_vector = await self._query_vector(query) if mode != "fts" else None
         vector_task = None
         if query_vector is not None and self._index is not None:
@@ -208,9 +215,28 @@ class SearchService:
         # Only the best few can reach the results with a ×1.3: only their speaker labels are read
         # (never fewer than the results asked for).
         pool = max(self._config.subject_pool, limit)
-        about = await self._about_named(query, user_id, {item[3] for item in fused[:pool]})
+        speakers = await self._speakers_named(
+            query,
+            {item[3] for item in fused[:pool]},
+            wanted=self._config.subject_boost > 0 or perspective is not None,
+        )
+        about = set(speakers) if self._config.subject_boost > 0 else set()
         if about:
             fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range, about)
+        if perspective_task is not None:
+            assert perspective is not None
+            perspective_vector = await perspective_task
+            if (
+                perspective_vector is not None
+                and query_vector is not None
+                and perspective.name.casefold() in speakers.values()
+            ):
+                # The person is a speaker here: every candidate is scored against the mean of the
+                # two questions (a few hundred rows, like the feedback below).
+                query_vector = self._perspective_query(query_vector, perspective_vector)
+                assert self._index is not None
+                vector_scores = self._index.cosines(user_id, query_vector, [item[3] for item in fused])
+                fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range, about)
         after_time = time.perf_counter()
 
         if vector_task is not None and self._config.prf_docs > 0 and fused:
@@ -376,18 +402,27 @@ class SearchService:
         expanded /= max(float(np.linalg.norm(expanded)), 1e-12)
         return self._index.cosines(user_id, expanded, candidates)
 
-    async def _about_named(self, query: str, user_id: str, candidates: set[int]) -> set[int]:
-        """The candidates said by someone the query names: their text starts with a speaker label
-        ("Melanie: …") made of capitalised words of the query. Empty when the boost is off or the
-        query has no capitalised word. (Its first word counts: "Melanie said…" names her, and a
-        "What" matches no speaker label.)"""
-        if self._config.subject_boost <= 0 or not candidates:
-            return set()
+    async def _speakers_named(self, query: str, candidates: set[int], *, wanted: bool) -> dict[int, str]:
+        """The candidates said by someone the query names, with that speaker label (casefolded):
+        their text starts with a label ("Melanie: …") made of capitalised words of the query.
+        Empty when not ``wanted`` (subject boost and speaker query off) or the query has no
+        capitalised word. (Its first word counts: "Melanie said…" names her, and a "What" matches
+        no speaker label.)"""
+        if not wanted or not candidates:
+            return {}
         names = {word.casefold() for word in _WORD.findall(query) if word[0].isupper()}
         if not names:
-            return set()
+            return {}
         subjects = await self._db.read(lambda conn: memory_sql.subjects_of(conn, list(candidates)))
-        return {mid for mid, label in subjects.items() if set(label.split()) <= names}
+        return {mid: label for mid, label in subjects.items() if set(label.split()) <= names}
+
+    def _perspective_query(self, query: np.ndarray, perspective: np.ndarray) -> np.ndarray:
+        """``q/|q| + speaker_query · p/|p|``, normalised: the question and its first-person form."""
+        query = query / max(float(np.linalg.norm(query)), 1e-12)
+        combined = query + self._config.speaker_query * perspective / max(
+            float(np.linalg.norm(perspective)), 1e-12
+        )
+        return combined / max(float(np.linalg.norm(combined)), 1e-12)
 
     async def _fts(
         self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]

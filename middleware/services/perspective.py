@@ -1,0 +1,55 @@
+"""Speaker-perspective queries: a question about someone, asked the way they would say it.
+
+A transcript turn is stored as its speaker said it ("Melanie: We went camping with the kids"),
+while a question about it names them in the third person ("What has Melanie done with her
+family?"). The same question in the first person ("What have I done with my family?") lies nearer
+to her turns in the embedding space, so search embeds both and, when the person is a speaker of
+the user's memories, scores the candidates against their mean (``search.speaker_query``).
+
+Rules only, no model: the query must name exactly one person (one capitalised word after the
+first, so "What", "When" and a name that opens the question do not count, and "I" or a second
+name such as a place makes it ambiguous); that name becomes "I" ("my" for a possessive) and the
+third-person singular pronouns become first-person ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A word (letters first; "Caroline's" gives "Caroline"), as the subject boost reads names.
+_WORD = re.compile(r"\b[^\W\d_][\w-]*")
+
+_PRONOUNS = {
+    "she": "I",
+    "he": "I",
+    "her": "my",
+    "his": "my",
+    "him": "me",
+    "hers": "mine",
+    "herself": "myself",
+    "himself": "myself",
+}
+_PRONOUN = re.compile(r"\b(" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Perspective:
+    """The one person a query names (as written) and the query asked in their words."""
+
+    name: str
+    query: str
+
+
+def speaker_perspective(query: str) -> Perspective | None:
+    """The query in the first person of the one person it names, or None when it names no one or
+    more than one (see the module's docstring)."""
+    names = {word for word in _WORD.findall(query)[1:] if word[0].isupper()}
+    if len(names) != 1:
+        return None
+    (name,) = names
+    escaped = re.escape(name)
+    text = re.sub(rf"\b{escaped}['’]s\b", "my", query)
+    text = re.sub(rf"\b{escaped}\b", "I", text)
+    text = _PRONOUN.sub(lambda match: _PRONOUNS[match.group(1).lower()], text)
+    return Perspective(name, text)

@@ -1,0 +1,174 @@
+"""Speaker-perspective queries: the rewrite rules, and search scoring a speaker's turns against the
+question asked in their words (a fake embedder gives each text a known vector)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from middleware.config import SearchConfig
+from middleware.models.embedders import EmbedderHealth, SentenceTransformerEmbedder
+from middleware.services.perspective import Perspective, speaker_perspective
+from middleware.services.search import SearchService
+from middleware.store import memories as memory_sql
+from middleware.store.db import Database, connect
+from middleware.store.memories import NewMemory
+from middleware.store.vectors import VectorIndex, normalize, to_blob
+
+MODEL = "fixed-3d"
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What has Melanie done with her family?", Perspective("Melanie", "What has I done with my family?")),
+        ("What is Caroline's identity?", Perspective("Caroline", "What is my identity?")),
+        ("Why did Jon say he gave him up himself?", Perspective("Jon", "Why did I say I gave me up myself?")),
+        ("How did Jon’s studio open?", Perspective("Jon", "How did my studio open?")),
+    ],
+)
+def test_the_one_person_named_speaks_in_the_first_person(query: str, expected: Perspective) -> None:
+    assert speaker_perspective(query) == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what does she like to paint?",  # no name
+        "Melanie likes to paint what?",  # the first word is not read as a name
+        "What did I tell Melanie?",  # "I" is a second capitalised word: whose first person?
+        "When did Melanie go to Paris?",  # two names
+        "",
+    ],
+)
+def test_no_rewrite_unless_exactly_one_person_is_named(query: str) -> None:
+    assert speaker_perspective(query) is None
+
+
+# What the fake embedder answers: the question points one way, its first-person form another.
+QUERY = "What did Mel enjoy at the lake?"
+FIRST_PERSON = "What did I enjoy at the lake?"
+VECTORS = {QUERY: [1.0, 0.0, 0.0], FIRST_PERSON: [0.0, 1.0, 0.0]}
+
+
+class TextEmbedder:
+    """Each query text has the vector of ``VECTORS`` (unknown text: the x axis); records calls."""
+
+    backend = "fixed"
+    model = MODEL
+    dim = 3
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
+        self.queries.append(text)
+        return np.array(VECTORS.get(text, [1.0, 0.0, 0.0]), dtype=np.float32)
+
+    def available(self) -> bool:
+        return True
+
+    def health(self) -> EmbedderHealth:
+        return EmbedderHealth(backend=self.backend, model=MODEL, ok=True, dim=3)
+
+
+NEAR_QUESTION = "Mel: The lake trip was long."
+NEAR_FIRST_PERSON = "Mel: I loved swimming there."
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
+    db = Database(tmp_path / "perspective.db", busy_timeout_ms=1000)
+    db.open()
+    index = VectorIndex(MODEL, 3)
+    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
+    rows = [
+        (NEAR_QUESTION, "u", [1.0, 0.5, 0.0]),
+        (NEAR_FIRST_PERSON, "u", [0.55, 1.0, 0.0]),
+        ("Ann: I loved the lake too.", "v", [0.0, 1.0, 0.0]),  # another user
+    ]
+    with conn:
+        for fact, user, vector in rows:
+            unit = normalize(np.array(vector))[0]
+            memory_id = memory_sql.insert(
+                conn,
+                NewMemory(
+                    user_id=user, fact=fact, embedding=to_blob(unit), embedding_model=MODEL, embedding_dim=3
+                ),
+            )
+            index.upsert(memory_id, user, unit)
+    conn.close()
+    yield db, index
+    db.close()
+
+
+async def facts(store: tuple[Database, VectorIndex], query: str, **settings: object) -> list[str]:
+    db, index = store
+    config = SearchConfig(prf_docs=0, subject_boost=0, **settings)
+    service = SearchService(db, index, TextEmbedder(), config, 5.0)  # type: ignore[arg-type]
+    result = await service.search(query, "u", 5, mode="vector")
+    return [hit.memory.fact for hit in result.hits]
+
+
+async def test_a_speakers_turns_are_scored_against_the_question_in_their_words(
+    store: tuple[Database, VectorIndex],
+) -> None:
+    assert await facts(store, QUERY, speaker_query=0) == [NEAR_QUESTION, NEAR_FIRST_PERSON]
+    assert await facts(store, QUERY, speaker_query=1.0) == [NEAR_FIRST_PERSON, NEAR_QUESTION]
+
+
+async def test_a_name_that_is_no_speaker_here_changes_nothing(store: tuple[Database, VectorIndex]) -> None:
+    """ "Ann" speaks only in user v's memories: for user u the query is scored as it is."""
+    query = "What did Ann enjoy at the lake?"
+    assert speaker_perspective(query) == Perspective("Ann", FIRST_PERSON)  # the vector that lifts
+    assert await facts(store, query, speaker_query=1.0) == await facts(store, query, speaker_query=0)
+
+
+async def test_both_forms_of_the_question_take_one_model_call(
+    tmp_path: Path, minilm: SentenceTransformerEmbedder
+) -> None:
+    db = Database(tmp_path / "batch.db", busy_timeout_ms=1000)
+    db.open()
+    index = VectorIndex(minilm.model, None)
+    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
+    turns = ["Mel: I loved swimming in the lake.", "Ann: The museum was closed."]
+    with conn:
+        for fact, vector in zip(turns, await minilm.embed_documents(turns), strict=True):
+            memory_id = memory_sql.insert(
+                conn,
+                NewMemory(
+                    user_id="u",
+                    fact=fact,
+                    embedding=to_blob(vector),
+                    embedding_model=minilm.model,
+                    embedding_dim=384,
+                ),
+            )
+            index.upsert(memory_id, "u", vector)
+    conn.close()
+    calls: list[list[str]] = []
+    run = minilm._run
+
+    async def counting(texts: list[str], timeout: float | None) -> np.ndarray:
+        calls.append(list(texts))
+        return await run(texts, timeout)
+
+    minilm._run = counting  # type: ignore[method-assign]
+    try:
+        service = SearchService(db, index, minilm, SearchConfig(), 5.0)
+        result = await service.search(QUERY, "u", 2)
+    finally:
+        minilm._run = run  # type: ignore[method-assign]
+        db.close()
+    assert sorted(map(sorted, calls)) == [sorted([QUERY, FIRST_PERSON])]
+    assert result.hits[0].memory.fact == turns[0]
