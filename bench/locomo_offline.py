@@ -11,6 +11,7 @@ variants in one run:
     python bench/locomo_offline.py --db /tmp/locomo.db \\
         --variant "boost 0.2:search.time_boost=0.2" \\
         --variant "boost + newest:search.time_boost=0.2,search.time_anchor=newest_memory"
+    python bench/locomo_offline.py --db /tmp/locomo.db --methods    # each method alone and left out
 
 With the same configuration it gives the same refs, hence the same recall, as the HTTP run (the
 search code is the daemon's; only HTTP and the query embedding's batching are left out). Settings
@@ -60,6 +61,30 @@ from middleware.store.vectors import VectorIndex, use_one_blas_thread
 
 SEARCH_LIMIT = 10
 
+# The retrieval methods over plain fusion, each as the setting that turns it off (``--methods``).
+# Session context (``embeddings.session_context``) changes what is stored: it needs its own
+# database (``--build-set embeddings.session_context=0``).
+METHODS_OFF: dict[str, dict[str, Any]] = {
+    "feedback": {"prf_docs": 0},
+    "time-aware": {"time_boost": 0},
+    "subject": {"subject_boost": 0},
+    "followers": {"follower_weight": 0},
+    "speaker query": {"speaker_query": 0},
+    "length prior": {"length_prior": 0},
+    "session support": {"session_support": 0},
+}
+
+
+def method_variants() -> list[tuple[str, dict[str, Any]]]:
+    """Plain fusion, each method alone on it, the default without each method, and the default."""
+    all_off = {key: value for off in METHODS_OFF.values() for key, value in off.items()}
+    variants: list[tuple[str, dict[str, Any]]] = [("default", {}), ("fusion only", {"search": all_off})]
+    for name, off in METHODS_OFF.items():
+        alone = {key: value for key, value in all_off.items() if key not in off}
+        variants.append((f"only {name}", {"search": alone}))
+    variants += [(f"all but {name}", {"search": off}) for name, off in METHODS_OFF.items()]
+    return variants
+
 
 def parse_settings(text: str) -> dict[str, Any]:
     """``"search.time_boost=0.2,search.prf_docs=0"`` → the nested overrides ``load_config`` takes
@@ -96,6 +121,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         help="section.key=value for the daemon that builds a missing --db (repeatable)",
     )
+    parser.add_argument(
+        "--methods",
+        action="store_true",
+        help="run each retrieval method alone over plain fusion and the default without each (instead of --variant)",
+    )
     parser.add_argument("--limit-questions", type=int, help="ask only N questions (spread evenly)")
     parser.add_argument(
         "--compare",
@@ -107,6 +137,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     try:
         args.variants = [("default", {}), *(parse_variant(v) for v in args.variant)]
+        if args.methods:
+            if args.variant:
+                parser.error("--methods and --variant do not go together")
+            args.variants = method_variants()
         for setting in args.build_set:
             parse_settings(setting)
     except ValueError as exc:
