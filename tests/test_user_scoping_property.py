@@ -6,6 +6,11 @@ restores, deletes, reads, lists, searches in all three modes, ``/context`` and `
 as one of several users, and keeps a model of which memory belongs to whom. Every fact carries
 its owner's name, so even the text answers (``/context``, ``/recall``) can be attributed.
 
+Some memories are transcript turns ("Bravo: I ride a red bike…" in session "s1"): session names
+and speaker names are shared across users, and queries name speakers ("What does Bravo say about
+…?"), so the methods that read turns — session context, session followers, the subject boost, the
+speaker-perspective query, the length prior and session support — all run under the same check.
+
 The texts come from a small shared pool, so users keep storing near-identical facts: a dedup or a
 search that ignored the user would show up at once. Hypothesis shrinks a failure to the shortest
 sequence of requests that still leaks.
@@ -27,6 +32,7 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     invariant,
     multiple,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -51,6 +57,10 @@ TOPICS = ("", "habits", "family", "health", "work")
 
 speakers = st.sampled_from((*USERS, None))  # None: user_id left out, which means "default"
 owners = st.sampled_from(USERS)
+SESSIONS = ("s1", "s2")
+# Who speaks in the turns and whom the queries name: few, so that a query often names a speaker
+# of the asking user's turns (and of other users' turns too).
+voices = st.sampled_from(("alpha", "bravo"))
 queries = st.one_of(
     st.sampled_from(SENTENCES),
     st.sampled_from(USERS),  # another user's name: FTS finds their rows, which must stay theirs
@@ -60,6 +70,12 @@ queries = st.one_of(
 
 def fact_of(user: str, sentence: str) -> str:
     return f"The user {sentence} (owner {user})."
+
+
+def turn_of(user: str, speaker: str, sentence: str) -> str:
+    """A transcript turn of ``user``'s memories, said by ``speaker`` (any user's name)."""
+    words = sentence.split(" ", 1)
+    return f"{speaker.capitalize()}: I {' '.join(words)} (owner {user})."
 
 
 def owner_of_text(text: str) -> str | None:
@@ -91,6 +107,7 @@ class UserScoping(RuleBasedStateMachine):
         self.owner: dict[int, str] = {}  # every id ever created → its user
         self.deleted: set[int] = set()
         self.superseded_by: dict[int, int | None] = {}
+        self.voices_of: dict[str, set[str]] = {}  # user → who speaks in their turns
 
     def teardown(self) -> None:
         self.run(self.client.close())
@@ -157,6 +174,25 @@ class UserScoping(RuleBasedStateMachine):
             body["user_id"] = user
         status, answer = self.call("POST", f"/memories?dedup={str(dedup).lower()}", json=body)
         assert status == 201, answer
+        return self.stored(user, answer)
+
+    @rule(
+        target=memories,
+        user=speakers,
+        speaker=voices,
+        sentence=st.sampled_from(SENTENCES),
+        session=st.sampled_from(SESSIONS),
+    )
+    def create_turn(self, user: str | None, speaker: str, sentence: str, session: str) -> int:
+        body: dict[str, Any] = {
+            "fact": turn_of(user or "default", speaker, sentence),
+            "source_session": session,
+        }
+        if user is not None:
+            body["user_id"] = user
+        status, answer = self.call("POST", "/memories?dedup=false", json=body)
+        assert status == 201, answer
+        self.voices_of.setdefault(user or "default", set()).add(speaker)
         return self.stored(user, answer)
 
     @rule(
@@ -249,6 +285,17 @@ class UserScoping(RuleBasedStateMachine):
         for result in answer["results"]:
             assert result["user_id"] == me and result["id"] in self.live_of(me), (me, result)
             assert owner_of_text(result["fact"]) == me, (me, result)
+
+    @precondition(lambda self: bool(self.voices_of))
+    @rule(data=st.data(), sentence=st.sampled_from(SENTENCES), mode=st.sampled_from(["hybrid", "vector"]))
+    def search_about_a_speaker(self, data: st.DataObject, sentence: str, mode: str) -> None:
+        """A query naming a speaker of the asking user's turns (others have turns by the same
+        voice in sessions of the same name): the subject boost, the speaker-perspective query,
+        session followers and support all run."""
+        user = data.draw(st.sampled_from(sorted(self.voices_of)))
+        voice = data.draw(st.sampled_from(sorted(self.voices_of[user])))
+        query = f"What does {voice.capitalize()} say about how she {sentence}?"
+        self.search(None if user == "default" else user, query, mode)
 
     @rule(user=speakers, query=queries)
     def context(self, user: str | None, query: str) -> None:
