@@ -42,6 +42,7 @@ from locomo_retrieval import (
     Answer,
     Question,
     load_conversations,
+    method_variants,
     mode_report,
     select_questions,
 )
@@ -60,30 +61,6 @@ from middleware.store.db import Database
 from middleware.store.vectors import VectorIndex, use_one_blas_thread
 
 SEARCH_LIMIT = 10
-
-# The retrieval methods over plain fusion, each as the setting that turns it off (``--methods``).
-# Session context (``embeddings.session_context``) changes what is stored: it needs its own
-# database (``--build-set embeddings.session_context=0``).
-METHODS_OFF: dict[str, dict[str, Any]] = {
-    "feedback": {"prf_docs": 0},
-    "time-aware": {"time_boost": 0},
-    "subject": {"subject_boost": 0},
-    "followers": {"follower_weight": 0},
-    "speaker query": {"speaker_query": 0},
-    "length prior": {"length_prior": 0},
-    "session support": {"session_support": 0},
-}
-
-
-def method_variants() -> list[tuple[str, dict[str, Any]]]:
-    """Plain fusion, each method alone on it, the default without each method, and the default."""
-    all_off = {key: value for off in METHODS_OFF.values() for key, value in off.items()}
-    variants: list[tuple[str, dict[str, Any]]] = [("default", {}), ("fusion only", {"search": all_off})]
-    for name, off in METHODS_OFF.items():
-        alone = {key: value for key, value in all_off.items() if key not in off}
-        variants.append((f"only {name}", {"search": alone}))
-    variants += [(f"all but {name}", {"search": off}) for name, off in METHODS_OFF.items()]
-    return variants
 
 
 def parse_settings(text: str) -> dict[str, Any]:
@@ -140,7 +117,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if args.methods:
             if args.variant:
                 parser.error("--methods and --variant do not go together")
-            args.variants = method_variants()
+            args.variants = [
+                (label, parse_settings(",".join(settings))) for label, settings in method_variants()
+            ]
         for setting in args.build_set:
             parse_settings(setting)
     except ValueError as exc:

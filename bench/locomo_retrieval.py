@@ -303,6 +303,31 @@ def mode_report(answers: list[Answer]) -> dict[str, dict[str, Any]]:
     return report
 
 
+# The retrieval methods over plain fusion, each as the settings that turn it off (``--methods``).
+# Session context (``embeddings.session_context``) changes what is stored: compare it with a
+# database built under ``--set embeddings.session_context=0`` instead.
+METHODS_OFF: dict[str, tuple[str, ...]] = {
+    "feedback": ("search.prf_docs=0",),
+    "time-aware": ("search.time_boost=0",),
+    "subject boost": ("search.subject_boost=0",),
+    "session followers": ("search.follower_weight=0",),
+    "speaker query": ("search.speaker_query=0",),
+    "length prior": ("search.length_prior=0",),
+    "session support": ("search.session_support=0",),
+}
+
+
+def method_variants() -> list[tuple[str, tuple[str, ...]]]:
+    """``(label, settings)``: the default, plain fusion (every method off), each method alone on
+    plain fusion, and the default without each method."""
+    all_off = tuple(setting for off in METHODS_OFF.values() for setting in off)
+    variants: list[tuple[str, tuple[str, ...]]] = [("default", ()), ("plain fusion", all_off)]
+    for name, off in METHODS_OFF.items():
+        variants.append((f"only {name}", tuple(setting for setting in all_off if setting not in off)))
+    variants += [(f"all but {name}", off) for name, off in METHODS_OFF.items()]
+    return variants
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with conv-*.json")
@@ -338,6 +363,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="store with the daemon's near-duplicate merging on (default: ?dedup=false, one memory per turn)",
     )
+    parser.add_argument(
+        "--methods",
+        action="store_true",
+        help="own daemon: then ask every question in hybrid mode once per retrieval method variant (each"
+        " method alone over plain fusion, the default without each), a daemon per variant on the same data",
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
@@ -345,9 +376,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown or not modes:
         parser.error(f"--modes: unknown {sorted(unknown)}; choose from {', '.join(MODES)}")
     args.modes = modes
-    if args.url and (args.db or args.query_timeout_s is not None or args.set):
+    if args.url and (args.db or args.query_timeout_s is not None or args.set or args.methods):
         parser.error(
-            "--db, --query-timeout-s and --set apply to the daemon this script starts; not with --url"
+            "--db, --query-timeout-s, --set and --methods apply to the daemon this script starts; not with --url"
         )
     try:
         args.settings_env = settings_env(args.set)
@@ -414,29 +445,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results: dict[str, Any] = {}
         per_question: dict[str, list[dict[str, Any]]] = {}
         for mode in args.modes:
-            ours = [os.getpid(), *([daemon.pid] if daemon else [])]
-            wait_for_quiet(ours, max_wait_s=args.quiet_wait)
-            log_mark = daemon.log_position() if daemon else 0
-            with CpuWatch(ours) as cpu:
-                answers = [ask(client, q, mode) for q in tqdm(questions, desc=f"asking ({mode})", unit="q")]
-            results[mode] = mode_report(answers)
-            # Kept for the JSON only: lets a fusion or ranking idea be tried offline on real lists.
-            per_question[mode] = [
-                {
-                    "sample_id": a.question.sample_id,
-                    "question": a.question.question,
-                    "category": a.question.category,
-                    "evidence": list(a.question.evidence),
-                    "refs": list(a.refs),
-                    "latency_ms": round(a.latency_ms, 2),
-                }
-                for a in answers
-            ]
-            results[mode]["other_processes_cores"] = round(cpu.other_cores, 2)
-            # None: unknown (a daemon we did not start; its log is not ours to read).
-            results[mode]["fts_only_fallbacks"] = (
-                len(daemon.log_events(FTS_ONLY_EVENT, since=log_mark)) if daemon else None
-            )
+            results[mode], per_question[mode] = ask_all(client, daemon, questions, mode, args.quiet_wait)
+
+        methods: dict[str, Any] = {}
+        if args.methods:
+            assert daemon is not None
+            daemon.stop()  # one daemon at a time: the variants are timed too
+            for number, (label, settings) in enumerate(
+                tqdm(method_variants(), desc="methods", unit="variant")
+            ):
+                variant = Daemon(
+                    db_path, workdir / f"daemon-method-{number}.log", env={**env, **settings_env(settings)}
+                )
+                stack.callback(variant.stop)
+                variant.start()
+                with httpx.Client(base_url=variant.url, timeout=SEARCH_TIMEOUT) as variant_client:
+                    methods[label], _ = ask_all(variant_client, variant, questions, "hybrid", args.quiet_wait)
+                methods[label]["settings"] = list(settings)
+                variant.stop()
 
     return {
         "revision": git_revision(),
@@ -456,8 +482,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "ingest_s": round(stored.seconds, 1) if stored.written else None,
         "ingest_actions": dict(stored.actions),
         "modes": results,
+        "methods": methods,
         "per_question": per_question,
     }
+
+
+def ask_all(
+    client: httpx.Client, daemon: Daemon | None, questions: list[Question], mode: str, quiet_wait: float
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Every question in ``mode``: the recall and latency report, and each question's result list
+    (kept for the JSON only: it lets a fusion or ranking idea be tried offline on real lists)."""
+    ours = [os.getpid(), *([daemon.pid] if daemon else [])]
+    wait_for_quiet(ours, max_wait_s=quiet_wait)
+    log_mark = daemon.log_position() if daemon else 0
+    with CpuWatch(ours) as cpu:
+        answers = [ask(client, q, mode) for q in tqdm(questions, desc=f"asking ({mode})", unit="q")]
+    report = mode_report(answers)
+    report["other_processes_cores"] = round(cpu.other_cores, 2)
+    # None: unknown (a daemon we did not start; its log is not ours to read).
+    report["fts_only_fallbacks"] = len(daemon.log_events(FTS_ONLY_EVENT, since=log_mark)) if daemon else None
+    listed = [
+        {
+            "sample_id": a.question.sample_id,
+            "question": a.question.question,
+            "category": a.question.category,
+            "evidence": list(a.question.evidence),
+            "refs": list(a.refs),
+            "latency_ms": round(a.latency_ms, 2),
+        }
+        for a in answers
+    ]
+    return report, listed
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -505,10 +560,43 @@ def print_report(report: dict[str, Any]) -> None:
         " embedder error): in 'vector' mode those return nothing. 'other procs' = CPU cores that other"
         " processes on this machine used while the mode ran (2 cores here)."
     )
+    if report.get("methods"):
+        print_methods(report["methods"])
     skipped = report["questions_skipped_no_evidence"]
     print(f"\nskipped questions (no valid evidence): {len(skipped)}")
     for line in skipped:
         print(f"  {line}")
+
+
+def print_methods(methods: dict[str, Any]) -> None:
+    """One row per method variant: overall and per-category recall, HTTP latency."""
+    categories = [f"{c} {n}" for c, n in CATEGORY_NAMES.items()]
+    headers = ["variant", "r@5", "r@10", *(f"{name.split()[1]} r@5/r@10" for name in categories)]
+    headers += ["p50 ms", "p95 ms", "FTS-only", "other procs"]
+    rows = []
+    for label, variant in methods.items():
+        overall = variant["overall"]
+        rows.append(
+            [
+                label,
+                overall["recall@5"],
+                overall["recall@10"],
+                *(f"{variant[c]['recall@5']:.3f}/{variant[c]['recall@10']:.3f}" for c in categories),
+                overall["p50_ms"],
+                overall["p95_ms"],
+                str(variant["fts_only_fallbacks"]),
+                variant["other_processes_cores"],
+            ]
+        )
+    print()
+    print(
+        format_table(
+            headers,
+            rows,
+            title="retrieval methods, hybrid over HTTP (a daemon per variant, same data): each alone over"
+            " plain fusion, the default without each",
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
