@@ -219,19 +219,19 @@ class SearchConfig(_Section):
         30,
         ge=1,
         le=5000,
-        description="How many of the best fused candidates (at least the limit) the subject boost reads the speaker of.",
+        description="How many of the best fused candidates (at least the limit) the subject boost and the speaker query read the speaker of.",
     )
     speaker_query: float = Field(
         1.0,
         ge=0,
         le=10,
-        description="Speaker-perspective query: a query naming exactly one person who is a speaker of the user's turns ('What has Melanie done with her family?') is also embedded in their words ('What have I done with my family?'), and the candidates are scored against q + this x that vector (normalised); 0 = off.",
+        description="Speaker-perspective query: a query naming exactly one person ('What has Melanie done with her family?') is also embedded in their words by rules ('What has I done with my family?'); when that person is the only speaker the query names among the best subject_pool candidates, these are scored against q + this x that vector (normalised; 1 = their mean); 0 = off.",
     )
     length_prior: float = Field(
         0.1,
         ge=0,
-        le=1,
-        description="Length prior: among the best prior_pool results a turn of a session (stored with session context) scores x (1 + this x ln(chars / length_pivot_chars)), the log clamped to +-1.5, so 'Bye!' or 'How's it going?' no longer outranks a turn that says something; 0 = off.",
+        le=0.5,
+        description="Length prior: among the best prior_pool results a transcript turn (a speaker label and session context) scores x (1 + this x ln(chars / length_pivot_chars)), the log clamped to +-1.5, so 'Bye!' or 'How's it going?' no longer outranks a turn that says something; 0 = off.",
     )
     length_pivot_chars: int = Field(
         40, ge=1, le=10000, description="Length of a memory the length prior leaves unchanged (characters)."
@@ -240,7 +240,7 @@ class SearchConfig(_Section):
         0.05,
         ge=0,
         le=1,
-        description="Session support: a turn of a session (stored with session context) among the best prior_pool results gains this x the scores of the two best other turns of its session there, so the turns of the exchange a question is about rise together; 0 = off.",
+        description="Session support: a transcript turn (a speaker label and session context) among the best prior_pool results gains this x the scores of the two best other turns of its session there, so the turns of the exchange a question is about rise together; 0 = off.",
     )
     prior_pool: int = Field(
         30,

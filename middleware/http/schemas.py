@@ -190,7 +190,8 @@ class SearchDebugResponse(BaseModel):
     fts_only: list[DebugHit]
     vector_only: list[DebugHit]
     timings_ms: dict[str, dict[str, float]] = Field(
-        description="Per list (hybrid, fts, vector): fts_and_embed, vector, prf, hydrate, total."
+        description="Per list (hybrid, fts, vector): fts_and_embed, vector, time (date ranges, speakers and"
+        " the speaker query), prf, priors, hydrate, total."
     )
 
 

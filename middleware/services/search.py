@@ -16,7 +16,17 @@ Method (``score = w_fts·fts_norm + w_vec·cosine``, weights 0.4/0.6 by default 
    one scores ``× (1 + time_boost)``; with ``search.time_candidates`` the user's memories in the
    range join the candidates. A boost, never a filter: a query whose date matches nothing still
    gets its best results.
-6. Optional multi-factor ranking (``ranking.enabled``): the best ``limit × pool`` by relevance are
+6. Subject-aware search (``search.subject_boost``): a transcript turn said by someone the query
+   names ("Melanie: …") scores ``× (1 + subject_boost)``; session followers
+   (``search.follower_weight``): the next turns after an FTS hit share its FTS score.
+7. Speaker-perspective query (``search.speaker_query``, :mod:`.perspective`): a query naming one
+   speaker is also embedded in their first person, and the candidates are scored against both.
+8. Pseudo-relevance feedback (``search.prf_docs``): the query vector moves toward the best few
+   results and the candidates are scored again.
+9. Length prior and session support (``search.length_prior``, ``search.session_support``): among
+   the best ``prior_pool`` results, transcript turns that say little lose up to 15 %, and the turns
+   of a session that holds other good results gain a share of their scores.
+10. Optional multi-factor ranking (``ranking.enabled``): the best ``limit × pool`` by relevance are
    re-ordered by relevance × a multiplier from importance, recency and reads, so that, among
    comparably relevant memories, "I moved to Porto" (new) outranks "I live in Lyon" (a year old).
    See :class:`~middleware.config.RankingConfig` for the formula.
@@ -35,6 +45,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -65,8 +76,10 @@ DEFAULT_LAYERS = ("core", "working")
 class SearchHit:
     """One fused result: the memory and how it scored.
 
-    ``relevance`` is the hybrid score ``w_fts·fts_norm + w_vec·cosine``; ``score`` is what the
-    results are ordered by: the relevance itself, or with ranking on, relevance × the multiplier.
+    ``relevance`` is the hybrid score ``w_fts·fts_norm + w_vec·cosine`` with the boosts and priors
+    that apply to the memory (none for a standalone fact that no date or name of the query
+    matches); ``score`` is what the results are ordered by: the relevance itself, or with ranking
+    on, relevance × the multiplier.
     """
 
     memory: MemoryRecord
@@ -162,10 +175,30 @@ class SearchService:
     ) -> SearchResult:
         """The best ``limit`` live memories of ``user_id`` for ``query``.
 
-        ``mode`` ``"fts"`` or ``"vector"`` runs one retriever alone (for benchmarks and debugging);
-        the fused score keeps its formula, with the other part 0. ``layers``: only memories in
+        ``mode`` ``"fts"`` or ``"vector"`` runs one retriever alone (for benchmarks and debugging):
+        the other part of the fused score is 0, and the boosts and priors apply as in hybrid mode
+        (the speaker query needs a query vector, so not in ``"fts"``). ``layers``: only memories in
         these layers (default working and core; the archive only when asked for).
         """
+        # The side tasks (FTS read, date parse, vector product, the rewritten query's embedding)
+        # are cancelled if the search ends early (an error, a client gone): none runs on unread.
+        tasks: list[asyncio.Future[Any]] = []
+        try:
+            return await self._search(query, user_id, limit, mode, layers, tasks)
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+
+    async def _search(
+        self,
+        query: str,
+        user_id: str,
+        limit: int,
+        mode: str,
+        layers: Sequence[str],
+        tasks: list[asyncio.Future[Any]],
+    ) -> SearchResult:
         layers = tuple(sorted(set(layers)))
         started = time.perf_counter()
         query = query[: self._config.max_query_chars]
@@ -179,18 +212,22 @@ class SearchService:
         )
         # The date parse (a thread: dateparser is pure Python) overlaps the query embedding.
         time_task = asyncio.ensure_future(self._time_ranges(query, user_id))
+        tasks += [fts_task, time_task]
         # The query in the words of the one person it names (services/perspective.py) is embedded
-        # in the same model call as the query itself: the embedder batches concurrent queries.
+        # beside the query itself: the local embedder batches concurrent queries into one model
+        # call (an HTTP embedder gets a second, concurrent request).
         perspective = speaker_perspective(query) if mode != "fts" and self._config.speaker_query > 0 else None
-        perspective_task = (
-            asyncio.ensure_future(self._query_vector(perspective.query)) if perspective is not None else None
-        )
+        perspective_task = None
+        if perspective is not None:
+            perspective_task = asyncio.ensure_future(self._query_vector(perspective.query))
+            tasks.append(perspective_task)
         query_vector = await self._query_vector(query) if mode != "fts" else None
         vector_task = None
         if query_vector is not None and self._index is not None:
             vector_task = asyncio.ensure_future(
                 asyncio.to_thread(self._vector_top, user_id, query_vector, k, layers)
             )
+            tasks.append(vector_task)
         fts_scores = await fts_task
         after_fts = time.perf_counter()
 
@@ -225,17 +262,25 @@ class SearchService:
             fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range, about)
         if perspective_task is not None:
             assert perspective is not None
-            perspective_vector = await perspective_task
-            if (
-                perspective_vector is not None
-                and query_vector is not None
-                and perspective.name.casefold() in speakers.values()
-            ):
-                # The person is a speaker here: every candidate is scored against the mean of the
-                # two questions (a few hundred rows, like the feedback below).
+            # Only when the one person the query names is the only speaker it names among the best
+            # candidates ("Melanie said what about Caroline?" names two); else the rewrite is
+            # dropped unread (cancelled: it leaves the embedder's waiting batch).
+            named_speaker = query_vector is not None and set(speakers.values()) == {
+                perspective.name.casefold()
+            }
+            perspective_vector = await perspective_task if named_speaker else None
+            if not named_speaker:
+                perspective_task.cancel()
+            if perspective_vector is not None and query_vector is not None:
+                # Every candidate is scored against q + speaker_query · p (normalised): a few
+                # hundred rows, like the feedback below; an FTS-only candidate only when
+                # score_all_candidates lets it have a cosine at all.
                 query_vector = self._perspective_query(query_vector, perspective_vector)
                 assert self._index is not None
-                vector_scores = self._index.cosines(user_id, query_vector, [item[3] for item in fused])
+                rescored = [
+                    item[3] for item in fused if self._config.score_all_candidates or item[3] in vector_scores
+                ]
+                vector_scores = self._index.cosines(user_id, query_vector, rescored)
                 fused = self._fuse(fts_scores, vector_scores, vector_candidates, in_range, about)
         after_time = time.perf_counter()
 
@@ -345,8 +390,8 @@ class SearchService:
     ) -> list[tuple[float, float, float, int, str]]:
         """``fused`` with the turns of sessions among its best ``prior_pool`` (at least ``limit``)
         re-scored by the length prior and session support, best first again. Both read transcript
-        turns only (stored with session context): a standalone fact is written to say one thing
-        whatever its length, and keeps the documented fused score.
+        turns only (a speaker label and session context, see ``rank_traits``): a standalone fact
+        is written to say one thing whatever its length, and keeps the documented fused score.
 
         Length prior: a turn scores × (1 + ``length_prior`` · ln(chars / ``length_pivot_chars``)),
         the log clamped to ±1.5: bm25 favours short rows and a short greeting that names the

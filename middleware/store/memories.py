@@ -235,6 +235,14 @@ MIN_TRIGRAM_TEXT = 3
 _SUBJECT_LABEL = re.compile(r"([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}):\s")
 
 
+def _speaker_label(head: str) -> str | None:
+    """The speaker label a text starts with ("Melanie Ann: …" → "Melanie Ann"), if any."""
+    match = _SUBJECT_LABEL.match(head)
+    if match and all(word[0].isupper() for word in match.group(1).split()):
+        return match.group(1)
+    return None
+
+
 def subjects_of(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, str]:
     """The speaker label each of these memories starts with (casefolded), for those that have one."""
     if not memory_ids:
@@ -245,31 +253,36 @@ def subjects_of(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int
     )
     found = {}
     for memory_id, head in rows:
-        match = _SUBJECT_LABEL.match(head)
-        if match and all(word[0].isupper() for word in match.group(1).split()):
-            found[memory_id] = match.group(1).casefold()
+        label = _speaker_label(head)
+        if label is not None:
+            found[memory_id] = label.casefold()
     return found
 
 
 @dataclass(frozen=True)
 class RankTraits:
     """What the length prior and session support read of a result: its length in characters and,
-    for a turn of a session (stored with session context), that session."""
+    for a transcript turn, its session."""
 
     chars: int
     session: str | None
 
 
 def rank_traits(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, RankTraits]:
-    """The :class:`RankTraits` of these memories (missing ids are absent)."""
+    """The :class:`RankTraits` of these memories (missing ids are absent). A transcript turn is a
+    row stored with session context whose text starts with a speaker label ("Melanie: …"): a fact
+    an agent stored with its session key (OpenClaw's ``memory_store``) has no label and is none."""
     if not memory_ids:
         return {}
     rows = conn.execute(
-        "SELECT id, length(fact), CASE WHEN embedding_context > 0 THEN source_session END"
-        " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        "SELECT id, length(fact), CASE WHEN embedding_context > 0 THEN source_session END,"
+        " substr(fact, 1, 80) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(list(memory_ids)),),
     )
-    return {int(memory_id): RankTraits(int(chars), session) for memory_id, chars, session in rows}
+    return {
+        int(memory_id): RankTraits(int(chars), session if session and _speaker_label(head) else None)
+        for memory_id, chars, session, head in rows
+    }
 
 
 def list_memories(

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from middleware.config import SearchConfig
+from middleware.errors import EmbedderUnavailable
 from middleware.models.embedders import EmbedderHealth, SentenceTransformerEmbedder
 from middleware.services.perspective import Perspective, speaker_perspective
 from middleware.services.search import SearchService
@@ -39,7 +40,9 @@ def test_the_one_person_named_speaks_in_the_first_person(query: str, expected: P
     [
         "what does she like to paint?",  # no name
         "Melanie likes to paint what?",  # the first word is not read as a name
-        "What did I tell Melanie?",  # "I" is a second capitalised word: whose first person?
+        "What did I tell Melanie?",  # the first person is taken: whose "I" would the rewrite's be?
+        "What did Melanie tell me?",
+        "I wonder what Melanie likes",
         "When did Melanie go to Paris?",  # two names
         "",
     ],
@@ -55,14 +58,16 @@ VECTORS = {QUERY: [1.0, 0.0, 0.0], FIRST_PERSON: [0.0, 1.0, 0.0]}
 
 
 class TextEmbedder:
-    """Each query text has the vector of ``VECTORS`` (unknown text: the x axis); records calls."""
+    """Each query text has the vector of ``VECTORS`` (unknown text: the x axis); records calls.
+    A text in ``failing`` raises as a timed-out embedding does."""
 
     backend = "fixed"
     model = MODEL
     dim = 3
 
-    def __init__(self) -> None:
+    def __init__(self, failing: frozenset[str] = frozenset()) -> None:
         self.queries: list[str] = []
+        self.failing = failing
 
     async def start(self) -> None: ...
 
@@ -73,6 +78,8 @@ class TextEmbedder:
 
     async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
         self.queries.append(text)
+        if text in self.failing:
+            raise EmbedderUnavailable("embedding took longer than 0.15s")
         return np.array(VECTORS.get(text, [1.0, 0.0, 0.0]), dtype=np.float32)
 
     def available(self) -> bool:
@@ -112,11 +119,17 @@ def store(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
     db.close()
 
 
-async def facts(store: tuple[Database, VectorIndex], query: str, **settings: object) -> list[str]:
+async def facts(
+    store: tuple[Database, VectorIndex],
+    query: str,
+    embedder: TextEmbedder | None = None,
+    mode: str = "vector",
+    **settings: object,
+) -> list[str]:
     db, index = store
     config = SearchConfig(prf_docs=0, subject_boost=0, **settings)
-    service = SearchService(db, index, TextEmbedder(), config, 5.0)  # type: ignore[arg-type]
-    result = await service.search(query, "u", 5, mode="vector")
+    service = SearchService(db, index, embedder or TextEmbedder(), config, 5.0)  # type: ignore[arg-type]
+    result = await service.search(query, "u", 5, mode=mode)
     return [hit.memory.fact for hit in result.hits]
 
 
@@ -132,6 +145,87 @@ async def test_a_name_that_is_no_speaker_here_changes_nothing(store: tuple[Datab
     query = "What did Ann enjoy at the lake?"
     assert speaker_perspective(query) == Perspective("Ann", FIRST_PERSON)  # the vector that lifts
     assert await facts(store, query, speaker_query=1.0) == await facts(store, query, speaker_query=0)
+
+
+async def test_hybrid_search_uses_it_too(store: tuple[Database, VectorIndex]) -> None:
+    """The vector part of a hybrid score is the cosine to the normalised q + p."""
+    db, index = store
+    for weight, query_vector in ((0.0, [1.0, 0.0, 0.0]), (1.0, [1.0, 1.0, 0.0])):
+        config = SearchConfig(prf_docs=0, subject_boost=0, speaker_query=weight)
+        service = SearchService(db, index, TextEmbedder(), config, 5.0)  # type: ignore[arg-type]
+        hits = {hit.memory.fact: hit for hit in (await service.search(QUERY, "u", 5)).hits}
+        expected = float(normalize(np.array(query_vector))[0] @ normalize(np.array([0.55, 1.0, 0.0]))[0])
+        assert hits[NEAR_FIRST_PERSON].vector_score == pytest.approx(expected, abs=1e-6)
+
+
+async def test_fts_mode_embeds_nothing(store: tuple[Database, VectorIndex]) -> None:
+    embedder = TextEmbedder()
+    await facts(store, QUERY, embedder, mode="fts", speaker_query=1.0)
+    assert embedder.queries == []
+
+
+async def test_a_rewrite_that_cannot_be_embedded_leaves_the_search_as_without_it(
+    store: tuple[Database, VectorIndex],
+) -> None:
+    embedder = TextEmbedder(failing=frozenset({FIRST_PERSON}))
+    assert await facts(store, QUERY, embedder, speaker_query=1.0) == [NEAR_QUESTION, NEAR_FIRST_PERSON]
+    assert FIRST_PERSON in embedder.queries
+
+
+async def test_a_query_naming_two_speakers_is_not_rewritten_for_either(tmp_path: Path) -> None:
+    """ "Ann said what about Mel?" names Ann too (its first word), and Ann speaks here: the rewrite
+    (as Mel) is dropped, not guessed."""
+    query = "Ann said what at the lake about Mel?"
+    VECTORS_TWO = {query: [1.0, 0.0, 0.0], "Ann said what at the lake about I?": [0.0, 1.0, 0.0]}
+    db = Database(tmp_path / "two.db", busy_timeout_ms=1000)
+    db.open()
+    index = VectorIndex(MODEL, 3)
+    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
+    with conn:
+        for fact, vector in (
+            (NEAR_QUESTION, [1.0, 0.5, 0.0]),
+            (NEAR_FIRST_PERSON, [0.55, 1.0, 0.0]),
+            ("Ann: The lake was cold.", [1.0, 0.9, 0.0]),
+        ):
+            unit = normalize(np.array(vector))[0]
+            memory_id = memory_sql.insert(
+                conn,
+                NewMemory(
+                    user_id="u", fact=fact, embedding=to_blob(unit), embedding_model=MODEL, embedding_dim=3
+                ),
+            )
+            index.upsert(memory_id, "u", unit)
+    conn.close()
+    VECTORS.update(VECTORS_TWO)
+    try:
+        assert speaker_perspective(query) == Perspective("Mel", "Ann said what at the lake about I?")
+        on = await facts((db, index), query, speaker_query=1.0)
+        assert on == await facts((db, index), query, speaker_query=0)
+    finally:
+        for text in VECTORS_TWO:
+            del VECTORS[text]
+        db.close()
+
+
+class FeedbackSpy(SearchService):
+    """Records the query vector the feedback step starts from."""
+
+    feedback_from: np.ndarray | None = None
+
+    def _feedback_scores(
+        self, user_id: str, query: np.ndarray, feedback_ids: list[int], candidates: list[int]
+    ) -> dict[int, float] | None:
+        self.feedback_from = query
+        return super()._feedback_scores(user_id, query, feedback_ids, candidates)
+
+
+async def test_feedback_starts_from_both_forms_of_the_question(store: tuple[Database, VectorIndex]) -> None:
+    db, index = store
+    service = FeedbackSpy(db, index, TextEmbedder(), SearchConfig(prf_docs=1, subject_boost=0), 5.0)  # type: ignore[arg-type]
+    await service.search(QUERY, "u", 5, mode="vector")
+    assert service.feedback_from is not None
+    expected = normalize(np.array([1.0, 1.0, 0.0]))[0]  # x and y, each normalised, summed (weight 1)
+    np.testing.assert_allclose(service.feedback_from, expected, atol=1e-6)
 
 
 async def test_both_forms_of_the_question_take_one_model_call(

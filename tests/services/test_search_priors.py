@@ -27,6 +27,7 @@ class Row:
     session: str | None = None  # a turn of this session (stored with session context)
     user: str = "u"
     fact_of_session: bool = False  # source_session set, but extracted: no session context
+    superseded: bool = False
 
 
 def open_store(tmp_path: Path, rows: list[Row]) -> tuple[Database, VectorIndex]:
@@ -49,7 +50,10 @@ def open_store(tmp_path: Path, rows: list[Row]) -> tuple[Database, VectorIndex]:
                     embedding_dim=3,
                 ),
             )
-            index.upsert(memory_id, row.user, unit)
+            if row.superseded:
+                memory_sql.update(conn, memory_id, {"superseded_by": memory_id})
+            else:
+                index.upsert(memory_id, row.user, unit)
     conn.close()
     return db, index
 
@@ -102,9 +106,27 @@ async def test_a_turn_that_says_something_outranks_a_closer_goodbye(
 
 
 async def test_standalone_facts_keep_the_documented_score(lengths: tuple[Database, VectorIndex]) -> None:
-    scores = dict(await ranked(lengths, length_prior=1.0, session_support=1.0))
+    scores = dict(await ranked(lengths, length_prior=0.5, session_support=1.0))
     for fact, vector in ((SHORT_FACT, (1.0, 0.15, 0.0)), (LONG_FACT, (1.0, 0.35, 0.0))):
         assert scores[fact] == pytest.approx(0.6 * float(normalize(np.array(vector))[0][0]), abs=1e-6)
+
+
+async def test_a_fact_stored_with_a_session_but_no_speaker_is_no_turn(tmp_path: Path) -> None:
+    """What an agent stores with its session key (OpenClaw's memory_store) is embedded with session
+    context but has no speaker label: neither prior touches it."""
+    facts = [
+        Row("Likes tea.", (1.0, 0.1, 0.0), session="s1"),
+        Row("Keeps a list of the dance classes he wants to try.", (1.0, 0.3, 0.0), session="s1"),
+    ]
+    store = open_store(tmp_path, facts)
+    try:
+        scores = dict(await ranked(store, length_prior=0.5, session_support=1.0))
+        for row in facts:
+            assert scores[row.fact] == pytest.approx(
+                0.6 * float(normalize(np.array(row.vector))[0][0]), abs=1e-6
+            )
+    finally:
+        store[0].close()
 
 
 CAMPING = "Mel: We went camping at the lake."
@@ -112,23 +134,37 @@ MUSEUM = "Mel: The museum trip was fun for everyone."
 TENT = "Mel: The kids loved the tent by the lake."
 
 
+FIRE = "Mel: We lit a fire and sang."
+GOODNIGHT = "Mel: Good night, everyone!"
+
+
+def fused(vector: tuple[float, float, float]) -> float:
+    return 0.6 * float(normalize(np.array(vector))[0][0])
+
+
 async def test_turns_of_the_same_exchange_rise_together(tmp_path: Path) -> None:
-    store = open_store(
-        tmp_path,
-        [
-            Row(CAMPING, (1.0, 0.5, 0.0), session="s1"),
-            Row(MUSEUM, (1.0, 0.45, 0.0), session="s2"),
-            Row(TENT, (1.0, 0.2, 0.0), session="s1"),
-        ],
-    )
+    rows = {
+        CAMPING: (1.0, 0.5, 0.0),
+        MUSEUM: (1.0, 0.45, 0.0),
+        TENT: (1.0, 0.2, 0.0),
+        FIRE: (1.0, 0.3, 0.0),
+        GOODNIGHT: (1.0, 0.9, 0.0),
+    }
+    sessions = {CAMPING: "s1", MUSEUM: "s2", TENT: "s1", FIRE: "s1", GOODNIGHT: "s1"}
+    store = open_store(tmp_path, [Row(fact, vector, session=sessions[fact]) for fact, vector in rows.items()])
     try:
         plain = [fact for fact, _ in await ranked(store, length_prior=0, session_support=0)]
-        assert plain == [TENT, MUSEUM, CAMPING]
-        supported = await ranked(store, length_prior=0, session_support=0.05)
-        assert [fact for fact, _ in supported] == [TENT, CAMPING, MUSEUM]
-        tent_score = 0.6 * float(normalize(np.array([1.0, 0.2, 0.0]))[0][0])
-        camping_alone = 0.6 * float(normalize(np.array([1.0, 0.5, 0.0]))[0][0])
-        assert dict(supported)[CAMPING] == pytest.approx(camping_alone + 0.05 * tent_score, abs=1e-6)
+        assert plain == [TENT, FIRE, MUSEUM, CAMPING, GOODNIGHT]
+        supported = dict(await ranked(store, length_prior=0, session_support=0.05))
+        assert supported[CAMPING] > supported[MUSEUM]
+        # The two best *other* turns of its session, not all three, and never itself.
+        assert supported[CAMPING] == pytest.approx(
+            fused(rows[CAMPING]) + 0.05 * (fused(rows[TENT]) + fused(rows[FIRE])), abs=1e-6
+        )
+        assert supported[TENT] == pytest.approx(
+            fused(rows[TENT]) + 0.05 * (fused(rows[FIRE]) + fused(rows[CAMPING])), abs=1e-6
+        )
+        assert supported[MUSEUM] == pytest.approx(fused(rows[MUSEUM]), abs=1e-6)  # alone in s2
     finally:
         store[0].close()
 
@@ -141,6 +177,7 @@ async def test_support_comes_only_from_live_turns_of_the_same_user_and_session(t
             Row(MUSEUM, (1.0, 0.45, 0.0), session="s2"),
             Row("Mel: another user's turn, same session name.", (1.0, 0.0, 0.0), session="s1", user="v"),
             Row("Mel likes lakes (extracted from s1).", (1.0, 0.05, 0.0), session="s1", fact_of_session=True),
+            Row("Mel: an old wording, superseded.", (1.0, 0.02, 0.0), session="s1", superseded=True),
             Row("Mel: a turn of another session.", (1.0, 0.1, 0.0), session="s3"),
         ],
     )
@@ -154,13 +191,16 @@ async def test_support_comes_only_from_live_turns_of_the_same_user_and_session(t
 
 
 async def test_the_pool_is_never_smaller_than_the_limit(tmp_path: Path) -> None:
-    """With a pool of 1 only the best result would be re-scored; asking for 10 re-scores all."""
+    """With a pool of 1 only the best turn would be re-scored (a 44-character one: ×1.01) and stay
+    first; asking for 10 re-scores the second too, whose 180 characters lift it (×1.15) past."""
+    first = "Jon: I opened my dance studio downtown today."
+    second = "Jon: " + " ".join(["The first class was full, and the second one too."] * 4)[:175]
     store = open_store(
-        tmp_path,
-        [Row(SHORT_TURN, (1.0, 0.1, 0.0), session="s1"), Row(LONG_TURN, (1.0, 0.3, 0.0), session="s2")],
+        tmp_path, [Row(first, (1.0, 0.25, 0.0), session="s1"), Row(second, (1.0, 0.3, 0.0), session="s2")]
     )
     try:
+        assert [fact for fact, _ in await ranked(store, length_prior=0, session_support=0)] == [first, second]
         weighed = await ranked(store, length_prior=0.1, session_support=0, prior_pool=1)
-        assert [fact for fact, _ in weighed] == [LONG_TURN, SHORT_TURN]
+        assert [fact for fact, _ in weighed] == [second, first]
     finally:
         store[0].close()
