@@ -107,7 +107,7 @@ class EmbeddingsConfig(_Section):
         2,
         ge=0,
         le=20,
-        description="Earlier memories of the same source_session embedded with a memory POSTed with one (0 = alone).",
+        description="Earlier turns of the same source_session embedded with a transcript turn ('Name: …') POSTed with one (0 = alone); a fact without a speaker label is embedded alone.",
     )
     backend: Literal["sentence_transformers", "http", "openai"] = Field(
         "sentence_transformers",

@@ -9,7 +9,7 @@ from pydantic import TypeAdapter
 
 from ..errors import InvalidRequest
 from ..keys import CONFIG, MEMORY_SERVICE, TIME_PARSER
-from ..store.memories import MemoryFilter, MemoryRecord, NewMemory, stored_timestamp
+from ..store.memories import MemoryFilter, MemoryRecord, NewMemory, speaker_label, stored_timestamp
 from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
     MAX_BATCH,
@@ -88,9 +88,14 @@ def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
         layer=item.layer,
         created_at=created_at,
         occurred_at=_occurred_at(request, item),
-        # Turns a client stores with their session are embedded after the turns before them;
-        # extracted facts (the ingest worker) stand alone and never get here.
-        embedding_context=request.app[CONFIG].embeddings.session_context if item.source_session else 0,
+        # Transcript turns a client stores with their session ("Melanie: …") are embedded after the
+        # turns before them; a fact without a speaker label stands alone even with a session (an
+        # agent's memory_store sends its session key), as extracted facts do.
+        embedding_context=(
+            request.app[CONFIG].embeddings.session_context
+            if item.source_session and speaker_label(item.fact.strip())
+            else 0
+        ),
     )
 
 

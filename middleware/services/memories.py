@@ -373,9 +373,8 @@ class MemoryService:
         for item in items:
             context: list[tuple[str, str]] = []
             history = said.get((item.user_id, item.source_session or ""))
-            if history is not None:  # a session some item wants context from
-                if item.embedding_context > 0:
-                    context = history[-item.embedding_context :]
+            if history is not None and item.embedding_context > 0:  # a turn of a session
+                context = history[-item.embedding_context :]
                 history.append((item.topic, item.fact))
             texts.append(embedding_text(item.topic, item.fact, context))
         return texts

@@ -155,7 +155,8 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
 def session_context(
     conn: sqlite3.Connection, user_id: str, source_session: str, before_id: int | None, count: int
 ) -> list[tuple[str, str]]:
-    """``(topic, fact)`` of the ``count`` live memories of this session just before ``before_id``.
+    """``(topic, fact)`` of the ``count`` live turns of this session just before ``before_id``
+    (turns: rows stored with session context; a standalone fact of the session is no context).
 
     Oldest first, as they were said. ``before_id`` None: the latest ones (for a row not yet
     inserted, every existing row is earlier).
@@ -164,7 +165,7 @@ def session_context(
         return []
     rows = conn.execute(
         "SELECT topic, fact FROM memories WHERE user_id = ? AND source_session = ? AND superseded_by IS NULL"
-        " AND id < ? ORDER BY id DESC LIMIT ?",
+        " AND embedding_context > 0 AND id < ? ORDER BY id DESC LIMIT ?",
         (user_id, source_session, before_id if before_id is not None else 2**63 - 1, count),
     ).fetchall()
     return [(str(topic), str(fact)) for topic, fact in reversed(rows)]
@@ -235,7 +236,7 @@ MIN_TRIGRAM_TEXT = 3
 _SUBJECT_LABEL = re.compile(r"([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}):\s")
 
 
-def _speaker_label(head: str) -> str | None:
+def speaker_label(head: str) -> str | None:
     """The speaker label a text starts with ("Melanie Ann: …" → "Melanie Ann"), if any."""
     match = _SUBJECT_LABEL.match(head)
     if match and all(word[0].isupper() for word in match.group(1).split()):
@@ -253,7 +254,7 @@ def subjects_of(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int
     )
     found = {}
     for memory_id, head in rows:
-        label = _speaker_label(head)
+        label = speaker_label(head)
         if label is not None:
             found[memory_id] = label.casefold()
     return found
@@ -280,7 +281,7 @@ def rank_traits(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int
         (json.dumps(list(memory_ids)),),
     )
     return {
-        int(memory_id): RankTraits(int(chars), session if session and _speaker_label(head) else None)
+        int(memory_id): RankTraits(int(chars), session if session and speaker_label(head) else None)
         for memory_id, chars, session, head in rows
     }
 

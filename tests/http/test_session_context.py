@@ -109,3 +109,39 @@ async def test_the_short_answer_is_found_by_the_question_it_answers(
         facts = [r["fact"] for r in (await response.json())["results"]]
         ranks[window] = facts.index(TURNS[1])
     assert ranks[2] == 1 and ranks[0] > 1, ranks  # right after the question it answers
+
+
+async def test_a_fact_without_a_speaker_label_stands_alone_even_with_a_session(
+    client: TestClient, minilm: Any
+) -> None:
+    """An agent's memory_store sends its session key with a fact: the fact is embedded alone, and
+    it is no context for the turns after it."""
+    first = await post(client, {"user_id": "mel", "fact": TURNS[0], "source_session": "s1"})
+    fact = "The user's sister is called Ana."
+    stored = await post(client, {"user_id": "mel", "fact": fact, "source_session": "s1"})
+    answer = await post(client, {"user_id": "mel", "fact": TURNS[1], "source_session": "s1"})
+    assert np.allclose(
+        normalize(stored_vector(client, stored["id"]))[0], await embedded(minilm, fact), atol=1e-5
+    )
+    assert np.allclose(
+        normalize(stored_vector(client, answer["id"]))[0],
+        await embedded(minilm, f"{TURNS[0]}\n{TURNS[1]}"),
+        atol=1e-5,
+    )
+    assert first["embedded"] and stored["embedded"]
+    # In one batch the same holds: the fact between the two turns is not their context.
+    batch = await post(
+        client,
+        [
+            {"user_id": "bob", "fact": TURNS[0], "source_session": "s9"},
+            {"user_id": "bob", "fact": fact, "source_session": "s9"},
+            {"user_id": "bob", "fact": TURNS[1], "source_session": "s9"},
+        ],
+    )
+    ids = [item["id"] for item in batch["memories"]]
+    assert np.allclose(normalize(stored_vector(client, ids[1]))[0], await embedded(minilm, fact), atol=1e-5)
+    assert np.allclose(
+        normalize(stored_vector(client, ids[2]))[0],
+        await embedded(minilm, f"{TURNS[0]}\n{TURNS[1]}"),
+        atol=1e-5,
+    )
