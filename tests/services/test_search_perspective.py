@@ -18,8 +18,7 @@ from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
 from middleware.store.memories import NewMemory
 from middleware.store.vectors import VectorIndex, normalize, to_blob
-
-MODEL = "fixed-3d"
+from tests.services.fixed_store import MODEL, Row, open_store
 
 
 @pytest.mark.parametrize(
@@ -95,26 +94,14 @@ NEAR_FIRST_PERSON = "Mel: I loved swimming there."
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
-    db = Database(tmp_path / "perspective.db", busy_timeout_ms=1000)
-    db.open()
-    index = VectorIndex(MODEL, 3)
-    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
-    rows = [
-        (NEAR_QUESTION, "u", [1.0, 0.5, 0.0]),
-        (NEAR_FIRST_PERSON, "u", [0.55, 1.0, 0.0]),
-        ("Ann: I loved the lake too.", "v", [0.0, 1.0, 0.0]),  # another user
-    ]
-    with conn:
-        for fact, user, vector in rows:
-            unit = normalize(np.array(vector))[0]
-            memory_id = memory_sql.insert(
-                conn,
-                NewMemory(
-                    user_id=user, fact=fact, embedding=to_blob(unit), embedding_model=MODEL, embedding_dim=3
-                ),
-            )
-            index.upsert(memory_id, user, unit)
-    conn.close()
+    db, index = open_store(
+        tmp_path / "perspective.db",
+        [
+            Row(NEAR_QUESTION, (1.0, 0.5, 0.0)),
+            Row(NEAR_FIRST_PERSON, (0.55, 1.0, 0.0)),
+            Row("Ann: I loved the lake too.", (0.0, 1.0, 0.0), user="v"),  # another user
+        ],
+    )
     yield db, index
     db.close()
 
@@ -177,25 +164,14 @@ async def test_a_query_naming_two_speakers_is_not_rewritten_for_either(tmp_path:
     (as Mel) is dropped, not guessed."""
     query = "Ann said what at the lake about Mel?"
     VECTORS_TWO = {query: [1.0, 0.0, 0.0], "Ann said what at the lake about I?": [0.0, 1.0, 0.0]}
-    db = Database(tmp_path / "two.db", busy_timeout_ms=1000)
-    db.open()
-    index = VectorIndex(MODEL, 3)
-    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
-    with conn:
-        for fact, vector in (
-            (NEAR_QUESTION, [1.0, 0.5, 0.0]),
-            (NEAR_FIRST_PERSON, [0.55, 1.0, 0.0]),
-            ("Ann: The lake was cold.", [1.0, 0.9, 0.0]),
-        ):
-            unit = normalize(np.array(vector))[0]
-            memory_id = memory_sql.insert(
-                conn,
-                NewMemory(
-                    user_id="u", fact=fact, embedding=to_blob(unit), embedding_model=MODEL, embedding_dim=3
-                ),
-            )
-            index.upsert(memory_id, "u", unit)
-    conn.close()
+    db, index = open_store(
+        tmp_path / "two.db",
+        [
+            Row(NEAR_QUESTION, (1.0, 0.5, 0.0)),
+            Row(NEAR_FIRST_PERSON, (0.55, 1.0, 0.0)),
+            Row("Ann: The lake was cold.", (1.0, 0.9, 0.0)),
+        ],
+    )
     VECTORS.update(VECTORS_TWO)
     try:
         assert speaker_perspective(query) == Perspective("Mel", "Ann said what at the lake about I?")

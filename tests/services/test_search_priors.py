@@ -5,7 +5,6 @@ A fixed query vector (the x axis) lets the test control the geometry."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,49 +12,10 @@ import pytest
 
 from middleware.config import SearchConfig
 from middleware.services.search import SearchService
-from middleware.store import memories as memory_sql
-from middleware.store.db import Database, connect
-from middleware.store.memories import NewMemory
-from middleware.store.vectors import VectorIndex, normalize, to_blob
-from tests.services.test_search_prf import MODEL, FixedEmbedder
-
-
-@dataclass(frozen=True)
-class Row:
-    fact: str
-    vector: tuple[float, float, float]
-    session: str | None = None  # a turn of this session (stored with session context)
-    user: str = "u"
-    fact_of_session: bool = False  # source_session set, but extracted: no session context
-    superseded: bool = False
-
-
-def open_store(tmp_path: Path, rows: list[Row]) -> tuple[Database, VectorIndex]:
-    db = Database(tmp_path / "priors.db", busy_timeout_ms=1000)
-    db.open()
-    index = VectorIndex(MODEL, 3)
-    conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
-    with conn:
-        for row in rows:
-            unit = normalize(np.array(row.vector))[0]
-            memory_id = memory_sql.insert(
-                conn,
-                NewMemory(
-                    user_id=row.user,
-                    fact=row.fact,
-                    source_session=row.session,
-                    embedding_context=2 if row.session and not row.fact_of_session else 0,
-                    embedding=to_blob(unit),
-                    embedding_model=MODEL,
-                    embedding_dim=3,
-                ),
-            )
-            if row.superseded:
-                memory_sql.update(conn, memory_id, {"superseded_by": memory_id})
-            else:
-                index.upsert(memory_id, row.user, unit)
-    conn.close()
-    return db, index
+from middleware.store.db import Database
+from middleware.store.vectors import VectorIndex, normalize
+from tests.services.fixed_store import Row, open_store
+from tests.services.test_search_prf import FixedEmbedder
 
 
 async def ranked(store: tuple[Database, VectorIndex], **settings: object) -> list[tuple[str, float]]:
@@ -76,7 +36,7 @@ LONG_FACT = "Keeps a list of the dance classes he wants to try this winter."
 @pytest.fixture
 def lengths(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
     db, index = open_store(
-        tmp_path,
+        tmp_path / "priors.db",
         [
             Row(SHORT_TURN, (1.0, 0.1, 0.0), session="s1"),
             Row(LONG_TURN, (1.0, 0.3, 0.0), session="s2"),
@@ -118,7 +78,7 @@ async def test_a_fact_stored_with_a_session_but_no_speaker_is_no_turn(tmp_path: 
         Row("Likes tea.", (1.0, 0.1, 0.0), session="s1"),
         Row("Keeps a list of the dance classes he wants to try.", (1.0, 0.3, 0.0), session="s1"),
     ]
-    store = open_store(tmp_path, facts)
+    store = open_store(tmp_path / "priors.db", facts)
     try:
         scores = dict(await ranked(store, length_prior=0.5, session_support=1.0))
         for row in facts:
@@ -151,7 +111,9 @@ async def test_turns_of_the_same_exchange_rise_together(tmp_path: Path) -> None:
         GOODNIGHT: (1.0, 0.9, 0.0),
     }
     sessions = {CAMPING: "s1", MUSEUM: "s2", TENT: "s1", FIRE: "s1", GOODNIGHT: "s1"}
-    store = open_store(tmp_path, [Row(fact, vector, session=sessions[fact]) for fact, vector in rows.items()])
+    store = open_store(
+        tmp_path / "priors.db", [Row(fact, vector, session=sessions[fact]) for fact, vector in rows.items()]
+    )
     try:
         plain = [fact for fact, _ in await ranked(store, length_prior=0, session_support=0)]
         assert plain == [TENT, FIRE, MUSEUM, CAMPING, GOODNIGHT]
@@ -171,7 +133,7 @@ async def test_turns_of_the_same_exchange_rise_together(tmp_path: Path) -> None:
 
 async def test_support_comes_only_from_live_turns_of_the_same_user_and_session(tmp_path: Path) -> None:
     store = open_store(
-        tmp_path,
+        tmp_path / "priors.db",
         [
             Row(CAMPING, (1.0, 0.5, 0.0), session="s1"),
             Row(MUSEUM, (1.0, 0.45, 0.0), session="s2"),
@@ -196,7 +158,8 @@ async def test_the_pool_is_never_smaller_than_the_limit(tmp_path: Path) -> None:
     first = "Jon: I opened my dance studio downtown today."
     second = "Jon: " + " ".join(["The first class was full, and the second one too."] * 4)[:175]
     store = open_store(
-        tmp_path, [Row(first, (1.0, 0.25, 0.0), session="s1"), Row(second, (1.0, 0.3, 0.0), session="s2")]
+        tmp_path / "priors.db",
+        [Row(first, (1.0, 0.25, 0.0), session="s1"), Row(second, (1.0, 0.3, 0.0), session="s2")],
     )
     try:
         assert [fact for fact, _ in await ranked(store, length_prior=0, session_support=0)] == [first, second]
