@@ -107,6 +107,11 @@ def ranking_multiplier(memory: MemoryRecord, now: datetime, config: RankingConfi
     )
 
 
+def _unit(vector: np.ndarray) -> np.ndarray:
+    """``vector`` scaled to length 1 (a zero vector stays zero)."""
+    return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+
 def parse_timestamp(text: str) -> datetime:
     """A stored timestamp (ISO 8601, ``Z`` for UTC) as an aware datetime."""
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -252,9 +257,12 @@ class SearchService:
         # Only the best few can reach the results with a ×1.3: only their speaker labels are read
         # (never fewer than the results asked for).
         pool = max(self._config.subject_pool, limit)
+        # What the boosts and priors read of a candidate (speaker, length, session), read once.
+        traits: dict[int, memory_sql.RankTraits] = {}
         speakers = await self._speakers_named(
             query,
-            {item[3] for item in fused[:pool]},
+            [item[3] for item in fused[:pool]],
+            traits,
             wanted=self._config.subject_boost > 0 or perspective is not None,
         )
         about = set(speakers) if self._config.subject_boost > 0 else set()
@@ -297,7 +305,7 @@ class SearchService:
                 fused = self._fuse(fts_scores, rescored, vector_candidates, in_range, about)
         after_prf = time.perf_counter()
 
-        fused = await self._with_priors(fused, limit)
+        fused = await self._with_priors(fused, limit, traits)
         after_priors = time.perf_counter()
 
         ranked = self._ranking.enabled
@@ -386,52 +394,59 @@ class SearchService:
         return fused
 
     async def _with_priors(
-        self, fused: list[tuple[float, float, float, int, str]], limit: int
+        self,
+        fused: list[tuple[float, float, float, int, str]],
+        limit: int,
+        traits: dict[int, memory_sql.RankTraits],
     ) -> list[tuple[float, float, float, int, str]]:
-        """``fused`` with the turns of sessions among its best ``prior_pool`` (at least ``limit``)
-        re-scored by the length prior and session support, best first again. Both read transcript
-        turns only (a speaker label and session context, see ``rank_traits``): a standalone fact
-        is written to say one thing whatever its length, and keeps the documented fused score.
+        """``fused`` with the transcript turns among its best ``prior_pool`` (at least ``limit``)
+        re-scored by the length prior and session support, best first again. A turn has a
+        speaker label and session context (see ``rank_traits``); a standalone fact is written to
+        say one thing whatever its length, and keeps the documented fused score.
 
         Length prior: a turn scores × (1 + ``length_prior`` · ln(chars / ``length_pivot_chars``)),
         the log clamped to ±1.5: bm25 favours short rows and a short greeting that names the
         person asked about is close to any question on them, yet "Bye!" answers nothing.
-        Session support: a turn of a session gains ``session_support`` × the (length-weighed)
-        scores of the two best *other* turns of its session in the pool, so the turns of the
-        one exchange a question is about rise together. Results outside the pool keep their score.
+        Session support: a turn gains ``session_support`` × the (length-weighed) scores of the
+        two best *other* turns of its session in the pool, so the turns of the one exchange a
+        question is about rise together. Results outside the pool keep their score.
         """
         length_prior, support = self._config.length_prior, self._config.session_support
         pool = fused[: max(self._config.prior_pool, limit)]
         if (length_prior <= 0 and support <= 0) or not pool:
             return fused
-        traits = await self._db.read(lambda conn: memory_sql.rank_traits(conn, [item[3] for item in pool]))
+        traits = await self._read_traits([item[3] for item in pool], traits)
+        turns = {item[3]: traits[item[3]] for item in pool if item[3] in traits and traits[item[3]].session}
         pivot = self._config.length_pivot_chars
-        weighed: list[tuple[float, float, float, int, str]] = []
-        for score, fts_norm, cosine, memory_id, source in pool:
-            trait = traits.get(memory_id)
-            if trait is not None and trait.session is not None and length_prior > 0:
-                log_ratio = math.log(max(trait.chars, 1) / pivot)
+        weighed = {}
+        for score, _, _, memory_id, _ in pool:
+            if memory_id in turns and length_prior > 0:
+                log_ratio = math.log(max(turns[memory_id].chars, 1) / pivot)
                 score *= 1.0 + length_prior * min(max(log_ratio, -_LENGTH_LOG_CLAMP), _LENGTH_LOG_CLAMP)
-            weighed.append((score, fts_norm, cosine, memory_id, source))
-        if support > 0:
-            by_session: dict[str, list[tuple[float, int]]] = {}
-            for score, _, _, memory_id, _ in weighed:
-                trait = traits.get(memory_id)
-                if trait is not None and trait.session is not None:
-                    by_session.setdefault(trait.session, []).append((score, memory_id))
-            for scores in by_session.values():
-                scores.sort(reverse=True)
-            supported = []
-            for score, fts_norm, cosine, memory_id, source in weighed:
-                trait = traits.get(memory_id)
-                if trait is not None and trait.session is not None:
-                    others = [other for other, mid in by_session[trait.session] if mid != memory_id][:2]
-                    score += support * sum(others)
-                supported.append((score, fts_norm, cosine, memory_id, source))
-            weighed = supported
-        rescored = weighed + fused[len(pool) :]
+            weighed[memory_id] = score
+        by_session: dict[str | None, list[float]] = {}
+        for memory_id, turn in turns.items():
+            by_session.setdefault(turn.session, []).append(weighed[memory_id])
+        rescored = []
+        for _, fts_norm, cosine, memory_id, source in pool:
+            score = weighed[memory_id]
+            if memory_id in turns and support > 0:
+                others = sorted(by_session[turns[memory_id].session], reverse=True)
+                others.remove(score)  # itself, once
+                score += support * sum(others[:2])
+            rescored.append((score, fts_norm, cosine, memory_id, source))
+        rescored += fused[len(pool) :]
         rescored.sort(key=lambda item: (-item[0], -item[3]))
         return rescored
+
+    async def _read_traits(
+        self, memory_ids: list[int], known: dict[int, memory_sql.RankTraits]
+    ) -> dict[int, memory_sql.RankTraits]:
+        """``known`` with the traits of those of ``memory_ids`` it lacks, read in one query."""
+        missing = [memory_id for memory_id in memory_ids if memory_id not in known]
+        if missing:
+            known.update(await self._db.read(lambda conn: memory_sql.rank_traits(conn, missing)))
+        return known
 
     def _feedback_scores(
         self, user_id: str, query: np.ndarray, feedback_ids: list[int], candidates: list[int]
@@ -442,32 +457,34 @@ class SearchService:
         feedback = self._index.vectors_of(user_id, feedback_ids)
         if feedback.shape[0] == 0:
             return None
-        query = query / max(float(np.linalg.norm(query)), 1e-12)
-        expanded = query + self._config.prf_weight * feedback.mean(axis=0)
-        expanded /= max(float(np.linalg.norm(expanded)), 1e-12)
+        expanded = _unit(_unit(query) + self._config.prf_weight * feedback.mean(axis=0))
         return self._index.cosines(user_id, expanded, candidates)
 
-    async def _speakers_named(self, query: str, candidates: set[int], *, wanted: bool) -> dict[int, str]:
+    async def _speakers_named(
+        self, query: str, candidates: list[int], traits: dict[int, memory_sql.RankTraits], *, wanted: bool
+    ) -> dict[int, str]:
         """The candidates said by someone the query names, with that speaker label (casefolded):
         their text starts with a label ("Melanie: …") made of capitalised words of the query.
         Empty when not ``wanted`` (subject boost and speaker query off) or the query has no
         capitalised word. (Its first word counts: "Melanie said…" names her, and a "What" matches
-        no speaker label.)"""
+        no speaker label.) The traits read land in ``traits``."""
         if not wanted or not candidates:
             return {}
         names = {word.casefold() for word in _WORD.findall(query) if word[0].isupper()}
         if not names:
             return {}
-        subjects = await self._db.read(lambda conn: memory_sql.subjects_of(conn, list(candidates)))
-        return {mid: label for mid, label in subjects.items() if set(label.split()) <= names}
+        traits = await self._read_traits(candidates, traits)
+        return {
+            memory_id: speaker
+            for memory_id in candidates
+            if memory_id in traits
+            and (speaker := traits[memory_id].speaker) is not None
+            and set(speaker.split()) <= names
+        }
 
     def _perspective_query(self, query: np.ndarray, perspective: np.ndarray) -> np.ndarray:
         """``q/|q| + speaker_query · p/|p|``, normalised: the question and its first-person form."""
-        query = query / max(float(np.linalg.norm(query)), 1e-12)
-        combined = query + self._config.speaker_query * perspective / max(
-            float(np.linalg.norm(perspective)), 1e-12
-        )
-        return combined / max(float(np.linalg.norm(combined)), 1e-12)
+        return _unit(_unit(query) + self._config.speaker_query * _unit(perspective))
 
     async def _fts(
         self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]

@@ -244,27 +244,13 @@ def speaker_label(head: str) -> str | None:
     return None
 
 
-def subjects_of(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, str]:
-    """The speaker label each of these memories starts with (casefolded), for those that have one."""
-    if not memory_ids:
-        return {}
-    rows = conn.execute(
-        "SELECT id, substr(fact, 1, 80) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(memory_ids)),),
-    )
-    found = {}
-    for memory_id, head in rows:
-        label = speaker_label(head)
-        if label is not None:
-            found[memory_id] = label.casefold()
-    return found
-
-
 @dataclass(frozen=True)
 class RankTraits:
-    """What the length prior and session support read of a result: its length in characters and,
-    for a transcript turn, its session."""
+    """What search's boosts and priors read of a candidate: the speaker label its text starts with
+    (casefolded; None without one), its length in characters and, for a transcript turn, its
+    session."""
 
+    speaker: str | None
     chars: int
     session: str | None
 
@@ -276,14 +262,16 @@ def rank_traits(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int
     if not memory_ids:
         return {}
     rows = conn.execute(
-        "SELECT id, length(fact), CASE WHEN embedding_context > 0 THEN source_session END,"
-        " substr(fact, 1, 80) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        "SELECT id, substr(fact, 1, 80), length(fact), CASE WHEN embedding_context > 0 THEN source_session END"
+        " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(list(memory_ids)),),
     )
-    return {
-        int(memory_id): RankTraits(int(chars), session if session and speaker_label(head) else None)
-        for memory_id, chars, session, head in rows
-    }
+    found = {}
+    for memory_id, head, chars, session in rows:
+        label = speaker_label(head)
+        speaker = label.casefold() if label is not None else None
+        found[int(memory_id)] = RankTraits(speaker, int(chars), session if speaker is not None else None)
+    return found
 
 
 def list_memories(

@@ -92,7 +92,8 @@ def test_labels_are_capitalised_names_in_any_script(tmp_path: Path) -> None:
         "Bob",
     ]
     ids = [memory_sql.insert(conn, NewMemory(user_id="u", fact=fact)) for fact in facts]
-    assert memory_sql.subjects_of(conn, ids) == {ids[0]: "élodie", ids[2]: "dr. ann lee"}
+    speakers = {memory_id: traits.speaker for memory_id, traits in memory_sql.rank_traits(conn, ids).items()}
+    assert speakers == {ids[0]: "élodie", ids[1]: None, ids[2]: "dr. ann lee", ids[3]: None, ids[4]: None}
     conn.close()
 
 
