@@ -68,6 +68,9 @@ _WORD = re.compile(r"\b[^\W\d_][\w-]*")
 # The length prior's ln(chars / pivot) is held to ±1.5: ×(1 ± 0.15) at most with the default 0.1.
 _LENGTH_LOG_CLAMP = 1.5
 
+# How many users known to have transcript turns are remembered (see SearchService._has_turns).
+_USERS_WITH_TURNS_MAX = 10_000
+
 # What a search covers unless it asks otherwise: the archive is kept but not searched.
 DEFAULT_LAYERS = ("core", "working")
 
@@ -162,6 +165,7 @@ class SearchService:
         self._config = config
         self._query_timeout_s = query_timeout_s
         self._term_counts = memory_sql.TermRowCounts()
+        self._users_with_turns: set[str] = set()  # see _has_turns
         self._time_parser = (time_parser or TimeParser()) if config.time_boost > 0 else None
 
     def warm_up(self) -> None:
@@ -222,6 +226,8 @@ class SearchService:
         # beside the query itself: the local embedder batches concurrent queries into one model
         # call (an HTTP embedder gets a second, concurrent request).
         perspective = speaker_perspective(query) if mode != "fts" and self._config.speaker_query > 0 else None
+        if perspective is not None and not await self._has_turns(user_id):
+            perspective = None  # no speaker to speak as: a store of standalone facts pays nothing
         perspective_task = None
         if perspective is not None:
             perspective_task = asyncio.ensure_future(self._query_vector(perspective.query))
@@ -438,6 +444,19 @@ class SearchService:
         rescored += fused[len(pool) :]
         rescored.sort(key=lambda item: (-item[0], -item[3]))
         return rescored
+
+    async def _has_turns(self, user_id: str) -> bool:
+        """Whether the user has transcript turns. A yes is remembered (turns are rarely all
+        deleted, and then it costs only an unused embedding); a no is asked of the store each
+        time, one step down a partial index, so a first turn counts at once."""
+        if user_id in self._users_with_turns:
+            return True
+        answer = await self._db.read(lambda conn: memory_sql.has_turns(conn, user_id))
+        if answer:
+            if len(self._users_with_turns) >= _USERS_WITH_TURNS_MAX:
+                self._users_with_turns.clear()  # many users: start over rather than grow unbounded
+            self._users_with_turns.add(user_id)
+        return answer
 
     async def _read_traits(
         self, memory_ids: list[int], known: dict[int, memory_sql.RankTraits]

@@ -244,6 +244,15 @@ def speaker_label(head: str) -> str | None:
     return None
 
 
+def has_turns(conn: sqlite3.Connection, user_id: str) -> bool:
+    """Whether the user has any transcript turn (a row stored with session context): one step
+    down the partial index ``memories_user_turns``."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM memories WHERE user_id = ? AND embedding_context > 0)", (user_id,)
+    ).fetchone()
+    return bool(row[0])
+
+
 @dataclass(frozen=True)
 class RankTraits:
     """What search's boosts and priors read of a candidate: the speaker label its text starts with

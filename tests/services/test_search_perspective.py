@@ -97,9 +97,9 @@ def store(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
     db, index = open_store(
         tmp_path / "perspective.db",
         [
-            Row(NEAR_QUESTION, (1.0, 0.5, 0.0)),
-            Row(NEAR_FIRST_PERSON, (0.55, 1.0, 0.0)),
-            Row("Ann: I loved the lake too.", (0.0, 1.0, 0.0), user="v"),  # another user
+            Row(NEAR_QUESTION, (1.0, 0.5, 0.0), session="s1"),
+            Row(NEAR_FIRST_PERSON, (0.55, 1.0, 0.0), session="s1"),
+            Row("Ann: I loved the lake too.", (0.0, 1.0, 0.0), session="s1", user="v"),  # another user
         ],
     )
     yield db, index
@@ -114,7 +114,7 @@ async def facts(
     **settings: object,
 ) -> list[str]:
     db, index = store
-    config = SearchConfig(prf_docs=0, subject_boost=0, **settings)
+    config = SearchConfig(prf_docs=0, subject_boost=0, length_prior=0, session_support=0, **settings)
     service = SearchService(db, index, embedder or TextEmbedder(), config, 5.0)  # type: ignore[arg-type]
     result = await service.search(query, "u", 5, mode=mode)
     return [hit.memory.fact for hit in result.hits]
@@ -134,11 +134,26 @@ async def test_a_name_that_is_no_speaker_here_changes_nothing(store: tuple[Datab
     assert await facts(store, query, speaker_query=1.0) == await facts(store, query, speaker_query=0)
 
 
+async def test_a_store_without_transcript_turns_never_embeds_the_rewrite(tmp_path: Path) -> None:
+    """Standalone facts have no speaker to speak as: the query is embedded alone (no model time
+    spent on a rewrite that could not be used)."""
+    db, index = open_store(tmp_path / "facts.db", [Row(NEAR_QUESTION, (1.0, 0.5, 0.0))])
+    try:
+        embedder = TextEmbedder()
+        service = SearchService(db, index, embedder, SearchConfig(speaker_query=1.0), 5.0)  # type: ignore[arg-type]
+        await service.search(QUERY, "u", 5)
+        assert embedder.queries == [QUERY]
+    finally:
+        db.close()
+
+
 async def test_hybrid_search_uses_it_too(store: tuple[Database, VectorIndex]) -> None:
     """The vector part of a hybrid score is the cosine to the normalised q + p."""
     db, index = store
     for weight, query_vector in ((0.0, [1.0, 0.0, 0.0]), (1.0, [1.0, 1.0, 0.0])):
-        config = SearchConfig(prf_docs=0, subject_boost=0, speaker_query=weight)
+        config = SearchConfig(
+            prf_docs=0, subject_boost=0, length_prior=0, session_support=0, speaker_query=weight
+        )
         service = SearchService(db, index, TextEmbedder(), config, 5.0)  # type: ignore[arg-type]
         hits = {hit.memory.fact: hit for hit in (await service.search(QUERY, "u", 5)).hits}
         expected = float(normalize(np.array(query_vector))[0] @ normalize(np.array([0.55, 1.0, 0.0]))[0])
@@ -167,9 +182,9 @@ async def test_a_query_naming_two_speakers_is_not_rewritten_for_either(tmp_path:
     db, index = open_store(
         tmp_path / "two.db",
         [
-            Row(NEAR_QUESTION, (1.0, 0.5, 0.0)),
-            Row(NEAR_FIRST_PERSON, (0.55, 1.0, 0.0)),
-            Row("Ann: The lake was cold.", (1.0, 0.9, 0.0)),
+            Row(NEAR_QUESTION, (1.0, 0.5, 0.0), session="s1"),
+            Row(NEAR_FIRST_PERSON, (0.55, 1.0, 0.0), session="s1"),
+            Row("Ann: The lake was cold.", (1.0, 0.9, 0.0), session="s1"),
         ],
     )
     VECTORS.update(VECTORS_TWO)
@@ -197,7 +212,13 @@ class FeedbackSpy(SearchService):
 
 async def test_feedback_starts_from_both_forms_of_the_question(store: tuple[Database, VectorIndex]) -> None:
     db, index = store
-    service = FeedbackSpy(db, index, TextEmbedder(), SearchConfig(prf_docs=1, subject_boost=0), 5.0)  # type: ignore[arg-type]
+    service = FeedbackSpy(
+        db,
+        index,
+        TextEmbedder(),
+        SearchConfig(prf_docs=1, subject_boost=0, length_prior=0, session_support=0),
+        5.0,
+    )  # type: ignore[arg-type]
     await service.search(QUERY, "u", 5, mode="vector")
     assert service.feedback_from is not None
     expected = normalize(np.array([1.0, 1.0, 0.0]))[0]  # x and y, each normalised, summed (weight 1)
@@ -219,6 +240,8 @@ async def test_both_forms_of_the_question_take_one_model_call(
                 NewMemory(
                     user_id="u",
                     fact=fact,
+                    source_session="s1",
+                    embedding_context=2,
                     embedding=to_blob(vector),
                     embedding_model=minilm.model,
                     embedding_dim=384,
