@@ -226,7 +226,8 @@ class SearchService:
         # beside the query itself: the local embedder batches concurrent queries into one model
         # call (an HTTP embedder gets a second, concurrent request).
         perspective = speaker_perspective(query) if mode != "fts" and self._config.speaker_query > 0 else None
-        if perspective is not None and not await self._has_turns(user_id):
+        has_turns = await self._has_turns(user_id) if perspective is not None else None
+        if not has_turns:
             perspective = None  # no speaker to speak as: a store of standalone facts pays nothing
         perspective_task = None
         if perspective is not None:
@@ -311,7 +312,10 @@ class SearchService:
                 fused = self._fuse(fts_scores, rescored, vector_candidates, in_range, about)
         after_prf = time.perf_counter()
 
-        fused = await self._with_priors(fused, limit, traits)
+        if has_turns is None and (self._config.length_prior > 0 or self._config.session_support > 0):
+            has_turns = await self._has_turns(user_id)
+        if has_turns:  # the priors re-score transcript turns only
+            fused = await self._with_priors(fused, limit, traits)
         after_priors = time.perf_counter()
 
         ranked = self._ranking.enabled
