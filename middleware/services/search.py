@@ -68,7 +68,7 @@ _WORD = re.compile(r"\b[^\W\d_][\w-]*")
 # The length prior's ln(chars / pivot) is held to ±1.5: ×(1 ± 0.15) at most with the default 0.1.
 _LENGTH_LOG_CLAMP = 1.5
 
-# How many users known to have transcript turns are remembered (see SearchService._has_turns).
+# How many users' answers about transcript turns are remembered (see SearchService._has_turns).
 _USERS_WITH_TURNS_MAX = 10_000
 
 # What a search covers unless it asks otherwise: the archive is kept but not searched.
@@ -166,6 +166,7 @@ class SearchService:
         self._query_timeout_s = query_timeout_s
         self._term_counts = memory_sql.TermRowCounts()
         self._users_with_turns: set[str] = set()  # see _has_turns
+        self._users_without_turns: dict[str, int] = {}  # user → the index version it was asked at
         self._time_parser = (time_parser or TimeParser()) if config.time_boost > 0 else None
 
     def warm_up(self) -> None:
@@ -451,15 +452,22 @@ class SearchService:
 
     async def _has_turns(self, user_id: str) -> bool:
         """Whether the user has transcript turns. A yes is remembered (turns are rarely all
-        deleted, and then it costs only an unused embedding); a no is asked of the store each
-        time, one step down a partial index, so a first turn counts at once."""
+        deleted, and then it costs only an unused embedding); a no holds while the vector index
+        is unchanged (every stored, deleted or synced row bumps its version), so a first turn
+        counts at once and a store of standalone facts asks once, not per search."""
         if user_id in self._users_with_turns:
             return True
+        version = self._index.version if self._index is not None else None
+        if version is not None and self._users_without_turns.get(user_id) == version:
+            return False
         answer = await self._db.read(lambda conn: memory_sql.has_turns(conn, user_id))
+        known = self._users_with_turns if answer else self._users_without_turns
+        if len(known) >= _USERS_WITH_TURNS_MAX:
+            known.clear()  # many users: start over rather than grow without bound
         if answer:
-            if len(self._users_with_turns) >= _USERS_WITH_TURNS_MAX:
-                self._users_with_turns.clear()  # many users: start over rather than grow unbounded
             self._users_with_turns.add(user_id)
+        elif version is not None:
+            self._users_without_turns[user_id] = version
         return answer
 
     async def _read_traits(

@@ -306,6 +306,9 @@ class VectorIndex:
         self._where = _IdMap()
         # Writers (the SQLite writer thread) and searchers (reader threads) share the matrices.
         self._lock = threading.Lock()
+        # Bumped by every change of the rows (upsert, remove, load, sync): what a cache of answers
+        # about the store (search's "this user has no transcript turns") is keyed on.
+        self.version = 0
 
     def __len__(self) -> int:
         return len(self._where)
@@ -335,6 +338,7 @@ class VectorIndex:
         """Add or replace one memory's vector (normalised here) and its layer."""
         vector = normalize(vector)[0]
         with self._lock:
+            self.version += 1
             if self.dim is None:
                 self.dim = int(vector.shape[0])
             if vector.shape[0] != self.dim:
@@ -352,6 +356,7 @@ class VectorIndex:
     def set_layer(self, memory_id: int, layer: str) -> None:
         """Record that a memory moved to another layer (its vector stays)."""
         with self._lock:
+            self.version += 1
             found = self._where.get(memory_id)
             if found is not None:
                 slot, row = found
@@ -360,6 +365,7 @@ class VectorIndex:
     def remove(self, memory_id: int) -> None:
         """Forget a memory (deleted, superseded, or re-embedded by another model)."""
         with self._lock:
+            self.version += 1
             self._remove_locked(memory_id)
 
     def load(self, counts: dict[str, int], rows: Iterable[tuple[int, str, bytes, str]]) -> int:
@@ -372,6 +378,7 @@ class VectorIndex:
         """
         loaded = 0
         with self._lock:
+            self.version += 1
             if len(self._where):
                 raise RuntimeError("bulk load needs an empty index")
             for memory_id, user_id, blob, layer in rows:
@@ -406,6 +413,7 @@ class VectorIndex:
     def sync(self, wanted: dict[int, tuple[str, np.ndarray, str]]) -> int:
         """Make the index hold exactly ``wanted`` (id → (user, vector, layer)); returns ids added or removed."""
         with self._lock:
+            self.version += 1
             present = self._where.ids()
         stale = [memory_id for memory_id in present if memory_id not in wanted]
         added = sum(1 for memory_id in wanted if memory_id not in self._where)

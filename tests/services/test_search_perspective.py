@@ -147,6 +147,36 @@ async def test_a_store_without_transcript_turns_never_embeds_the_rewrite(tmp_pat
         db.close()
 
 
+async def test_the_first_turn_of_a_user_counts_at_once(tmp_path: Path) -> None:
+    """ "No turns" is remembered only while nothing is stored: the next search after a first turn
+    embeds the rewrite."""
+    db, index = open_store(tmp_path / "first.db", [Row("Likes tea.", (1.0, 0.5, 0.0))])
+    try:
+        embedder = TextEmbedder()
+        service = SearchService(db, index, embedder, SearchConfig(), 5.0)  # type: ignore[arg-type]
+        await service.search(QUERY, "u", 5)
+        await service.search(QUERY, "u", 5)
+        assert embedder.queries == [QUERY, QUERY]
+        conn = connect(db.path, read_only=False, busy_timeout_ms=1000)
+        with conn:
+            unit = normalize(np.array([0.55, 1.0, 0.0]))[0]
+            turn = NewMemory(
+                user_id="u",
+                fact=NEAR_FIRST_PERSON,
+                source_session="s1",
+                embedding_context=2,
+                embedding=to_blob(unit),
+                embedding_model=MODEL,
+                embedding_dim=3,
+            )
+            index.upsert(memory_sql.insert(conn, turn), "u", unit)
+        conn.close()
+        await service.search(QUERY, "u", 5)
+        assert sorted(embedder.queries[2:]) == sorted([QUERY, FIRST_PERSON])
+    finally:
+        db.close()
+
+
 async def test_hybrid_search_uses_it_too(store: tuple[Database, VectorIndex]) -> None:
     """The vector part of a hybrid score is the cosine to the normalised q + p."""
     db, index = store
