@@ -225,7 +225,7 @@ class SearchConfig(_Section):
         1.0,
         ge=0,
         le=10,
-        description="Speaker-perspective query: a query naming exactly one person ('What has Melanie done with her family?') is also embedded in their words by rules ('What has I done with my family?'); when that person is the only speaker the query names among the best subject_pool candidates, these are scored against q + this x that vector (normalised; 1 = their mean); 0 = off.",
+        description="Speaker-perspective query: for a user with transcript turns, a query naming exactly one person ('What has Melanie done with her family?') is also embedded in their words by rules ('What has I done with my family?'); when that person is the only speaker the query names among the best subject_pool candidates, these are scored against q + this x that vector (normalised; 1 = their mean); 0 = off.",
     )
     length_prior: float = Field(
         0.1,
