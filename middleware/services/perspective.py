@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# A word (letters first; "Caroline's" gives "Caroline"), as the subject boost reads names.
-_WORD = re.compile(r"\b[^\W\d_][\w-]*")
+# A word (letters first; "Caroline's" gives "Caroline"): a name when it starts with a capital.
+# The subject boost (services/search.py) reads a query's names with it too.
+WORD = re.compile(r"\b[^\W\d_][\w-]*")
 
 _PRONOUNS = {
     "she": "I",
@@ -52,7 +53,7 @@ class Perspective:
 def speaker_perspective(query: str) -> Perspective | None:
     """The query in the first person of the one person it names, or None when it names no one or
     more than one (see the module's docstring)."""
-    names = {word for word in _WORD.findall(query)[1:] if word[0].isupper()}
+    names = {word for word in WORD.findall(query)[1:] if word[0].isupper()}
     if len(names) != 1 or _FIRST_PERSON.search(query):
         return None
     (name,) = names

@@ -38,7 +38,6 @@ import asyncio
 import dataclasses
 import logging
 import math
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -56,14 +55,12 @@ from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.fts import FtsQuery, build_query
 from ..store.memories import MemoryRecord
-from ..store.vectors import VectorIndex
-from .perspective import speaker_perspective
+from ..store.vectors import VectorIndex, normalize
+from .perspective import WORD, speaker_perspective
 from .timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 
 log = logging.getLogger(__name__)
 
-# A word (letters first; "Caroline's" gives "Caroline"): a name when it starts with a capital.
-_WORD = re.compile(r"\b[^\W\d_][\w-]*")
 
 # The length prior's ln(chars / pivot) is held to ±1.5: ×(1 ± 0.15) at most with the default 0.1.
 _LENGTH_LOG_CLAMP = 1.5
@@ -108,11 +105,6 @@ def ranking_multiplier(memory: MemoryRecord, now: datetime, config: RankingConfi
         + config.recency_weight * recency
         + config.access_weight * reads
     )
-
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    """``vector`` scaled to length 1 (a zero vector stays zero)."""
-    return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -461,9 +453,9 @@ class SearchService:
         if version is not None and self._users_without_turns.get(user_id) == version:
             return False
         answer = await self._db.read(lambda conn: memory_sql.has_turns(conn, user_id))
-        known = self._users_with_turns if answer else self._users_without_turns
-        if len(known) >= _USERS_WITH_TURNS_MAX:
-            known.clear()  # many users: start over rather than grow without bound
+        if len(self._users_with_turns) + len(self._users_without_turns) >= _USERS_WITH_TURNS_MAX:
+            self._users_with_turns.clear()  # many users: start over rather than grow without bound
+            self._users_without_turns.clear()
         if answer:
             self._users_with_turns.add(user_id)
         elif version is not None:
@@ -488,7 +480,7 @@ class SearchService:
         feedback = self._index.vectors_of(user_id, feedback_ids)
         if feedback.shape[0] == 0:
             return None
-        expanded = _unit(_unit(query) + self._config.prf_weight * feedback.mean(axis=0))
+        expanded = normalize(normalize(query)[0] + self._config.prf_weight * feedback.mean(axis=0))[0]
         return self._index.cosines(user_id, expanded, candidates)
 
     async def _speakers_named(
@@ -501,7 +493,7 @@ class SearchService:
         no speaker label.) The traits read land in ``traits``."""
         if not wanted or not candidates:
             return {}
-        names = {word.casefold() for word in _WORD.findall(query) if word[0].isupper()}
+        names = {word.casefold() for word in WORD.findall(query) if word[0].isupper()}
         if not names:
             return {}
         traits = await self._read_traits(candidates, traits)
@@ -515,7 +507,7 @@ class SearchService:
 
     def _perspective_query(self, query: np.ndarray, perspective: np.ndarray) -> np.ndarray:
         """``q/|q| + speaker_query · p/|p|``, normalised: the question and its first-person form."""
-        return _unit(_unit(query) + self._config.speaker_query * _unit(perspective))
+        return normalize(normalize(query)[0] + self._config.speaker_query * normalize(perspective)[0])[0]
 
     async def _fts(
         self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]
