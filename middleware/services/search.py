@@ -430,12 +430,14 @@ class SearchService:
         by_session: dict[str | None, list[float]] = {}
         for memory_id, turn in turns.items():
             by_session.setdefault(turn.session, []).append(weighed[memory_id])
+        for scores in by_session.values():
+            scores.sort(reverse=True)  # once per session, not once per turn
         rescored = []
         for _, fts_norm, cosine, memory_id, source in pool:
             score = weighed[memory_id]
             if memory_id in turns and support > 0:
-                others = sorted(by_session[turns[memory_id].session], reverse=True)
-                others.remove(score)  # itself, once
+                others = list(by_session[turns[memory_id].session])
+                others.remove(score)  # itself, once (the rest stay best first)
                 score += support * sum(others[:2])
             rescored.append((score, fts_norm, cosine, memory_id, source))
         rescored += fused[len(pool) :]

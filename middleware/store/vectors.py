@@ -306,7 +306,7 @@ class VectorIndex:
         self._where = _IdMap()
         # Writers (the SQLite writer thread) and searchers (reader threads) share the matrices.
         self._lock = threading.Lock()
-        # Bumped by every change of the rows (upsert, remove, load, sync): what a cache of answers
+        # Bumped by every change of the rows (upsert, set_layer, remove, load, sync): what a cache of answers
         # about the store (search's "this user has no transcript turns") is keyed on.
         self.version = 0
 
