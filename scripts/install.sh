@@ -89,11 +89,22 @@ if [[ ! -f requirements.txt ]]; then
     exit 1
 fi
 
-# What was installed: the pinned torch, the interpreter, and the requirement files' contents.
+# How llama-cpp-python is compiled. Unless CMAKE_ARGS says otherwise (a GPU build), an x86-64 CPU
+# build for any AVX2 machine rather than -march=native: native switches on AMX on Sapphire Rapids
+# and newer Xeons, whose tile state many VMs (Firecracker, ESXi) do not enable, and llama.cpp then
+# crashes (SIGSEGV) at its first decode. AVX2 is what a CPU-only Gemma 270M or Qwen3-8B needs.
+if [[ -z "${CMAKE_ARGS:-}" && "$(uname -m)" == x86_64 ]]; then
+    export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+fi
+llama_requirement="$(grep -hiE '^[[:space:]]*llama[-_]cpp[-_]python[[:space:]]*==' requirements.txt | head -n 1 | tr -d '[:space:]')"
+
+# What was installed: the pinned torch, the interpreter, llama.cpp's build flags, and the
+# requirement files' contents.
 hash_of() {
     {
         echo "$TORCH_REQUIREMENT"
         "$python" -c 'import sys; print(sys.version)'
+        echo "llama.cpp build: $(uname -m) ${CMAKE_ARGS:-}"
         cat "$@"
     } | "$python" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())'
 }
@@ -120,14 +131,30 @@ if [[ -n "${MEMORY_CORTEX_TORCH_INDEX_URL:-}" ]]; then
 fi
 "$python" -m pip install ${torch_index[@]+"${torch_index[@]}"} "$TORCH_REQUIREMENT"
 
-if grep -qi '^[[:space:]]*llama[-_]cpp[-_]python' "${requirement_files[@]}" &&
-    ! "$python" -c 'import importlib.metadata as m; m.version("llama-cpp-python")' >/dev/null 2>&1; then
-    echo
-    echo "Note: llama-cpp-python is compiled from source the first time it is installed. This takes"
-    echo "several minutes and needs a C/C++ compiler and cmake. pip caches the built wheel"
-    echo "(~/.cache/pip), so later installs are quick. For a GPU build, set CMAKE_ARGS first"
-    echo "(e.g. CMAKE_ARGS=-DGGML_VULKAN=on; see requirements.txt)."
-    echo
+# llama-cpp-python: compiled once per version and build flags into a wheel kept in
+# ~/.cache/memory-cortex/wheels/<key> (pip's own wheel cache is keyed on the source alone, so it
+# would hand back a wheel built with other flags), then installed from there.
+find_links=()
+if [[ -n "$llama_requirement" ]]; then
+    build_key="$(printf '%s\n' "$llama_requirement" "$(uname -m)" "${CMAKE_ARGS:-}" "$("$python" -c 'import sys; print(sys.version)')" |
+        "$python" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')"
+    wheel_dir="${MEMORY_CORTEX_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memory-cortex/wheels}/$build_key"
+    if ! compgen -G "$wheel_dir/llama_cpp_python-*.whl" >/dev/null; then
+        echo
+        echo "Compiling $llama_requirement (CMAKE_ARGS=${CMAKE_ARGS:-}). This takes several minutes"
+        echo "and needs a C/C++ compiler and cmake; the wheel is kept in $wheel_dir for later installs."
+        echo "For a GPU build, set CMAKE_ARGS first (e.g. CMAKE_ARGS=-DGGML_VULKAN=on; see README)."
+        echo
+        "$python" -m pip wheel --no-deps --no-cache-dir --no-binary llama-cpp-python -w "$wheel_dir.partial" "$llama_requirement"
+        rm -rf "$wheel_dir"
+        mv "$wheel_dir.partial" "$wheel_dir"
+    fi
+    find_links=(--find-links "$wheel_dir")
+    # A llama-cpp-python of the same version built with other flags stays installed unless replaced.
+    if [[ "$(cat "$venv/.memory-cortex-llama-build" 2>/dev/null || true)" != "$build_key" ]]; then
+        "$python" -m pip install --force-reinstall --no-deps "$wheel_dir"/llama_cpp_python-*.whl
+        echo "$build_key" >"$venv/.memory-cortex-llama-build"
+    fi
 fi
 
 requirement_args=()
@@ -135,7 +162,7 @@ for file in "${requirement_files[@]}"; do
     requirement_args+=(-r "$file")
 done
 echo "Installing ${requirement_files[*]} into $venv"
-"$python" -m pip install "${requirement_args[@]}"
+"$python" -m pip install ${find_links[@]+"${find_links[@]}"} "${requirement_args[@]}"
 
 echo "$requirements_hash" >"$stamp"
 echo "Dependencies installed in $venv"
