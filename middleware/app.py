@@ -17,6 +17,7 @@ from aiohttp import web
 
 from .config import Config
 from .http.errors import auth_middleware, error_middleware
+from .http.guard import RequestGuard
 from .http.routes import setup_routes
 from .http.ui import is_public as is_public_ui_path
 from .keys import (
@@ -102,7 +103,7 @@ def create_app(
             named in the config is created, started and closed with the app.
         lifecycle_clock: the time the memory lifecycle judges by (tests move it forward).
     """
-    middlewares = [error_middleware]
+    middlewares = [error_middleware, RequestGuard(config.server).middleware()]
     if config.server.api_token is not None:
         middlewares.append(
             auth_middleware(

@@ -24,6 +24,7 @@ from pydantic_settings import (
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 ENV_PREFIX = "MEMORY_CORTEX_"
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s]+")
+_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 
 
 class _Section(BaseModel):
@@ -51,6 +52,23 @@ class ServerConfig(_Section):
         default_factory=list,
         description="Browser origins allowed to call the API (e.g. http://localhost:3000); empty = no CORS headers.",
     )
+
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names (optionally host:port) requests may be addressed to besides loopback and the"
+        " bound address, e.g. memory.lan behind a reverse proxy; any other Host header gets 421.",
+    )
+    body_timeout_s: float = Field(
+        30.0, gt=0, description="Longest a client may take to send a request body; slower gets 408."
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _are_hosts(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            if not _HOST.fullmatch(host):
+                raise ValueError("each entry must be a host name or address, optionally :port; no scheme, path or wildcard")
+        return [host.lower() for host in hosts]
 
     @field_validator("cors_origins")
     @classmethod

@@ -119,6 +119,8 @@ class UserScoping(RuleBasedStateMachine):
 
     def call(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
         async def go() -> tuple[int, Any]:
+            if method != "GET":  # every write declares JSON, body or not (http/guard.py)
+                kwargs.setdefault("headers", {"Content-Type": "application/json"})
             async with self.client.request(method, path, **kwargs) as response:
                 return response.status, await response.json()
 
@@ -148,12 +150,9 @@ class UserScoping(RuleBasedStateMachine):
             assert self.owner.get(memory_id) == user, f"{user}'s fact merged into memory {memory_id}"
             assert memory_id in self.live_of(user)
         else:
-            # SQLite hands out max(id) + 1, so the id of a deleted newest row comes back (for
-            # anyone): only a live id given out twice would be wrong.
-            assert not self.exists(memory_id), f"live id {memory_id} handed out twice"
+            # Ids are never reused (AUTOINCREMENT, migration 008): not even a deleted row's.
+            assert memory_id not in self.owner, f"id {memory_id} handed out twice"
             self.owner[memory_id] = user
-            self.deleted.discard(memory_id)
-            self.superseded_by.pop(memory_id, None)
         return memory_id
 
     @staticmethod
@@ -304,7 +303,7 @@ class UserScoping(RuleBasedStateMachine):
         )
         assert status == 200, answer
         me = user or "default"
-        lines = answer["context"].splitlines()[1:]  # after the "## Long-Term Memories" header
+        lines = answer["context"].splitlines()[2:]  # after the "## Long-Term Memories" header and label
         assert len(lines) == answer["facts"] <= len(self.live_of(me))
         for line in lines:
             assert owner_of_text(line) == me, (me, line)

@@ -22,8 +22,10 @@ _HTTP_CODES = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    421: "misdirected_request",
     422: "unprocessable",
     503: "unavailable",
 }

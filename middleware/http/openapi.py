@@ -101,7 +101,10 @@ def build_openapi(
         "info": {
             "title": "Memory Cortex",
             "version": __version__,
-            "description": "Long-term memory daemon for LLM agents. Errors are {error:{code,message}}.",
+            "description": "Long-term memory daemon for LLM agents. Errors are {error:{code,message}}."
+            " Every POST, PUT, PATCH and DELETE must send Content-Type: application/json, also without a"
+            " body (415 otherwise); a Host that is not this machine's is 421, a foreign web Origin 403"
+            " (docs/security.md).",
         },
         "paths": paths,
         "components": {"schemas": components},

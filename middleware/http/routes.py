@@ -267,8 +267,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         mcp.mcp_endpoint,
         "MCP (Model Context Protocol) over streamable HTTP, stateless, JSON answers: one JSON-RPC message"
         " per POST (tools search_memory, remember, forget, recall, search_debug; resource memory://profile)."
-        " Send Accept: application/json, text/event-stream. Errors are JSON-RPC errors, not this API's shape;"
-        " without server.api_token, a Host (421) or Origin (403) other than loopback is refused.",
+        " Send Accept: application/json, text/event-stream. Errors are JSON-RPC errors, not this API's shape,"
+        " except the daemon's own refusals (401, 403, 408, 413, 415, 421), which every route shares.",
         request=McpMessage,
         responses={
             200: McpReply,
@@ -314,13 +314,16 @@ CORS_ALLOWED_HEADERS = ("Authorization", "Content-Type")
 
 
 def setup_routes(app: web.Application) -> None:
-    # GET routes answer HEAD too (aiohttp's add_get): a HEAD is a GET without the body.
-    routes = [
-        app.router.add_get(e.path, e.handler)
-        if e.method == "GET"
-        else app.router.add_route(e.method, e.path, e.handler)
-        for e in ENDPOINTS
-    ]
+    # One resource per path, holding every method of it: a CORS preflight is answered by the
+    # resource its path matches first, so methods spread over several resources of the same path
+    # would be refused there. GET routes answer HEAD too: a HEAD is a GET without the body.
+    resources: dict[str, web.Resource] = {}
+    routes = []
+    for e in ENDPOINTS:
+        resource = resources.get(e.path) or resources.setdefault(e.path, app.router.add_resource(e.path))
+        if e.method == "GET":
+            routes.append(resource.add_route("HEAD", e.handler))
+        routes.append(resource.add_route(e.method, e.handler))
     origins = app[CONFIG].server.cors_origins
     if origins:
         # Preflight OPTIONS on every path; CORS headers only for these origins, never credentials

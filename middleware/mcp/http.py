@@ -3,7 +3,7 @@
 The SDK's transport is an ASGI application; ``aiohttp-asgi`` bridges one aiohttp request into it
 (:class:`aiohttp_asgi.resource.ASGIContext`). The route itself is an ordinary aiohttp route declared
 in ``http/routes.py`` (so it is in ``/openapi.json`` and behind the same middlewares as the API: the
-token, the JSON error shape for what aiohttp refuses, CORS), rather than aiohttp-asgi's prefix
+Host/Origin/Content-Type guard, the token, the JSON error shape for what aiohttp refuses, CORS), rather than aiohttp-asgi's prefix
 resource, which the router's route table cannot see.
 
 The transport runs stateless, answering JSON (no SSE): every POST carries a whole exchange, so the
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from aiohttp import web
 from aiohttp_asgi.resource import ASGIContext
@@ -35,26 +36,19 @@ log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 
-# Host and Origin values of a client on this machine (the SDK's own list for loopback servers).
-LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+class _BufferedBodyContext(ASGIContext):
+    """The bridge, handing the ASGI app the body the request guard already read.
 
-
-def transport_security(config: Config) -> TransportSecuritySettings:
-    """DNS-rebinding protection exactly when no API token guards the daemon.
-
-    Without a token, a web page open in the user's browser could otherwise reach the loopback
-    daemon through a rebound host name and drive the memory tools; requiring a loopback Host (and
-    a loopback or configured CORS Origin, when one is sent) stops that. With a token, the token is
-    the guard, as on the rest of the API, and Host is not checked, so a reverse proxy works.
+    ``http/guard.py`` reads every write's body within ``server.body_timeout_s`` before any handler
+    runs; aiohttp keeps it, but the stream aiohttp-asgi would read from is then spent.
     """
-    if config.server.api_token is not None:
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=list(LOOPBACK_HOSTS),
-        allowed_origins=[*LOOPBACK_ORIGINS, *config.server.cors_origins],
-    )
+
+    _body_sent = False
+
+    async def on_receive(self) -> dict[str, Any]:
+        body = b"" if self._body_sent else await self.request.read()
+        self._body_sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
 
 
 class McpHttp:
@@ -71,7 +65,10 @@ class McpHttp:
             stateless_http=True,
             json_response=True,
             max_request_body_size=config.server.max_body_bytes,
-            transport_security=transport_security(config),
+            # The daemon's request guard (http/guard.py) checks Host, Origin and Content-Type for
+            # every route, /mcp included, with or without a token; the SDK's own check would only
+            # repeat it with another error shape.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         self._manager = server.session_manager
         self._max_body_bytes = config.server.max_body_bytes
@@ -109,7 +106,7 @@ class McpHttp:
             # Refused before the bridge with the API's JSON error, as aiohttp refuses a large API
             # body (the SDK's own check still guards bodies sent without a Content-Length).
             raise web.HTTPRequestEntityTooLarge(max_size=self._max_body_bytes, actual_size=declared)
-        return await ASGIContext(self._asgi_app, request, root_path="").get_response()
+        return await _BufferedBodyContext(self._asgi_app, request, root_path="").get_response()
 
     async def _run(self, started: asyncio.Event) -> None:
         async with self._manager.run():

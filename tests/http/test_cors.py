@@ -34,11 +34,17 @@ async def start(aiohttp_client: Any, tmp_path: Any, minilm: Any, **server: Any) 
 
 
 async def test_no_cors_headers_by_default(client: TestClient) -> None:
+    # Without cors_origins no other origin may call at all (http/guard.py): the preflight and the
+    # request itself are refused, and neither carries a CORS header.
     response = await client.options("/hybrid-search", headers=preflight(ALLOWED))
-    assert response.status == 405 and (await response.json())["error"]["code"] == "method_not_allowed"
+    assert response.status == 403 and (await response.json())["error"]["code"] == "origin_not_allowed"
     assert cors_headers(response) == {}
     response = await client.post("/hybrid-search", json={"query": "x"}, headers={"Origin": ALLOWED})
-    assert response.status == 200 and cors_headers(response) == {}
+    assert response.status == 403 and cors_headers(response) == {}
+    # A preflight from the daemon's own origin is no cross-origin request: nothing answers OPTIONS.
+    own = f"http://{client.server.host}:{client.server.port}"
+    response = await client.options("/hybrid-search", headers=preflight(own))
+    assert response.status == 405 and (await response.json())["error"]["code"] == "method_not_allowed"
 
 
 async def test_an_allowed_origin_gets_cors_on_preflight_and_request(
@@ -59,7 +65,9 @@ async def test_an_allowed_origin_gets_cors_on_preflight_and_request(
     response = await client.post("/hybrid-search", json={"query": "x"}, headers={"Origin": ALLOWED})
     assert response.status == 200
     assert cors_headers(response) == {"access-control-allow-origin": ALLOWED}
-    response = await client.delete("/memories/12345", headers={"Origin": ALLOWED})
+    response = await client.delete(
+        "/memories/12345", headers={"Origin": ALLOWED, "Content-Type": "application/json"}
+    )
     assert response.status == 404 and cors_headers(response) == {"access-control-allow-origin": ALLOWED}
 
 
@@ -68,10 +76,34 @@ async def test_a_disallowed_origin_gets_no_cors_headers(
 ) -> None:
     client = await start(aiohttp_client, tmp_path, minilm)
     response = await client.options("/hybrid-search", headers=preflight(OTHER))
-    assert response.status == 403 and (await response.json())["error"]["code"] == "forbidden"
+    assert response.status == 403 and (await response.json())["error"]["code"] == "origin_not_allowed"
     assert cors_headers(response) == {}
+    # The request itself is refused too, not only left unreadable: a no-cors POST writes nothing.
     response = await client.post("/hybrid-search", json={"query": "x"}, headers={"Origin": OTHER})
-    assert response.status == 200 and cors_headers(response) == {}
+    assert response.status == 403 and cors_headers(response) == {}
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        ("/memories/1", "PATCH"),
+        ("/memories/1", "DELETE"),
+        ("/memories/1", "GET"),
+        ("/memories", "POST"),
+        ("/ingest/jobs/1/retry", "POST"),
+        ("/lifecycle/run", "POST"),
+        ("/mcp", "POST"),
+    ],
+)
+async def test_an_allowed_origin_may_preflight_every_method_of_a_path(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any, path: str, method: str
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    response = await client.options(path, headers=preflight(ALLOWED, method))
+    assert response.status == 200, await response.text()
+    headers = cors_headers(response)
+    assert headers["access-control-allow-origin"] == ALLOWED
+    assert method in {m.strip() for m in headers["access-control-allow-methods"].split(",")}
 
 
 async def test_a_preflight_for_a_method_the_path_lacks_is_refused(

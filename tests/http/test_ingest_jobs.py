@@ -13,6 +13,8 @@ from middleware.app import create_app
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 
+JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
+
 
 async def _job(client: TestClient, status: str, timeout: float = 20.0) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
@@ -44,7 +46,7 @@ async def test_failed_job_shows_its_error_and_a_retry_stores_its_facts(
     assert detail["job"]["status"] == "failed" and detail["facts"] == []
 
     llm.mode = "ok"
-    retried = await client.post(f"/ingest/jobs/{failed['id']}/retry")
+    retried = await client.post(f"/ingest/jobs/{failed['id']}/retry", headers=JSON)
     assert (await retried.json()) == {"retried": True, "id": failed["id"]}
     done = await _job(client, "done")
     assert done["id"] == failed["id"]
@@ -58,7 +60,7 @@ async def test_failed_job_shows_its_error_and_a_retry_stores_its_facts(
     history = await (await client.get(f"/memories/{fact['id']}/history")).json()
     assert history["ingest_job"] == done["id"]
     # A job that is not failed cannot be retried; an unknown one is 404.
-    assert (await client.post(f"/ingest/jobs/{done['id']}/retry")).status == 404
+    assert (await client.post(f"/ingest/jobs/{done['id']}/retry", headers=JSON)).status == 404
     assert (await client.get("/ingest/jobs/424242")).status == 404
 
 

@@ -15,6 +15,8 @@ from middleware.services.lifecycle import iso
 from tests.fakes import MovableClock, ScriptedLLM
 from tests.helpers import search, store
 
+JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
+
 T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
 
@@ -52,7 +54,7 @@ async def test_preview_run_and_log(
     assert planned["dry_run"] is True and planned["run_id"] is None and planned["trigger"] == "preview"
     assert [s["status"] for s in planned["stages"]] == ["planned"] * 5
     assert (await client.get(f"/memories/{todo['id']}")).status == 200
-    response = await client.post("/lifecycle/run")
+    response = await client.post("/lifecycle/run", headers=JSON)
     assert response.status == 200
     report = await response.json()
     assert report["status"] == "done" and report["dry_run"] is False
@@ -86,7 +88,7 @@ async def test_a_dry_run_is_logged_and_changes_nothing(
     (todo,) = await store(
         client, {"fact": "Call the plumber.", "category": "todo", "created_at": days_ago(60)}
     )
-    report = await (await client.post("/lifecycle/run?dry_run=true")).json()
+    report = await (await client.post("/lifecycle/run?dry_run=true", headers=JSON)).json()
     assert report["dry_run"] is True and report["stages"][2]["ids"]["archived"] == [todo["id"]]
     assert (await (await client.get(f"/memories/{todo['id']}")).json())["layer"] == "core"
     (run,) = (await (await client.get("/lifecycle/log?limit=5")).json())["runs"]
@@ -102,7 +104,7 @@ async def test_a_run_can_be_limited_to_one_user(
         {"user_id": "sam", "fact": "Buy a new bicycle pump.", "category": "todo", "created_at": days_ago(60)},
         {"user_id": "ann", "fact": "Buy new running shoes.", "category": "todo", "created_at": days_ago(60)},
     )
-    report = await (await client.post("/lifecycle/run", params={"user_id": "ann"})).json()
+    report = await (await client.post("/lifecycle/run", params={"user_id": "ann"}, headers=JSON)).json()
     assert report["user_id"] == "ann" and report["stages"][2]["ids"]["archived"] == [anns["id"]]
     assert (await (await client.get(f"/memories/{sams['id']}")).json())["layer"] == "core"
     preview = await (await client.get("/lifecycle/preview", params={"user_id": ""})).json()
@@ -115,11 +117,11 @@ async def test_a_second_run_while_one_is_under_way_is_refused(
     client = await start(aiohttp_client, config, minilm)
     service = client.app[LIFECYCLE_SERVICE]
     async with service._lock:  # a run under way
-        response = await client.post("/lifecycle/run")
+        response = await client.post("/lifecycle/run", headers=JSON)
         assert response.status == 409
         assert (await response.json())["error"]["code"] == "lifecycle_busy"
         assert (await client.get("/lifecycle/preview")).status == 200
-    assert (await client.post("/lifecycle/run")).status == 200
+    assert (await client.post("/lifecycle/run", headers=JSON)).status == 200
 
 
 async def test_bad_parameters_are_400(
@@ -131,6 +133,6 @@ async def test_bad_parameters_are_400(
         ("GET", "/lifecycle/log?limit=x"),
         ("POST", "/lifecycle/run?dry_run=perhaps"),
     ):
-        response = await client.request(method, path)
+        response = await client.request(method, path, headers=JSON)
         assert response.status == 400, path
         assert (await response.json())["error"]["code"] == "invalid_request"

@@ -12,6 +12,8 @@ from middleware.keys import CONFIG, VECTOR_INDEX
 from middleware.store.vectors import from_blob, normalize
 from tests.helpers import search, store
 
+JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
+
 
 async def test_single_memory_is_created_embedded_and_readable(client: TestClient) -> None:
     response = await client.post(
@@ -88,18 +90,20 @@ async def test_delete_removes_row_and_vector(client: TestClient) -> None:
     (memory,) = await store(client, {"user_id": "lee", "fact": "Lee is afraid of heights."})
     index = client.app[VECTOR_INDEX]
     assert index.contains(memory["id"])
-    response = await client.delete(f"/memories/{memory['id']}")
+    response = await client.delete(f"/memories/{memory['id']}", headers=JSON)
     assert response.status == 200 and (await response.json()) == {"deleted": True, "id": memory["id"]}
     assert not index.contains(memory["id"])
     assert (await client.get(f"/memories/{memory['id']}")).status == 404
-    assert (await client.delete(f"/memories/{memory['id']}")).status == 404
+    assert (await client.delete(f"/memories/{memory['id']}", headers=JSON)).status == 404
     assert (await search(client, "heights", "lee"))["count"] == 0
 
 
 async def test_user_scope_on_single_memory_routes(client: TestClient) -> None:
     (memory,) = await store(client, {"user_id": "owner", "fact": "secret plan"})
     for method in ("get", "delete"):
-        response = await getattr(client, method)(f"/memories/{memory['id']}", params={"user_id": "intruder"})
+        response = await getattr(client, method)(
+            f"/memories/{memory['id']}", params={"user_id": "intruder"}, headers=JSON
+        )
         assert response.status == 404
         assert (await response.json())["error"]["code"] == "memory_not_found"
     response = await client.patch(
@@ -118,8 +122,8 @@ async def test_blank_user_scope_means_the_default_user(client: TestClient) -> No
         f"/memories/{other['id']}", params={"user_id": " "}, json={"layer": "archive"}
     )
     assert response.status == 404
-    assert (await client.delete(f"/memories/{other['id']}", params={"user_id": ""})).status == 404
-    assert (await client.delete(f"/memories/{default['id']}", params={"user_id": ""})).status == 200
+    assert (await client.delete(f"/memories/{other['id']}", params={"user_id": ""}, headers=JSON)).status == 404
+    assert (await client.delete(f"/memories/{default['id']}", params={"user_id": ""}, headers=JSON)).status == 200
 
 
 async def test_a_null_layer_is_a_400_not_a_500(client: TestClient) -> None:
@@ -161,7 +165,7 @@ async def test_deleting_the_newer_memory_brings_the_superseded_one_back_into_sea
     await client.patch(f"/memories/{old['id']}", json={"superseded_by": new["id"]})
     index = client.app[VECTOR_INDEX]
     assert not index.contains(old["id"])
-    assert (await client.delete(f"/memories/{new['id']}")).status == 200
+    assert (await client.delete(f"/memories/{new['id']}", headers=JSON)).status == 200
     # The foreign key restored the row in SQLite; the vector index follows in the same write.
     assert (await (await client.get(f"/memories/{old['id']}")).json())["superseded_by"] is None
     assert index.contains(old["id"])

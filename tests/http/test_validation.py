@@ -10,6 +10,8 @@ from aiohttp.test_utils import TestClient
 from middleware.app import create_app
 from tests.conftest import make_config
 
+JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
+
 
 async def error_of(response: Any, status: int) -> dict[str, Any]:
     assert response.status == status, await response.text()
@@ -138,7 +140,7 @@ async def test_ids_beyond_sqlite_integers_are_400_not_500(
     client: TestClient, method: str, path: str, body: Any
 ) -> None:
     await store_one(client)
-    await error_of(await client.request(method, path, json=body), 400)
+    await error_of(await client.request(method, path, json=body, headers=JSON), 400)
 
 
 async def test_the_largest_sqlite_id_is_a_plain_404(client: TestClient) -> None:

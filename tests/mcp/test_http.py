@@ -241,25 +241,31 @@ async def test_the_api_token_is_required_on_mcp(aiohttp_client: Any, tmp_path: A
         assert {tool.name for tool in (await mcp.list_tools()).tools} == TOOLS
 
 
-async def test_without_a_token_only_loopback_hosts_and_origins_reach_mcp(
+async def test_only_the_daemons_own_hosts_and_origins_reach_mcp_token_or_not(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
-    """DNS rebinding: a page in the user's browser must not drive an unguarded loopback daemon."""
+    """DNS rebinding and cross-site requests: a page in the user's browser must not drive MCP."""
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    client = await aiohttp_client(create_app(make_config(tmp_path), embedder=minilm))
+    config = make_config(tmp_path, server={"cors_origins": ["http://localhost:6274"]})
+    client = await aiohttp_client(create_app(config, embedder=minilm))
     rebound = await client.post("/mcp", json=message, headers={"Host": "attacker.example:8300"})
     assert rebound.status == 421
     foreign = await client.post("/mcp", json=message, headers={"Origin": "http://attacker.example"})
     assert foreign.status == 403
-    local = await client.post("/mcp", json=message, headers={"Origin": "http://localhost:3000"})
-    assert local.status == 200
+    other_local_page = await client.post("/mcp", json=message, headers={"Origin": "http://localhost:3000"})
+    assert other_local_page.status == 403
+    inspector = await client.post("/mcp", json=message, headers={"Origin": "http://localhost:6274"})
+    assert inspector.status == 200  # listed in server.cors_origins
 
-    guarded = make_config(tmp_path / "guarded", server={"api_token": "s3cret"})
-    client = await aiohttp_client(create_app(guarded, embedder=minilm))
-    proxied = await client.post(
-        "/mcp", json=message, headers={"Host": "memory.example", "Authorization": "Bearer s3cret"}
+    guarded = make_config(
+        tmp_path / "guarded", server={"api_token": "s3cret", "allowed_hosts": ["memory.example"]}
     )
-    assert proxied.status == 200  # with a token, the token is the guard (reverse proxies work)
+    client = await aiohttp_client(create_app(guarded, embedder=minilm))
+    token = {"Authorization": "Bearer s3cret"}
+    proxied = await client.post("/mcp", json=message, headers={"Host": "memory.example", **token})
+    assert proxied.status == 200  # a reverse proxy's name, listed in server.allowed_hosts
+    rebound = await client.post("/mcp", json=message, headers={"Host": "attacker.example", **token})
+    assert rebound.status == 421  # the token does not switch the guard off
 
 
 async def test_the_endpoint_is_stateless_post_only(client: TestClient) -> None:

@@ -60,10 +60,10 @@ export async function api(path, { method = "GET", query, body, signal } = {}) {
   const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   const init = { method, headers, signal, cache: "no-store", credentials: "omit" };
-  if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  // Every write declares JSON, a body-less DELETE or POST included: the daemon refuses a write
+  // that does not (so that no other web page can send it one without a CORS preflight).
+  if (method !== "GET" && method !== "HEAD") headers["Content-Type"] = "application/json";
+  if (body !== undefined) init.body = JSON.stringify(body);
   let response;
   try {
     response = await fetch(url, init);
