@@ -25,6 +25,18 @@ class InvalidRequest(CortexError):
     status = 400
 
 
+class OnlyASecret(InvalidRequest):
+    """A memory whose text is nothing but a secret (a password, a key): secrets are never stored."""
+
+    code = "only_a_secret"
+
+    def __init__(self, what: str = "the fact") -> None:
+        super().__init__(
+            f"{what} holds nothing but a secret (a password, PIN, key or card number), and secrets are never"
+            " stored; say what it is about instead"
+        )
+
+
 class MemoryNotFound(CortexError):
     """No memory with that id (or not for that user: we do not tell the difference)."""
 

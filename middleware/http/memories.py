@@ -170,9 +170,13 @@ def _time_bound(name: str, text: str | None, *, end_of_day: bool) -> str | None:
             moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
             if end_of_day:
                 moment += timedelta(milliseconds=1)
+        return stored_timestamp(moment)
+    except OverflowError:
+        # A valid bound past what datetime holds (9999-12-31 inclusive, or a zone that moves year 1
+        # or 9999 over the edge): it lies before or after every stored time, as these strings do.
+        return "0000" if text.startswith("0001") else "9999-99"
     except ValueError:
         raise InvalidRequest(f"{name}: not an ISO 8601 date or date-time: {text[:40]!r}") from None
-    return stored_timestamp(moment)
 
 
 async def memory_history(request: web.Request) -> web.Response:

@@ -10,20 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     RootModel,
     Strict,
     StrictStr,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
-from pydantic.json_schema import SkipJsonSchema
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 
 if TYPE_CHECKING:
     from ..services.search import SearchHit
@@ -62,8 +64,75 @@ RowId = Annotated[int, Field(ge=1, le=MAX_ID), Strict(), BeforeValidator(_whole_
 Importance = Annotated[int, Field(ge=1, le=10), Strict(), BeforeValidator(_whole_float_to_int)]
 
 
+# Names that identify (users, sessions, channels): bounded, and no control characters, which no
+# client means and which would break logs, file names of the Markdown mirror and terminal output.
+MAX_USER_ID_CHARS = 200
+NO_CONTROL_CHARS = r"^[^\x00-\x1f\x7f]*$"
+UserId = Annotated[
+    str,
+    Field(
+        max_length=MAX_USER_ID_CHARS,
+        pattern=NO_CONTROL_CHARS,
+        description="Whose memories (at most 200 characters, no control characters); absent/empty → the"
+        " default user.",
+    ),
+]
+SessionName = Annotated[str, Field(max_length=500, pattern=NO_CONTROL_CHARS)]
+
+
+# No NUL in a request's text: SQLite's text functions and FTS would cut the text there. Free-form
+# objects (a memory's metadata) are JSON in the store, where a NUL stays an escape, and may hold one.
+NO_NUL = r"^[^\x00]*$"
+
+
+# A date or a date-time as text (the handler parses it): documented as the formats it accepts.
+IsoMoment = Annotated[str, Field(json_schema_extra={"anyOf": [{"format": "date"}, {"format": "date-time"}]})]
+
+
 class _Request(BaseModel):
+    """A request body or query: strict types, unknown keys ignored, and no NUL in any text field
+    (400; the document says so with a ``pattern`` on each string, so clients and fuzzers know)."""
+
     model_config = ConfigDict(strict=True, extra="ignore")
+
+    @model_validator(mode="after")
+    def _no_nul(self) -> Self:
+        for name, value in self:
+            if _holds_nul(value):
+                raise ValueError(f"{name} must not contain NUL characters (\\u0000)")
+        return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        schema = handler.resolve_ref_schema(handler(core_schema))
+        for prop in schema.get("properties", {}).values():
+            _forbid_nul(prop)
+        return schema
+
+
+def _holds_nul(value: Any) -> bool:
+    """A NUL in a text field, or in a list of texts (nested request models check themselves)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
+def _forbid_nul(prop: dict[str, Any]) -> None:
+    """Add :data:`NO_NUL` to a property's string schemas (its ``anyOf`` branches and array items)."""
+    for branch in prop.get("anyOf", []):
+        _forbid_nul(branch)
+    if prop.get("type") == "array" and isinstance(prop.get("items"), dict):
+        _forbid_nul(prop["items"])
+    if prop.get("type") != "string" or prop.get("pattern") in (NO_NUL, NO_CONTROL_CHARS):
+        return
+    if any(key in prop for key in ("enum", "const", "format", "anyOf")):  # no NUL fits those anyway
+        return
+    if "pattern" in prop:
+        prop.setdefault("allOf", []).append({"pattern": NO_NUL})
+    else:
+        prop["pattern"] = NO_NUL
 
 
 class ErrorBody(BaseModel):
@@ -91,7 +160,7 @@ class HybridSearchRequest(_Request):
     """``POST /hybrid-search``: the seed's exact shape."""
 
     query: str = Field(description="Free text; any characters are safe (never raw FTS syntax).")
-    user_id: str | None = Field(None, description="Whose memories; absent/empty → the default user.")
+    user_id: UserId | None = None
     limit: PositiveInteger | None = Field(
         None, description="How many results (1…search.max_limit); absent → default."
     )
@@ -131,7 +200,7 @@ class SearchDebugRequest(_Request):
     """``POST /search/debug``: the same inputs as a hybrid search."""
 
     query: str = Field(max_length=20000, description="Free text, as for /hybrid-search.")
-    user_id: str | None = Field(None, description="Whose memories; absent/empty → the default user.")
+    user_id: UserId | None = None
     limit: PositiveInteger | None = Field(None, description="How many results per list; absent → default.")
     layers: LayerFilter = None
 
@@ -206,12 +275,12 @@ class MemoryIn(_Request):
         description="The memory itself (not blank).",
         json_schema_extra={"pattern": NOT_BLANK},
     )
-    user_id: str | None = Field(None, description="Owner; absent/empty → the default user.")
+    user_id: UserId | None = None
     topic: str = Field("", max_length=500, description="Short label, searchable.")
     importance: Importance = Field(5, description="1 (trivia) … 10 (identity).")
     category: str = Field("fact", min_length=1, max_length=64, description="identity, preference, fact…")
-    source_session: str | None = Field(None, max_length=500)
-    source_channel: str | None = Field(None, max_length=500)
+    source_session: SessionName | None = None
+    source_channel: SessionName | None = None
     ref: str | None = Field(None, max_length=500, description="Caller's reference (e.g. a dialogue id).")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form JSON object.")
     layer: Layer = Field("core", description="working, core (default: written on purpose) or archive.")
@@ -358,7 +427,7 @@ class MemoryListQuery(_Request):
 
     model_config = ConfigDict(strict=False, extra="ignore")
 
-    user_id: str | None = None
+    user_id: UserId | None = None
     topic: str | None = None
     limit: int = Field(50, ge=1, le=1000)
     before_id: int | None = Field(None, ge=1, le=MAX_ID, description="Keyset cursor: only ids below it.")
@@ -367,10 +436,10 @@ class MemoryListQuery(_Request):
     category: str | None = Field(None, max_length=64)
     min_importance: int | None = Field(None, ge=1, le=10)
     max_importance: int | None = Field(None, ge=1, le=10)
-    since: str | None = Field(
+    since: IsoMoment | None = Field(
         None, description="created_at on or after: an ISO 8601 date or date-time (UTC unless it has a zone)."
     )
-    until: str | None = Field(
+    until: IsoMoment | None = Field(
         None,
         description="created_at on or before: a date (that whole day) or a date-time (UTC unless zoned).",
     )
@@ -394,7 +463,7 @@ class ScopeQuery(_Request):
 
     model_config = ConfigDict(strict=False, extra="ignore")
 
-    user_id: str | None = None
+    user_id: UserId | None = None
 
 
 class DeletedResponse(BaseModel):
@@ -420,11 +489,11 @@ class IngestRequestBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     messages: list[IngestMessage] = Field(description="The full session history, oldest first.")
-    session_id: StrictStr | Integer | None = Field(
+    session_id: Annotated[StrictStr, Field(max_length=500, pattern=NO_CONTROL_CHARS)] | Integer | None = Field(
         None, union_mode="left_to_right", description="Session; absent → one default session per user."
     )
-    channel: str | None = Field(None, max_length=200, strict=True)
-    user_id: str | None = Field(None, strict=True, description="Absent/empty → the default user.")
+    channel: Annotated[str, Field(max_length=200, pattern=NO_CONTROL_CHARS)] | None = Field(None, strict=True)
+    user_id: UserId | None = Field(None, strict=True)
     debounce: bool = Field(
         True, strict=True, description="false: extract now (before a compaction, at session end)."
     )
@@ -492,7 +561,7 @@ class RecallRequest(_Request):
     """``POST /recall``: the seed's shape."""
 
     query: str = Field(max_length=20000)
-    user_id: str | None = None
+    user_id: UserId | None = None
     layers: LayerFilter = None
 
 
@@ -508,7 +577,7 @@ class ContextRequest(_Request):
     """``POST /context``: the prompt block every client would otherwise rebuild."""
 
     query: str = Field(max_length=20000)
-    user_id: str | None = None
+    user_id: UserId | None = None
     max_tokens: Integer = Field(500, ge=1, le=20000, description="Cap, at ~4 characters per token.")
     max_facts: Integer = Field(15, ge=1, le=200)
     layers: LayerFilter = None
@@ -531,7 +600,7 @@ class MarkdownImportRequest(_Request):
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    user_id: str | None = Field(None, description="Whose memories; absent/empty → the default user.")
+    user_id: UserId | None = None
     files: dict[
         Annotated[str, Field(min_length=1, max_length=500)],
         Annotated[str, Field(max_length=MAX_IMPORT_FILE_CHARS)],
@@ -561,11 +630,17 @@ class MarkdownImportResponse(BaseModel):
     user_id: str
     files: list[str] = Field(description="The memory files read: MEMORY.md first, then the daily logs.")
     ignored_files: list[str] = Field(description="Paths that are not memory files (left alone).")
-    memories: int = Field(description="Bullets and paragraphs found: added + merged + skipped + too_long.")
+    memories: int = Field(
+        description="Bullets and paragraphs found: added + merged + skipped + too_long + secrets."
+    )
     added: int = Field(description="New memories.")
     merged: int = Field(description="Folded into a near-duplicate (stored, or earlier in this import).")
     skipped: int = Field(description="Already stored with this exact text, or repeated in the workspace.")
     too_long: int = Field(description="Longer than 20,000 characters: not a memory, left out.")
+    secrets: int = Field(
+        description="Nothing but a secret (a password, key or card number): never stored. Secrets inside"
+        " a longer memory are masked as [secret removed]."
+    )
 
 
 # -- stats and health -----------------------------------------------------------------------
@@ -726,7 +801,7 @@ class LifecycleRunQuery(_Request):
 
     model_config = ConfigDict(strict=False, extra="ignore")
 
-    user_id: str | None = Field(
+    user_id: UserId | None = Field(
         None,
         description="Only this user's memories; absent/empty → every user (FTS optimize and the index"
         " check always cover the whole store).",
@@ -739,7 +814,7 @@ class LifecyclePreviewQuery(_Request):
 
     model_config = ConfigDict(strict=False, extra="ignore")
 
-    user_id: str | None = Field(None, description="Only this user's memories; absent/empty → every user.")
+    user_id: UserId | None = Field(None, description="Only this user's memories; absent/empty → every user.")
 
 
 class LifecycleLogQuery(_Request):

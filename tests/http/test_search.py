@@ -44,7 +44,7 @@ async def test_exact_keyword_ranks_first_through_fts(client: TestClient) -> None
     await store(
         client,
         *({"user_id": "bob", "fact": text} for text in DISTRACTORS),
-        {"user_id": "bob", "fact": "The wifi password at the cabin is Quokka-7731."},
+        {"user_id": "bob", "fact": "The rowing boat at the cabin is named Quokka-7731."},
     )
     body = await search(client, "Quokka-7731", "bob")
     top = body["results"][0]
@@ -98,7 +98,7 @@ async def test_missing_user_id_means_the_configured_default_user(client: TestCli
         "*",
         "AND OR NOT",
         "a' OR '1'='1",
-        "\x00\x01 control",
+        "\x01\x1f control",  # NUL is refused (tests/http/test_hostile_input.py)
         "emoji 🚀🔥 and ümlauts",
         "x" * 5000,
         "",
