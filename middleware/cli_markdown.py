@@ -140,9 +140,11 @@ def run_import_md(config: Config, args: argparse.Namespace) -> int:
                     summary = await markdown.import_files(user, files, progress=bar)
                 ignored = f"; ignored: {', '.join(summary.ignored_files)}" if summary.ignored_files else ""
                 too_long = f", {summary.too_long} too long" if summary.too_long else ""
+                secrets = f", {summary.secrets} only a secret (not imported)" if summary.secrets else ""
                 print(
                     f"import-md: {user}: {summary.added} added, {summary.merged} merged,"
-                    f" {summary.skipped} skipped{too_long} ({len(summary.files)} files{ignored}) <- {folder}"
+                    f" {summary.skipped} skipped{too_long}{secrets} ({len(summary.files)} files{ignored})"
+                    f" <- {folder}"
                 )
 
     asyncio.run(run())

@@ -19,6 +19,8 @@ from middleware.services.mirror import ImportSummary, find_workspaces, read_work
 from tests.conftest import make_config
 from tests.helpers import store
 
+JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
+
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "openclaw_workspace"
 
 
@@ -214,7 +216,8 @@ SOURCE_MEMORIES: list[dict[str, Any]] = [
 def mirrored(client: TestClient) -> set[tuple[str, str, str, str, str]]:
     """What the mirror must carry of each live core or working memory."""
     return {
-        (row["user_id"], row["fact"], row["category"], row["layer"], row["created_at"][:10])
+        # The mirror writes each fact on one line (an agent reads it into its prompt).
+        (row["user_id"], " ".join(row["fact"].split()), row["category"], row["layer"], row["created_at"][:10])
         for row in rows(client)
         if row["superseded_by"] is None and row["layer"] in ("core", "working")
     }
@@ -322,7 +325,7 @@ async def test_day_files_without_memories_are_removed_only_when_the_mirror_wrote
     own_log = folder / "memory" / "2025-12-31.md"
     own_log.write_text("# 2025-12-31\n\n- Written by the agent itself.\n", encoding="utf-8")
 
-    await client.delete(f"/memories/{note['id']}")
+    await client.delete(f"/memories/{note['id']}", headers=JSON)
     summary = await markdown.export(folder, user_id="sam")
 
     assert summary.removed == ["memory/2026-01-05.md"]
@@ -369,3 +372,32 @@ async def test_a_user_with_nothing_left_to_mirror_loses_the_folder_the_mirror_ma
     assert summary.removed == ["ben/MEMORY.md"]
     assert sorted(p.name for p in folder.iterdir()) == ["notes", "sam"]
     assert (folder / "notes" / "MEMORY.md").read_text(encoding="utf-8") == "mine\n"
+
+
+def test_links_leaving_the_workspace_are_not_read(tmp_path: Path) -> None:
+    """A MEMORY.md or daily log that links to ~/.ssh or /etc is skipped; a link inside stays."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "id_rsa.md").write_text("- the private key\n", encoding="utf-8")
+    workspace = tmp_path / "workspace"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "notes.md").write_text("- Sam keeps bees.\n", encoding="utf-8")
+    (workspace / "MEMORY.md").symlink_to(workspace / "notes.md")
+    (workspace / "memory" / "2026-01-05.md").symlink_to(outside / "id_rsa.md")
+    (workspace / "memory" / "2026-01-06.md").write_text("- Sam bought a hive.\n", encoding="utf-8")
+
+    files = read_workspace(workspace)
+
+    assert files == {"MEMORY.md": "- Sam keeps bees.\n", "memory/2026-01-06.md": "- Sam bought a hive.\n"}
+
+
+def test_a_memory_folder_that_links_outside_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "2026-01-05.md").write_text("- not the workspace's\n", encoding="utf-8")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "MEMORY.md").write_text("- Sam keeps bees.\n", encoding="utf-8")
+    (workspace / "memory").symlink_to(outside, target_is_directory=True)
+
+    assert read_workspace(workspace) == {"MEMORY.md": "- Sam keeps bees.\n"}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 from aiohttp import web
 
 from ..errors import InvalidRequest, JobNotFound
 from ..keys import CONFIG, INGEST_SERVICE
+from ..services.extraction import mask_secrets_in_messages
 from ..services.ingest import IngestRequest
-from .common import int_from_path, parse_query, raw_json_body, resolve_user
+from .common import int_from_path, parse_json, parse_query, raw_json_body, resolve_user
 from .memories import memory_out
 from .schemas import (
     IngestAccepted,
@@ -21,20 +25,31 @@ from .schemas import (
 
 
 async def ingest(request: web.Request) -> web.Response:
-    """Validated once straight from the bytes, and journaled as received: no re-serialisation of a
-    1,000-message history on the hot path (the worker normalises messages when it runs)."""
+    """Validated, and journaled as received with its secrets masked: a 1,000-message history is
+    re-serialised only when it held a secret (the worker normalises messages and strips NULs when
+    it runs). The bytes are parsed by the same parser the worker reads the journal with, so a body
+    it could not read (an integer of thousands of digits in an extra key) is refused here, never
+    journaled."""
     raw = await raw_json_body(request)
-    body = IngestRequestBody.model_validate_json(raw)
+    data = parse_json(raw)
+    if not isinstance(data, dict):
+        raise InvalidRequest("request body must be a JSON object")
+    body = IngestRequestBody.model_validate(data)
     limit = request.app[CONFIG].ingest.max_messages
     if len(body.messages) > limit:
         raise InvalidRequest(f"at most {limit} messages per request, got {len(body.messages)}")
     session_id = None if body.session_id is None else str(body.session_id)
+    payload = raw.decode("utf-8")
+    # Off the event loop (a long history takes tens of ms); re-serialised only when a secret was
+    # found, so the usual body is journaled as received.
+    if await asyncio.to_thread(mask_secrets_in_messages, data["messages"]):
+        payload = json.dumps(data)  # ASCII: a lone surrogate stays an escape
     pending = await request.app[INGEST_SERVICE].submit(
         IngestRequest(
             user_id=resolve_user(request, body.user_id),
             session_id=session_id,
             channel=body.channel,
-            payload=raw.decode("utf-8"),
+            payload=payload,
             message_count=len(body.messages),
             debounce=body.debounce,
         )

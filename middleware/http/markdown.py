@@ -26,5 +26,6 @@ async def import_workspace(request: web.Request) -> web.Response:
         merged=summary.merged,
         skipped=summary.skipped,
         too_long=summary.too_long,
+        secrets=summary.secrets,
     )
     return web.json_response(response.model_dump())

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import ValidationError
 
+from ..redaction import has_secret
 from .facts import Category, ExtractedFact
 
 __all__ = ["MAX_FACTS_PER_MESSAGE", "USER_ROLES", "extract_facts"]
@@ -1801,14 +1802,6 @@ def _from_message(text: str, voice: _Voice) -> list[_Draft]:
     return drafts
 
 
-_SECRET = re.compile(
-    r"\b(?:passwords?|passcodes?|passwd|pins?|api[\s_-]?keys?|access[\s_-]?keys?|secret\s+keys?|tokens?|ssn|social\s+"
-    r"security\s+number|credit\s+card(?:\s+number)?|card\s+number|cvv|iban|private\s+keys?|seed\s+phrase|"
-    r"recovery\s+phrase)\b|密码|密碼|口令|パスワード|暗証番号|\b(?:sk|pk|ghp|gho|xox[bp])[-_][A-Za-z0-9_-]{12,}",
-    re.IGNORECASE,
-)
-
-
 def _dedup_key(fact: str) -> str:
     return _SPACES.sub(" ", fact).strip().rstrip(".。").casefold()
 
@@ -1831,7 +1824,7 @@ def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The us
         if role.strip().lower() not in USER_ROLES or not text:
             continue
         for draft in _from_message(text, voice):
-            if _SECRET.search(draft.fact) or _SECRET.search(draft.topic):
+            if has_secret(draft.fact) or has_secret(draft.topic):
                 continue  # memories are stored in plain text and recalled into prompts: never keep secrets
             key = _dedup_key(draft.fact)
             if key in index_of:

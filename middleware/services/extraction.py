@@ -27,6 +27,7 @@ from ..config import IngestConfig, LLMConfig
 from ..models import rules
 from ..models.facts import ExtractedFact, fact_list_schema
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
+from ..redaction import has_secret, redact
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,9 @@ person ("The user ..."), "importance": 1-10, "category": one of identity, prefer
 insight, todo, correction, skill, relationship, project_state}.
 Only facts that will still matter in a week: who the user is, what they like, decided, own, plan,
 know, who they know, and corrections of earlier facts. Never greetings, small talk, questions, or
-what the assistant said about itself. Use only what the NEW messages say. If nothing qualifies,
-return []."""
+what the assistant said about itself. Never credentials or secrets: no passwords, PINs, codes, API
+keys, tokens, private keys or card numbers, not even in part ("[secret removed]" marks one that was
+taken out). Use only what the NEW messages say. If nothing qualifies, return []."""
 
 
 @dataclass(frozen=True)
@@ -91,19 +93,46 @@ def message_text(content: Any) -> str:
 
 
 def clean_messages(raw: Sequence[dict[str, Any]], config: IngestConfig) -> list[Message]:
-    """User/assistant text only: skipped roles, heartbeats and empty messages removed."""
+    """User/assistant text only: skipped roles, heartbeats and empty messages removed, and every
+    secret masked (:func:`middleware.redaction.redact`): no model ever sees one, nothing keeps one."""
     skip_roles = {role.lower() for role in config.skip_roles}
     cleaned = []
     for item in raw:
         role = str(item.get("role", "")).strip()
-        # JSON may carry lone surrogates (\ud800): no UTF-8 store can hold them, so they become U+FFFD.
-        text = message_text(item.get("content")).encode("utf-8", "replace").decode("utf-8").strip()
+        # JSON may carry lone surrogates (\ud800): no UTF-8 store can hold them, so they become U+FFFD;
+        # a NUL would cut the text short in SQLite's text functions and FTS.
+        text = message_text(item.get("content")).encode("utf-8", "replace").decode("utf-8")
+        text = text.replace("\x00", "").strip()
         if not text or role.lower() in skip_roles:
             continue
         if config.skip_heartbeat and any(marker in text for marker in config.heartbeat_markers):
             continue
-        cleaned.append(Message(role=role, text=text))
+        cleaned.append(Message(role=role, text=redact(text).text))
     return cleaned
+
+
+def mask_secrets_in_messages(messages: Sequence[Any]) -> int:
+    """Mask, in place, the secrets in the text of raw ``/ingest`` messages (a string ``content``
+    or the ``text`` of its blocks); returns how many were removed.
+
+    Why, when :func:`clean_messages` masks them again: the journal keeps a request's messages
+    until its job has run (so that a crash loses nothing), and a secret must not reach the disk
+    even for that long. Other keys and the structure are left as they are.
+    """
+    removed = 0
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            masked = redact(content)
+            message["content"], removed = masked.text, removed + masked.removed
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and isinstance(block.get("text"), str):
+                    masked = redact(block["text"])
+                    block["text"], removed = masked.text, removed + masked.removed
+    return removed
 
 
 def compute_delta(messages: list[Message], extracted_hashes: Sequence[str], context_size: int) -> Delta:
@@ -237,7 +266,10 @@ class ExtractionService:
                     method = "llm+rules"
             methods.add(method)
             result.facts += facts
-        result.facts = _unique(result.facts)
+        unique = _unique(result.facts)
+        # A fact about a secret is the secret (or its masked remains): never stored.
+        result.facts = [fact for fact in unique if not (has_secret(fact.fact) or has_secret(fact.topic))]
+        result.rejected += len(unique) - len(result.facts)
         result.method = "+".join(sorted(methods)) if len(methods) > 1 else next(iter(methods), "none")
         return result
 

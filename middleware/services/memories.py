@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..errors import EmbedderUnavailable, InvalidRequest, MemoryNotFound
+from ..errors import EmbedderUnavailable, InvalidRequest, MemoryNotFound, OnlyASecret
 from ..models.embedders import Embedder
+from ..redaction import is_only_secrets, redact
 from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.memories import MemoryRecord, NewMemory
@@ -48,6 +49,31 @@ def stored_embedding_text(conn: sqlite3.Connection, record: MemoryRecord) -> str
             conn, record.user_id, record.source_session, record.id, record.embedding_context
         )
     return embedding_text(record.topic, record.fact, context)
+
+
+def without_secrets(item: NewMemory) -> NewMemory:
+    """``item`` with every secret in its fact, topic and metadata masked (the one place every new
+    row passes: extraction, the API, MCP, imports and the lifecycle's summaries alike).
+
+    Raises :class:`OnlyASecret` when nothing but a secret is left of the fact.
+    """
+    fact = redact(item.fact).text
+    if is_only_secrets(fact):
+        raise OnlyASecret()
+    return dataclasses.replace(
+        item, fact=fact, topic=redact(item.topic).text, metadata=_redacted_json(item.metadata)
+    )
+
+
+def _redacted_json(value: Any) -> Any:
+    """Free-form metadata with its strings redacted, keys and structure kept."""
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, dict):
+        return {key: _redacted_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted_json(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -129,6 +155,7 @@ class MemoryService:
         the same transaction (the ingest worker records its watermark there, so facts and
         watermark commit together or not at all).
         """
+        items = [without_secrets(item) for item in items]
         texts = await self._embedding_texts(items)
         vectors = await self._embed(texts)
         rows = [
@@ -250,6 +277,14 @@ class MemoryService:
         """Change some fields; a new topic or fact is re-embedded."""
         current = await self.get(memory_id, user_id=user_id)
         changes = dict(changes)
+        if isinstance(changes.get("fact"), str):
+            changes["fact"] = redact(changes["fact"]).text
+            if is_only_secrets(changes["fact"]):
+                raise OnlyASecret()
+        if isinstance(changes.get("topic"), str):
+            changes["topic"] = redact(changes["topic"]).text
+        if "metadata" in changes:
+            changes["metadata"] = _redacted_json(changes["metadata"])
         if changes.get("superseded_by") == memory_id:
             raise InvalidRequest("a memory cannot supersede itself")
         new_topic = changes.get("topic", current.topic)
@@ -301,6 +336,7 @@ class MemoryService:
     async def with_vectors(self, items: Sequence[NewMemory]) -> list[NewMemory]:
         """``items`` with their vectors attached, for a caller that inserts them in its own transaction
         (through :meth:`write_with_index`); without a vector when the embedder is down, as on create."""
+        items = [without_secrets(item) for item in items]
         vectors = await self._embed(await self._embedding_texts(items))
         return [
             self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)

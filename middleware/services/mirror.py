@@ -30,8 +30,10 @@ from typing import Any, Protocol
 
 from ..config import MarkdownConfig
 from ..errors import InvalidRequest
+from ..redaction import is_only_secrets, redact
 from ..store import memories as memory_sql
 from ..store.db import Database
+from ..store.files import make_private_dir
 from ..store.memories import MemoryRecord, NewMemory
 from .markdown import (
     DAILY_DIR,
@@ -77,7 +79,7 @@ class ExportSummary:
 
 @dataclass(frozen=True)
 class ImportSummary:
-    """What an import did. ``memories`` = added + merged + skipped + too_long."""
+    """What an import did. ``memories`` = added + merged + skipped + too_long + secrets."""
 
     user_id: str
     files: list[str]
@@ -87,6 +89,7 @@ class ImportSummary:
     merged: int
     skipped: int
     too_long: int
+    secrets: int = 0  # nothing but a secret (a password, a key): never imported
 
 
 class MarkdownWorkspaces:
@@ -180,7 +183,12 @@ class MarkdownWorkspaces:
         if self._memories is None:
             raise RuntimeError("this MarkdownWorkspaces was built without a MemoryService")
         workspace = parse_workspace(files)
-        distinct, repeated, too_long = _distinct_facts(workspace.memories)
+        # Secrets are masked before anything else reads the texts, so that neither the store nor the
+        # imported wordings recorded for the next import (below) ever hold one.
+        masked = [dataclasses.replace(m, fact=redact(m.fact).text) for m in workspace.memories]
+        kept = [memory for memory in masked if not is_only_secrets(memory.fact)]
+        secrets = len(masked) - len(kept)
+        distinct, repeated, too_long = _distinct_facts(kept)
         if max_memories is not None and len(distinct) > max_memories:
             raise InvalidRequest(
                 f"the workspace holds {len(distinct)} memories; at most {max_memories} per request"
@@ -218,6 +226,7 @@ class MarkdownWorkspaces:
             merged=merged,
             skipped=repeated + len(distinct) - len(pending),
             too_long=too_long,
+            secrets=secrets,
         )
         log.info(
             "markdown workspace imported",
@@ -228,6 +237,7 @@ class MarkdownWorkspaces:
                 "merged": merged,
                 "skipped": summary.skipped,
                 "too_long": too_long,
+                "secrets": secrets,
             },
         )
         return summary
@@ -345,7 +355,7 @@ def remove_stale_workspaces(directory: Path, keep: set[str]) -> list[str]:
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never a part:
     a temporary file in the same folder (mode 0600, like every export), fsynced, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
@@ -401,9 +411,14 @@ def read_workspace(folder: Path) -> dict[str, str]:
     (or ``memory.md``) and the ``.md`` files directly inside ``memory/``. UTF-8 (a BOM is fine)."""
     names = [entry.name for entry in folder.iterdir() if entry.name in (MEMORY_FILE, "memory.md")]
     paths = [folder / name for name in sorted(names)] + _daily_files(folder / DAILY_DIR)
+    root = folder.resolve()
     files: dict[str, str] = {}
     for path in paths:
         relative = path.relative_to(folder).as_posix()
+        if not path.resolve().is_relative_to(root):
+            # A link out of the workspace (to ~/.ssh, /etc…) is not the workspace's to import.
+            log.warning("skipped a link leaving the workspace", extra={"path": str(path)})
+            continue
         try:
             files[relative] = path.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError as exc:

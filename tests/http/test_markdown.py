@@ -15,6 +15,8 @@ from middleware.services.mirror import read_workspace
 from tests.conftest import make_config
 from tests.helpers import store
 
+JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
+
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw_workspace"
 
 
@@ -52,6 +54,7 @@ async def test_post_import_reads_the_workspace_content_and_a_second_post_adds_no
         "merged": 1,
         "skipped": 1,
         "too_long": 0,
+        "secrets": 0,
     }
     stored = await all_memories(client, "sam")
     assert len(stored) == 33
@@ -221,7 +224,7 @@ async def test_a_lifecycle_run_rewrites_the_mirror(aiohttp_client: Any, tmp_path
     await asyncio.sleep(0.3)
     assert sync.syncs == before  # a dry run is not a reason to rewrite
 
-    response = await client.post("/lifecycle/run")
+    response = await client.post("/lifecycle/run", headers=JSON)
     assert response.status == 200, await response.text()
     await wait_for(lambda: "rail passes" not in text_of(day))
     assert sync.syncs > before
