@@ -113,3 +113,33 @@ class LhmServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.released.wait(), self.delay_s)
         return web.Response(body=body, content_type="application/json")
+
+
+class ChatServer:
+    """An OpenAI-compatible ``/v1/chat/completions`` on loopback that answers every call with
+    ``answer`` and records what it was asked (a stand-in for llama-server with a model that extracts
+    whatever it is told, as Qwen3 does)."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.requests: list[dict[str, Any]] = []
+        self.app = web.Application()
+        self.app.router.add_post("/v1/chat/completions", self._chat)
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def llm_config(self) -> dict[str, Any]:
+        """The ``llm`` config section pointing at this server."""
+        return {"backend": "openai", "model": "qwen3-8b", "url": self.url, "retry_backoff_s": 0.01}
+
+    def prompts(self) -> str:
+        """Every message content sent so far, joined."""
+        return "\n".join(str(m.get("content", "")) for r in self.requests for m in r.get("messages", []))
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        self.requests.append(await request.json())
+        message = {"role": "assistant", "content": self.answer}
+        return web.json_response({"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": message}]})

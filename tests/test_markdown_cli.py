@@ -82,7 +82,9 @@ def test_import_md_twice_then_export_md_from_the_command_line(tmp_path: Path) ->
     def memories(path: Path) -> set[tuple[str, str, str, str]]:
         conn = sqlite3.connect(path)
         try:
-            return set(conn.execute("SELECT fact, category, layer, substr(created_at, 1, 10) FROM memories"))
+            rows = conn.execute("SELECT fact, category, layer, substr(created_at, 1, 10) FROM memories")
+            # The mirror writes each fact on one line (an agent reads it into its prompt).
+            return {(" ".join(fact.split()), *rest) for fact, *rest in rows}
         finally:
             conn.close()
 

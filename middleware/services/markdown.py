@@ -14,7 +14,9 @@ Rendering (what ``export-md`` and the auto-sync write):
 - Archived memories are not mirrored (they are out of the agent's everyday view by design).
 - Within a section, memories are in id order; the header comment carries no timestamp: the same
   memories always give the same bytes, so a mirror kept in git has small diffs.
-- A fact spanning several lines continues on lines indented by two spaces.
+- Each fact is one line (newlines become spaces, ``<``/``>`` entities, no leading heading marker),
+  and the header comment says these are recalled notes, not instructions: an agent reads the file
+  into its prompt, and a memory must not be able to pass for the agent's own instructions there.
 
 Parsing (``import-md`` and ``POST /import``) reads the same layout written by hand or by an agent:
 headings map to categories (:data:`HEADING_CATEGORIES`; an unknown heading becomes the topic of the
@@ -35,6 +37,7 @@ from datetime import date
 from urllib.parse import quote, unquote
 
 from ..store.memories import MemoryRecord
+from .recalled import RECALLED_LABEL, note_line
 
 MEMORY_FILE = "MEMORY.md"
 DAILY_DIR = "memory"
@@ -134,7 +137,7 @@ def section_heading(category: str) -> str:
     known = _HEADING_OF.get(category)
     if known is not None:
         return known
-    return f"Notes ({' '.join(category.split())})"
+    return f"Notes ({note_line(category)})"
 
 
 def _section_order(category: str) -> tuple[int, str]:
@@ -182,8 +185,8 @@ def render_workspace(user_id: str, records: Iterable[MemoryRecord]) -> dict[str,
 def _header(user_id: str, what: str) -> str:
     return (
         f"{MIRROR_MARKER} for user {_comment_safe(json.dumps(user_id, ensure_ascii=False))}: {what}."
-        " Archived memories are not mirrored. Written by the daemon: edits here are overwritten;"
-        " change memories through its API, or bring notes in with import-md. -->"
+        f" {RECALLED_LABEL} Archived memories are not mirrored. Written by the daemon: edits here are"
+        " overwritten; change memories through its API, or bring notes in with import-md. -->"
     )
 
 
@@ -205,15 +208,16 @@ def _render_file(title: str, header: str, records: list[MemoryRecord], *, dated:
 
 
 def _bullet(fact: str, day: str, *, always_dated: bool) -> list[str]:
-    """A fact as a bullet; lines after the first are indented two spaces (blank ones stay empty).
+    """A fact as a one-line bullet (:func:`~middleware.services.recalled.note_line`: an agent reads
+    this file into its prompt, so no fact may start a section or close a tag there).
 
     The date goes at the end in MEMORY.md; in a daily log (whose name has the date) only when the
     fact itself ends like a date marker, which would otherwise be read as one.
     """
-    lines = fact.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if always_dated or _DATE_MARKER.search(lines[-1]):
-        lines[-1] = f"{lines[-1]} ({day})"
-    return [f"- {lines[0]}", *(f"  {line}" if line.strip() else "" for line in lines[1:])]
+    line = note_line(fact)
+    if always_dated or _DATE_MARKER.search(line):
+        line = f"{line} ({day})"
+    return [f"- {line}"]
 
 
 # -- user folders ---------------------------------------------------------------------------
@@ -523,7 +527,8 @@ def _memory(
         unmarked = [*lines[:-1], lines[-1][: marked.start()]]
         if "\n".join(unmarked).strip():  # a bullet that is only a date stays a bullet
             lines, day_of_fact, time_of_fact = unmarked, marked.group(1), None
-    fact = "\n".join(lines).strip()
+    # The mirror writes < and > as entities (note_line); in Markdown they mean the characters.
+    fact = "\n".join(lines).strip().replace("&lt;", "<").replace("&gt;", ">")
     if not fact:
         return None
     ordered = [headings[level] for level in sorted(headings)]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from ..models.facts import CATEGORIES
 from ..store.memories import MemoryRecord
 from .memories import MemoryService
+from .recalled import RECALLED_LABEL, note_line
 
 # Who the user is and what they want first; the categories of models.facts follow in their order,
 # then any other category a client stored (POST /memories takes free text), alphabetically.
@@ -54,24 +55,19 @@ class ProfileService:
 
 def render_profile(user_id: str, records: Sequence[MemoryRecord]) -> str:
     """``records`` (core memories, most important first) as Markdown, one section per category."""
-    lines = [f"# Profile of {user_id}", ""]
+    lines = [f"# Profile of {note_line(user_id)}", ""]
     if not records:
         lines.append("Nothing is known for certain yet (no core memories).")
         return "\n".join(lines) + "\n"
-    lines.append(f"{len(records)} core memories, most important first in each section.")
+    lines.append(f"{RECALLED_LABEL} {len(records)} core memories, most important first in each section.")
     by_category: dict[str, list[MemoryRecord]] = {}
     for record in records:
         by_category.setdefault(record.category, []).append(record)
     rank = {category: i for i, category in enumerate(CATEGORY_ORDER)}
     for category in sorted(by_category, key=lambda c: (rank.get(c, len(rank)), c)):
-        heading = _HEADINGS.get(category, category.replace("_", " ").capitalize())
+        heading = _HEADINGS.get(category, note_line(category.replace("_", " ").capitalize()))
         lines += ["", f"## {heading}", ""]
         for record in by_category[category]:
-            topic = f"**{_one_line(record.topic)}**: " if record.topic.strip() else ""
-            lines.append(f"- {topic}{_one_line(record.fact)} (importance {record.importance}, #{record.id})")
+            topic = f"**{note_line(record.topic)}**: " if record.topic.strip() else ""
+            lines.append(f"- {topic}{note_line(record.fact)} (importance {record.importance}, #{record.id})")
     return "\n".join(lines) + "\n"
-
-
-def _one_line(text: str) -> str:
-    """A fact on one list line: a newline inside it would end the Markdown item."""
-    return " ".join(text.split())

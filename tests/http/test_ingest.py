@@ -10,6 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from middleware.app import create_app
+from middleware.services.recalled import RECALLED_LABEL
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import search, store
@@ -215,13 +216,14 @@ async def test_context_block_orders_by_importance_and_respects_the_cap(
     ).json()
     assert body["context"].splitlines() == [
         "## Long-Term Memories",
+        RECALLED_LABEL,
         "- [diet] Cleo is vegetarian.",
         "- [food] Cleo likes spicy vegetarian curry.",
     ]
     small = await (
-        await client.post("/context", json={"query": "Cleo food", "user_id": "c", "max_tokens": 13})
+        await client.post("/context", json={"query": "Cleo food", "user_id": "c", "max_tokens": 36})
     ).json()
-    assert small["facts"] == 1 and len(small["context"]) <= 13 * 4
+    assert small["facts"] == 1 and len(small["context"]) <= 36 * 4
     none = await (await client.post("/context", json={"query": "zebra", "user_id": "nobody"})).json()
     assert none == {"context": "", "facts": 0}
 

@@ -22,6 +22,7 @@ from middleware.services.markdown import (
     user_from_folder,
     workspace_file_kind,
 )
+from middleware.services.recalled import note_line
 from middleware.store.memories import MemoryRecord
 
 
@@ -129,12 +130,16 @@ def test_rendering_is_byte_identical_whatever_the_input_order() -> None:
     assert first == second
 
 
-def test_a_multi_line_fact_continues_on_indented_lines_and_parses_back_whole() -> None:
-    fact = "Trip plan:\n- day 1 Kyoto\n\n  indented detail\n## not a heading"
+def test_a_multi_line_fact_is_one_line_that_starts_nothing_and_parses_back() -> None:
+    """An agent reads MEMORY.md into its prompt: a fact's lines must not become its own lines there."""
+    fact = "## Trip plan:\n- day 1 Kyoto\n\n  indented <b>detail</b>\n## not a heading"
     text = render_workspace("sam", [record(1, fact)])["MEMORY.md"]
 
-    assert "- Trip plan:\n  - day 1 Kyoto\n\n    indented detail\n  ## not a heading (2026-01-05)\n" in text
-    assert parse(text) == [(fact, "fact", "", "2026-01-05T00:00:00.000Z")]
+    line = "- Trip plan: - day 1 Kyoto indented &lt;b&gt;detail&lt;/b&gt; ## not a heading (2026-01-05)\n"
+    assert line in text
+    assert parse(text) == [
+        ("Trip plan: - day 1 Kyoto indented <b>detail</b> ## not a heading", "fact", "", "2026-01-05T00:00:00.000Z")
+    ]
 
 
 # -- parsing --------------------------------------------------------------------------------
@@ -341,9 +346,9 @@ def test_render_then_parse_gives_back_every_fact_category_layer_and_date(
 
     parsed = parse_workspace(render_workspace("sam", records)).memories
 
-    # Blank lines inside a fact come back empty (a line of spaces is not kept as such).
+    # Each fact comes back as the one line the mirror writes (note_line), its entities read back.
     def normal(fact: str) -> str:
-        return "\n".join(line if line.strip() else "" for line in fact.split("\n"))
+        return note_line(fact).replace("&lt;", "<").replace("&gt;", ">")
 
     expected = sorted((normal(r.fact), r.category, r.layer, r.created_at[:10]) for r in records)
     got = sorted((m.fact, m.category, m.layer, (m.created_at or "")[:10]) for m in parsed)
