@@ -268,12 +268,13 @@ def _output(path: str, *, force: bool) -> Iterator[TextIO]:
             out.flush()
             out.detach()  # stdout itself stays open
         return
+    from .store.files import make_private_dir
     from .store.portability import TargetExists
 
     target = Path(path)
     if target.exists() and not force:
         raise TargetExists(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(target.parent)
     handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:

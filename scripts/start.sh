@@ -151,6 +151,9 @@ if [[ "$port" != 0 ]] && status="$(probe_health)"; then
     exit 1
 fi
 
+# What the daemon writes (database, Markdown mirror, exports, log) is for this account alone, as
+# under systemd (UMask=0077); the daemon also makes its database 0600 itself.
+umask 077
 mkdir -p "$(dirname "$pid_file")" "$(dirname "$log_file")"
 echo "Starting Memory Cortex: $python -m middleware ${daemon_args[*]+"${daemon_args[*]}"}"
 echo "Log: $log_file"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import StoreUnavailable
+from .files import make_private_file
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +61,18 @@ def connect(
     if not read_only:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {synchronous}")  # one of SYNCHRONOUS_LEVELS
+        # A forgotten memory, a superseded fact, a finished ingest job's transcript: what is
+        # deleted is overwritten with zeros, not left readable in free pages of the file.
+        conn.execute("PRAGMA secure_delete = ON")
     return conn
 
 
 def _casefold(text: object) -> object:
     return text.casefold() if isinstance(text, str) else text
+
+
+# The first line of a migration that must run with foreign keys off (a table rebuild).
+FOREIGN_KEYS_OFF = "-- foreign-keys: off"
 
 
 def list_migrations() -> list[tuple[int, str, str]]:
@@ -89,16 +97,27 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     for version, name, sql in list_migrations():
         if version in done:
             continue
+        # A table rebuild drops the old table: with foreign keys on, that would cascade into the
+        # rows referring to it. Such a migration says so on its first line; the keys are switched
+        # off around its transaction (a PRAGMA that does nothing inside one) and checked before COMMIT.
+        keys_off = sql.startswith(FOREIGN_KEYS_OFF)
+        if keys_off:
+            conn.execute("PRAGMA foreign_keys = OFF")
         try:
             conn.execute("BEGIN IMMEDIATE")
             # executescript would COMMIT first; run statement by statement inside our transaction.
             for statement in _split_sql(sql):
                 conn.execute(statement)
+            if keys_off and conn.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                raise sqlite3.IntegrityError(f"migration {name} leaves rows whose foreign keys point nowhere")
             conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        finally:
+            if keys_off:
+                conn.execute("PRAGMA foreign_keys = ON")
         log.info("migration applied", extra={"migration": name})
         applied.append(name)
     return applied
@@ -149,8 +168,9 @@ class Database:
 
     # -- lifecycle -------------------------------------------------------------------------
     def open(self) -> None:
-        """Create the file, apply migrations and start the threads. Blocking: call at start-up."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Create the file (0600, in a 0700 folder when the folder is new), apply migrations and
+        start the threads. Blocking: call at start-up."""
+        make_private_file(self.path, "-wal", "-shm", "-journal")
         conn = connect(
             self.path, read_only=False, busy_timeout_ms=self._busy_timeout_ms, synchronous=self._synchronous
         )

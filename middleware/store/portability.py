@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import CortexError
 from .db import apply_migrations, connect
+from .files import make_private_dir, make_private_file
 from .memories import quote_identifier
 
 # Every column of ``memories``, in table order: what an export line holds. A test compares this
@@ -106,7 +107,7 @@ def backup_database(source: Path, target: Path, *, overwrite: bool, busy_timeout
     """
     started = time.monotonic()
     _check_backup_paths(source, target, overwrite=overwrite)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(target.parent)
     handle, partial_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
     os.close(handle)
     partial = Path(partial_name)
@@ -225,7 +226,7 @@ def iter_export_rows(
 # -- import ---------------------------------------------------------------------------------
 def open_for_import(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
     """A writable connection opened as the daemon opens it: folder created, migrations applied."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_file(path, "-wal", "-shm", "-journal")
     conn = connect(path, read_only=False, busy_timeout_ms=busy_timeout_ms)
     try:
         apply_migrations(conn)

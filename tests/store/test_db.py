@@ -102,3 +102,88 @@ async def test_the_writer_leaves_checkpoints_to_the_checkpoint_thread(db: Databa
     assert await db.write(lambda conn: conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) == 0
     busy, frames, checkpointed = await db.checkpoint()
     assert busy == 0 and frames > 0 and checkpointed == frames
+
+
+def test_the_id_rebuild_keeps_every_row_link_vector_and_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 008 (AUTOINCREMENT by a table rebuild) on a store written by the migrations before it."""
+    from middleware.store import db as db_module
+
+    all_migrations = list_migrations()
+    before = [m for m in all_migrations if m[0] < 8]
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    monkeypatch.setattr(db_module, "list_migrations", lambda: before)
+    apply_migrations(conn)
+    ids = [
+        memory_sql.insert(conn, NewMemory(user_id="u", fact=f"Fact number {i} about Lisbon.", embedding=bytes([i]) * 8,
+                                          embedding_model="m", embedding_dim=2, layer="working"))
+        for i in range(1, 6)
+    ]  # fmt: skip
+    conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (ids[1], ids[0]))
+    conn.execute("INSERT INTO memory_links (kind, from_id, to_id) VALUES ('merged', ?, ?)", (ids[2], ids[3]))
+    conn.execute("DELETE FROM memories WHERE id = ?", (ids[4],))  # the newest row: its id was free again
+    rows_before = conn.execute("SELECT * FROM memories ORDER BY id").fetchall()
+
+    monkeypatch.setattr(db_module, "list_migrations", lambda: all_migrations)
+    assert apply_migrations(conn) == ["008_ids_never_reused"]
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1  # switched back on
+    assert conn.execute("SELECT * FROM memories ORDER BY id").fetchall() == rows_before
+    assert conn.execute("SELECT kind, from_id, to_id FROM memory_links").fetchall() == [("merged", ids[2], ids[3])]
+    hits = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'lisbon' ORDER BY rowid").fetchall()
+    assert [h[0] for h in hits] == ids[:4]
+    indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories'")}
+    assert {"memories_user_live", "memories_by_time", "memories_user_turns", "memories_user_layer"} <= indexes
+    assert "AUTOINCREMENT" in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories'").fetchone()[0]
+    # The deleted newest id stays deleted: the next memory gets a new one, and deleting it frees nothing.
+    newest = memory_sql.insert(conn, NewMemory(user_id="u", fact="After the rebuild."))
+    conn.execute("DELETE FROM memories WHERE id = ?", (newest,))
+    again = memory_sql.insert(conn, NewMemory(user_id="u", fact="And once more."))
+    assert again > newest > ids[3]
+    # Triggers work on the rebuilt table: deletes and edits reach both FTS indexes.
+    conn.execute("UPDATE memories SET fact = 'Now about Porto.' WHERE id = ?", (ids[0],))
+    assert conn.execute("SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH 'Porto'").fetchall() == [(ids[0],)]
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+    # Deleting a memory still cascades into its links (the keys are on again).
+    conn.execute("DELETE FROM memories WHERE id = ?", (ids[2],))
+    assert conn.execute("SELECT count(*) FROM memory_links").fetchone()[0] == 0
+
+
+def test_the_database_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    previous = os.umask(0o022)
+    try:
+        database = Database(tmp_path / "new" / "folder" / "m.db")
+        database.open()
+        database.close()
+    finally:
+        os.umask(previous)
+    mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
+    assert mode(tmp_path / "new") == 0o700 and mode(tmp_path / "new" / "folder") == 0o700
+    for name in ("m.db", "m.db-wal", "m.db-shm"):
+        path = tmp_path / "new" / "folder" / name
+        if path.exists():
+            assert mode(path) == 0o600, name
+    assert mode(tmp_path / "new" / "folder" / "m.db") == 0o600
+
+
+def test_an_older_world_readable_database_is_made_private(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    path = tmp_path / "m.db"
+    database = Database(path)
+    database.open()
+    database.close()
+    os.chmod(path, 0o644)
+    os.chmod(tmp_path, 0o755)
+    database = Database(path)
+    database.open()
+    database.close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755  # a folder it did not create is left alone

@@ -1,0 +1,44 @@
+"""Files and folders that hold memories are the user's alone: 0600 and 0700 whatever the umask.
+
+The daemon is often started from a shell (``scripts/start.sh``) whose umask is 022, which would leave
+the database, its WAL and the Markdown mirror readable by every account on the machine. SQLite gives
+its ``-wal`` and ``-shm`` files the mode of the database file, so making that one private first is
+enough for all three.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def make_private_dir(folder: Path) -> None:
+    """Create ``folder`` and any missing parents as 0700; an existing folder is left as it is (it
+    may be the user's home or a folder they share on purpose)."""
+    missing: list[Path] = []
+    candidate = folder
+    while not candidate.exists() and candidate != candidate.parent:
+        missing.append(candidate)
+        candidate = candidate.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    for created in missing:
+        with contextlib.suppress(OSError):
+            os.chmod(created, PRIVATE_DIR)
+
+
+def make_private_file(path: Path, *companions: str) -> None:
+    """Create ``path`` empty if missing, and make it and its existing ``companions`` (suffixes such
+    as ``-wal``) 0600, so files an older version left readable are tightened too."""
+    make_private_dir(path.parent)
+    if not path.exists():
+        # Only a file that does not exist yet is opened here: closing any descriptor of a database
+        # file drops the POSIX locks SQLite holds on it through other connections of this process.
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE))
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in companions)):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(file, PRIVATE_FILE)
