@@ -38,6 +38,27 @@ async def test_wal_and_synchronous_normal(db: Database) -> None:
     assert await db.write(pragmas) == ("wal", 1)  # 1 = NORMAL
 
 
+async def test_what_the_writer_deletes_is_overwritten_not_left_in_free_pages(db: Database) -> None:
+    """secure_delete on the writer: a deleted row's bytes leave the file's pages (the B-tree's; FTS5
+    drops a deleted document's words from its index at its next merge)."""
+    secret_ish = "Sam told the story of the lighthouse keeper named Oberon Quill."
+
+    def insert(conn: sqlite3.Connection) -> int:
+        return memory_sql.insert(conn, NewMemory(user_id="sam", fact=secret_ish))
+
+    memory_id = await db.write(insert)
+    assert await db.write(lambda conn: conn.execute("PRAGMA secure_delete").fetchone()[0]) == 1
+    await db.write(lambda conn: conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)))
+    for index in ("memories_fts", "memories_trigram"):
+        await db.write(lambda conn, index=index: conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')"))
+    checkpointer = sqlite3.connect(db.path)  # the WAL's old frames still hold the row until then
+    try:
+        assert checkpointer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+    finally:
+        checkpointer.close()
+    assert b"Oberon Quill" not in db.path.read_bytes()
+
+
 async def test_synchronous_full_is_set_on_the_writer_and_nothing_weaker_is_accepted(tmp_path: Path) -> None:
     database = Database(tmp_path / "full.db", synchronous="FULL")
     database.open()
