@@ -36,10 +36,15 @@ export type RequestOptions = {
 
 export class DaemonClient {
   readonly baseUrl: string;
+  readonly #token: string | undefined;
 
-  /** @param baseUrl e.g. `http://127.0.0.1:8300`. */
-  constructor(baseUrl: string) {
+  /**
+   * @param baseUrl e.g. `http://127.0.0.1:8300`.
+   * @param token the daemon's `server.api_token`, sent as `Authorization: Bearer …` (never logged).
+   */
+  constructor(baseUrl: string, token?: string) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.#token = token || undefined;
   }
 
   /** One request; `T` is the JSON body the caller expects on a 2xx. */
@@ -49,12 +54,14 @@ export class DaemonClient {
     const deadline = AbortSignal.timeout(Math.max(1, options.timeoutMs));
     const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
     try {
+      const headers: Record<string, string> = { accept: "application/json" };
+      // The daemon refuses a write that does not declare JSON, a body-less DELETE included
+      // (the rule that keeps web pages from sending it writes).
+      if (method !== "GET" && method !== "HEAD") headers["content-type"] = "application/json";
+      if (this.#token) headers.authorization = `Bearer ${this.#token}`;
       const response = await fetch(url, {
         method,
-        headers: options.body === undefined ? { accept: "application/json" } : {
-          accept: "application/json",
-          "content-type": "application/json",
-        },
+        headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
         signal,
       });

@@ -28,6 +28,8 @@ export type MemoryCortexConfig = {
   skipHeartbeat: boolean;
   /** Whose memories these are; unset: the daemon's default user (users.default_user_id). */
   userId: string | undefined;
+  /** The daemon's `server.api_token`, when it has one (a daemon on another machine must). */
+  token: string | undefined;
 };
 
 export const DEFAULT_CONFIG: Readonly<MemoryCortexConfig> = Object.freeze({
@@ -42,6 +44,7 @@ export const DEFAULT_CONFIG: Readonly<MemoryCortexConfig> = Object.freeze({
   synthesisCacheTtlMs: 300_000,
   skipHeartbeat: true,
   userId: undefined,
+  token: undefined,
 });
 
 /** JSON Schema of the config; `openclaw.plugin.json` carries the same object as `configSchema`. */
@@ -108,6 +111,10 @@ export const CONFIG_JSON_SCHEMA = {
       type: "string",
       description: "Whose memories these are; unset: the daemon's default user.",
     },
+    token: {
+      type: "string",
+      description: "The daemon's API token (server.api_token), sent as a Bearer token; unset: none.",
+    },
   },
 } as const;
 
@@ -139,6 +146,12 @@ export function resolveConfig(raw: unknown, warn: Warn = () => {}): MemoryCortex
     config.userId = userId.trim();
   } else if (userId !== undefined && userId !== null && userId !== "") {
     warn("memory-cortex: config userId must be a string; using the daemon's default user");
+  }
+  const token = source.token;
+  if (typeof token === "string" && token.trim()) {
+    config.token = token.trim();
+  } else if (token !== undefined && token !== null && token !== "") {
+    warn("memory-cortex: config token must be a string; sending no token");
   }
   return config;
 }

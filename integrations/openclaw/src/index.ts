@@ -21,7 +21,7 @@ const HOST_GRACE_MS = 250;
 /** Registers hooks and tools; returns the hooks object (tests and the benchmark drive it). */
 export function registerMemoryCortex(api: OpenClawPluginApi): MemoryHooks {
   const config = resolveConfig(api.pluginConfig, (message) => api.logger.warn(message));
-  const client = new DaemonClient(baseUrl(config));
+  const client = new DaemonClient(baseUrl(config), config.token);
   const hooks = new MemoryHooks(config, client, api.logger);
   if (api.registrationMode === "full") warnWithoutConversationAccess(api);
 

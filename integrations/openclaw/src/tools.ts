@@ -11,6 +11,7 @@
  */
 import type { DaemonClient, DaemonResult } from "./client.ts";
 import type { MemoryCortexConfig } from "./config.ts";
+import { RECALLED_LABEL, noteLine } from "./messages.ts";
 import type { AgentTool } from "./openclaw-types.ts";
 
 export const TOOL_NAMES = ["memory_search", "memory_store", "memory_forget"] as const;
@@ -79,7 +80,7 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
       );
       const hits = unwrap(result, "search the memories").results ?? [];
       const text = hits.length
-        ? hits.map((hit) => `#${hit.id} ${hit.topic ? `[${hit.topic}] ` : ""}${hit.fact} (importance ${hit.importance}, ${hit.created_at.slice(0, 10)})`).join("\n")
+        ? RECALLED_LABEL + "\n" + hits.map((hit) => `#${hit.id} ${hit.topic ? `[${noteLine(hit.topic)}] ` : ""}${noteLine(hit.fact)} (importance ${hit.importance}, ${hit.created_at.slice(0, 10)})`).join("\n")
         : "No matching memories.";
       return { content: [{ type: "text", text }], details: { count: hits.length, results: hits } };
     },

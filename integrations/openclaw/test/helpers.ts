@@ -44,6 +44,8 @@ export class Daemon {
   readonly url: string;
   readonly dir: string;
   readonly logPath: string;
+  /** The daemon's server.api_token, when the test set one (MEMORY_CORTEX_SERVER__API_TOKEN). */
+  token: string | undefined;
   #process: ChildProcess | undefined;
 
   private constructor(port: number, dir: string) {
@@ -74,6 +76,7 @@ export class Daemon {
       MEMORY_CORTEX_EMBEDDINGS__QUERY_TIMEOUT_S: "10",
       ...settings,
     });
+    daemon.token = env.MEMORY_CORTEX_SERVER__API_TOKEN;
     const log = openSync(daemon.logPath, "a");
     const args = ["-m", "middleware", "--db", path.join(daemon.dir, "memories.db"), "--host", "127.0.0.1", "--port", String(daemon.port)];
     daemon.#process = spawn(daemonPython(), args, { cwd: REPO_ROOT, env, stdio: ["ignore", log, log] });
@@ -132,7 +135,7 @@ export class Daemon {
   async call<T = any>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
     const response = await fetch(this.url + pathAndQuery, {
       method,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(60_000),
     });
