@@ -251,7 +251,8 @@ def measure(
             def run_lifecycle() -> None:
                 try:
                     with httpx.Client(base_url=daemon.url, timeout=RUN_TIMEOUT) as runner:
-                        replies.append(runner.post("/lifecycle/run"))
+                        # every write declares JSON, body or not (the request guard)
+                        replies.append(runner.post("/lifecycle/run", headers={"Content-Type": "application/json"}))
                 except BaseException as exc:  # reported by the main thread
                     replies.append(exc)
 
