@@ -85,8 +85,11 @@ SessionName = Annotated[str, Field(max_length=500, pattern=NO_CONTROL_CHARS)]
 NO_NUL = r"^[^\x00]*$"
 
 
-# A date or a date-time as text (the handler parses it): documented as the formats it accepts.
-IsoMoment = Annotated[str, Field(json_schema_extra={"anyOf": [{"format": "date"}, {"format": "date-time"}]})]
+# A date or a date-time as text (the handler parses it; empty = no bound): documented as the
+# formats it accepts.
+IsoMoment = Annotated[
+    str, Field(json_schema_extra={"anyOf": [{"format": "date"}, {"format": "date-time"}, {"maxLength": 0}]})
+]
 
 
 class _Request(BaseModel):
