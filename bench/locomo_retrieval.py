@@ -249,6 +249,62 @@ def ingest(
     return result
 
 
+def ingest_sessions(client: httpx.Client, conversations: list[Conversation]) -> IngestResult:
+    """Post every session through ``POST /ingest`` as the OpenClaw plugin does, and wait until the
+    daemon has stored and extracted them all.
+
+    One request per session with the whole session (what the plugin's flush at a session's end
+    sends; its earlier per-turn posts carry a prefix of it, which the watermark reduces to the
+    same turns). The first speaker of a conversation posts as ``user``, the other as
+    ``assistant``; each message carries the speaker as ``name`` and its dia_id as ``id``; the
+    session date is the request's ``occurred_at``. Needs a fresh database (facts and turns of an
+    earlier run would mix with these).
+    """
+    if any(existing_counts(client).get(conv.sample_id, 0) for conv in conversations):
+        raise BenchError("--via ingest needs a fresh database: these users already hold memories")
+    result = IngestResult()
+    started = time.perf_counter()
+    sessions = [(conv, n) for conv in conversations for n in sorted({turn.session for turn in conv.turns})]
+    for conv, number in tqdm(sessions, desc="posting sessions", unit="session"):
+        turns = [turn for turn in conv.turns if turn.session == number]
+        first_speaker = conv.turns[0].speaker
+        body: dict[str, Any] = {
+            "messages": [
+                {
+                    "role": "user" if turn.speaker == first_speaker else "assistant",
+                    "content": turn.text,
+                    "name": turn.speaker,
+                    "id": turn.dia_id,
+                }
+                for turn in turns
+            ],
+            "session_id": f"session-{number}",
+            "user_id": conv.sample_id,
+            "debounce": False,
+        }
+        if turns[0].created_at is not None:
+            body["occurred_at"] = turns[0].created_at
+        response = client.post("/ingest", json=body, timeout=WRITE_TIMEOUT)
+        if response.status_code != 202:
+            raise BenchError(f"POST /ingest answered {response.status_code}: {response.text[:500]}")
+        result.written += len(turns)
+    with tqdm(desc="waiting for the ingest queue", unit="job") as progress:
+        while True:
+            queue = client.get("/stats", timeout=SEARCH_TIMEOUT).json()["ingest"]
+            progress.n = queue["done"]
+            progress.refresh()
+            if queue["pending"] == 0 and queue["running"] == 0:
+                break
+            time.sleep(0.5)
+    if queue["failed"]:
+        raise BenchError(f"{queue['failed']} ingest jobs failed: see GET /ingest/jobs?status=failed")
+    result.seconds = time.perf_counter() - started
+    for conv in conversations:
+        listed = client.get("/memories", params={"user_id": conv.sample_id, "limit": 1000}, timeout=SEARCH_TIMEOUT)
+        result.actions.update(str(memory.get("kind", "fact")) for memory in listed.json()["memories"])
+    return result
+
+
 @dataclass(frozen=True)
 class Answer:
     """What one search returned for one question, and how long the HTTP round trip took."""
@@ -369,6 +425,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="own daemon: then ask every question in hybrid mode once per retrieval method variant (each"
         " method alone over plain fusion, the default without each), a daemon per variant on the same data",
     )
+    parser.add_argument(
+        "--via",
+        choices=("memories", "ingest"),
+        default="memories",
+        help="how the conversations reach the daemon: each turn as a memory through POST /memories"
+        " (default), or each session through POST /ingest as the OpenClaw plugin sends it (the turns"
+        " are then stored by the daemon, with the facts its extractor finds)",
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
@@ -433,8 +497,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         client = stack.enter_context(httpx.Client(base_url=url, timeout=SEARCH_TIMEOUT))
         wait_for_health(client, timeout_s=60)
 
-        stored = ingest(client, conversations, args.batch_size, dedup=args.dedup)
-        if stored.written:
+        if args.via == "ingest":
+            stored = ingest_sessions(client, conversations)
+            kinds = ", ".join(f"{name} {count}" for name, count in sorted(stored.actions.items()))
+            print(f"posted {stored.written} turns through /ingest; stored after {stored.seconds:.1f}s: {kinds}")
+        else:
+            stored = ingest(client, conversations, args.batch_size, dedup=args.dedup)
+        if stored.written and args.via == "memories":
             rate = stored.written / stored.seconds
             actions = ", ".join(f"{name} {count}" for name, count in sorted(stored.actions.items()))
             print(
@@ -478,6 +547,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "search_limit": SEARCH_LIMIT,
         "daemon_startup_s": startup_s,
         "dedup": args.dedup,
+        "via": args.via,
         "ingested_now": stored.written,
         "ingest_s": round(stored.seconds, 1) if stored.written else None,
         "ingest_actions": dict(stored.actions),

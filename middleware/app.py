@@ -154,6 +154,7 @@ def create_app(
         gate=scheduler,
         on_extracted=metrics.observe_extraction,
         on_stored=markdown_sync.request_sync,
+        turn_context=config.embeddings.session_context,
     )
 
     app[CONFIG] = config
@@ -324,8 +325,8 @@ def load_vector_index(db: Database, index: VectorIndex) -> int:
     def read(conn: sqlite3.Connection) -> int:
         counts = memory_sql.embedding_counts(conn, index.model)
         rows = (
-            (memory_id, user_id, blob, layer)
-            for memory_id, user_id, blob, _, layer in memory_sql.iter_embeddings(conn, index.model)
+            (memory_id, user_id, blob, layer, kind)
+            for memory_id, user_id, blob, _, layer, kind in memory_sql.iter_embeddings(conn, index.model)
         )
         return index.load(counts, rows)
 

@@ -408,6 +408,20 @@ class IngestConfig(_Section):
     supersede_threshold: float = Field(
         0.6, gt=0, le=1, description="Cosine at or above which a correction supersedes the older fact."
     )
+    store_turns: bool = Field(
+        True,
+        description="Keep every new message verbatim as a searchable turn beside the extracted facts;"
+        " false: facts only.",
+    )
+    turn_speakers: dict[str, str] = Field(
+        default_factory=lambda: {"user": "User", "assistant": "Assistant"},
+        description="Speaker label of a turn by role, when the message has no name.",
+    )
+    turn_max_chars: int = Field(
+        1500,
+        ge=200,
+        description="Longest part of a turn; a longer message is split at paragraph or sentence bounds.",
+    )
 
 
 class RecallConfig(_Section):
@@ -479,6 +493,12 @@ class LifecycleConfig(_Section):
     )
     working_ttl_hours: float = Field(
         48.0, gt=0, description="A working memory not promoted by then goes to the archive."
+    )
+    turn_archive_days: float = Field(
+        30.0,
+        gt=0,
+        description="A verbatim turn moves from working to the archive after this many days (turns never"
+        " enter core; archived ones stay searchable with layers).",
     )
     promote_threshold: float = Field(
         0.45, ge=0, description="Promotion score at or above which a working memory moves to core."

@@ -460,7 +460,7 @@ class IngestLedger:
 
     def extraction_problems(self, conn: sqlite3.Connection) -> list[str]:
         """After the queue drained: every job done, each acknowledged fact stored exactly once and
-        every stored fact one that was sent."""
+        every stored fact one that was sent; each acknowledged message kept as exactly one turn."""
         problems = []
         statuses = Counter(status for (status,) in conn.execute("SELECT status FROM ingest_jobs"))
         if set(statuses) - {"done"}:
@@ -468,8 +468,20 @@ class IngestLedger:
         for session in self.sessions:
             facts = [
                 fact
-                for (fact,) in conn.execute("SELECT fact FROM memories WHERE user_id = ?", (session.user_id,))
+                for (fact,) in conn.execute(
+                    "SELECT fact FROM memories WHERE user_id = ? AND kind = 'fact'", (session.user_id,)
+                )
             ]
+            turns = [
+                fact
+                for (fact,) in conn.execute(
+                    "SELECT fact FROM memories WHERE user_id = ? AND kind = 'turn'", (session.user_id,)
+                )
+            ]
+            for value in session.values[: session.acked_values]:
+                said = [turn for turn in turns if value in turn]
+                if len(said) != 1:
+                    problems.append(f"ingest {session.user_id}: acknowledged {value!r} kept as turns {said}")
             for value in session.values[: session.acked_values]:
                 holding = [fact for fact in facts if value in fact]
                 if len(holding) != 1:
@@ -765,10 +777,11 @@ class CrashHarness:
             conn.close()
 
     def vector_search_problems(self, conn: sqlite3.Connection, user: str, k: int = 5) -> list[str]:
-        """``mode: vector`` must return the top-k cosines over the user's live BLOBs."""
+        """``mode: vector`` must return the top-k cosines over the user's live BLOBs (facts: turns
+        are re-scored by the session priors, so their order is not the cosines')."""
         rows = conn.execute(
             "SELECT id, embedding FROM memories WHERE user_id = ? AND superseded_by IS NULL"
-            " AND embedding IS NOT NULL AND embedding_model = ?",
+            " AND embedding IS NOT NULL AND embedding_model = ? AND kind = 'fact'",
             (user, MODEL),
         ).fetchall()
         if len(rows) < 2:
@@ -781,7 +794,7 @@ class CrashHarness:
             self.daemon.port,
             "POST",
             "/hybrid-search",
-            {"query": query, "user_id": user, "mode": "vector", "limit": k},
+            {"query": query, "user_id": user, "mode": "vector", "limit": k, "kinds": ["fact"]},
         )
         got = {r["id"]: r["vector_score"] for r in reply.body["results"]}
         expected = dict(zip(ids.tolist(), cosines.tolist(), strict=True))

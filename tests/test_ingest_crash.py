@@ -37,9 +37,15 @@ def test_ingest_survives_sigkill_before_the_timer_fires(tmp_path: Path) -> None:
             if body["count"]:
                 break
             time.sleep(0.2)
-        assert "Bianchi" in body["results"][0]["fact"]
+        assert any("Bianchi" in result["fact"] for result in body["results"])
         jobs = call(port, "GET", "/ingest/jobs")["jobs"]
         assert [job["status"] for job in jobs] == ["done"]
+        # Both messages came back as verbatim turns too, each once.
+        turns = call(port, "GET", "/memories?user_id=kim&kinds=turn")["memories"]
+        assert sorted(turn["fact"] for turn in turns) == [
+            "Assistant: Got it.",
+            "User: Remember that my bike is a green Bianchi from 1987.",
+        ]
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)

@@ -52,6 +52,7 @@ def memory_out(
         last_accessed=record.last_accessed,
         superseded_by=record.superseded_by,
         layer=record.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
+        kind=record.kind,  # type: ignore[arg-type]  # held to Kind by its CHECK constraint
         layer_since=record.layer_since,
         compressed_into=record.compressed_into,
         embedded=record.has_embedding,
@@ -139,6 +140,7 @@ async def list_memories(request: web.Request) -> web.Response:
         created_before=_time_bound("until", query.until, end_of_day=True),
         text=query.q.strip() or None if query.q is not None else None,
         include_superseded=query.include_superseded,
+        kinds=tuple(query.kinds.split(",")) if query.kinds else None,
     )
     # One row more than the page: the cursor is null on the last page, even when it is exactly full.
     records = await request.app[MEMORY_SERVICE].list_memories(

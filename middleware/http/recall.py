@@ -16,6 +16,7 @@ async def recall(request: web.Request) -> web.Response:
         body.query,
         resolve_user(request, body.user_id),
         layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
+        kinds=body.kinds,
     )
     request.app[ACCESS_TRACKER].record(answer.memory_ids)
     response = RecallResponse(
@@ -36,6 +37,7 @@ async def context(request: web.Request) -> web.Response:
         max_tokens=body.max_tokens,
         max_facts=body.max_facts,
         layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
+        kinds=body.kinds,
     )
     request.app[ACCESS_TRACKER].record(block.memory_ids)
     return web.json_response(ContextResponse(context=block.text, facts=len(block.memory_ids)).model_dump())

@@ -151,10 +151,19 @@ class ErrorResponse(BaseModel):
 
 # -- search ---------------------------------------------------------------------------------
 Layer = Literal["working", "core", "archive"]
+Kind = Literal["fact", "turn"]
 LayerFilter = Annotated[
     list[Layer] | None,
     Field(
         description="Memory layers to search; absent/null → working and core (the archive only when named)."
+    ),
+]
+KindFilter = Annotated[
+    list[Kind] | None,
+    Field(
+        min_length=1,
+        description="Kinds of memory to search: fact (extracted, imported, written) and/or turn (a message"
+        " as said); absent/null → both.",
     ),
 ]
 
@@ -171,6 +180,7 @@ class HybridSearchRequest(_Request):
         "hybrid", description="hybrid (default), or one retriever alone for debugging and benchmarks."
     )
     layers: LayerFilter = None
+    kinds: KindFilter = None
 
 
 class SearchResultItem(BaseModel):
@@ -191,6 +201,7 @@ class SearchResultItem(BaseModel):
     fts_score: float = Field(description="bm25 normalised to the best hit of this query, 0…1.")
     vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
     layer: Layer = Field(description="working, core or archive.")
+    kind: Kind = Field(description="fact (extracted, imported or written) or turn (a message as said).")
 
 
 class HybridSearchResponse(BaseModel):
@@ -206,6 +217,7 @@ class SearchDebugRequest(_Request):
     user_id: UserId | None = None
     limit: PositiveInteger | None = Field(None, description="How many results per list; absent → default.")
     layers: LayerFilter = None
+    kinds: KindFilter = None
 
 
 class DebugHit(BaseModel):
@@ -381,6 +393,7 @@ class MemoryOut(BaseModel):
     last_accessed: str | None
     superseded_by: int | None
     layer: Layer
+    kind: Kind = Field(description="fact (extracted, imported or written) or turn (a message as said).")
     layer_since: str | None = Field(description="When it entered its layer (null: at created_at).")
     compressed_into: int | None = Field(
         description="The history summary this archived memory is folded into."
@@ -436,6 +449,11 @@ class MemoryListQuery(_Request):
     before_id: int | None = Field(None, ge=1, le=MAX_ID, description="Keyset cursor: only ids below it.")
     include_superseded: bool = False
     layer: Layer | None = None
+    kinds: str | None = Field(
+        None,
+        pattern=r"^(fact|turn)(,(fact|turn))*$",
+        description="fact, turn, or both comma-separated (absent: both).",
+    )
     category: str | None = Field(None, max_length=64)
     min_importance: int | None = Field(None, ge=1, le=10)
     max_importance: int | None = Field(None, ge=1, le=10)
@@ -566,6 +584,7 @@ class RecallRequest(_Request):
     query: str = Field(max_length=20000)
     user_id: UserId | None = None
     layers: LayerFilter = None
+    kinds: KindFilter = None
 
 
 class RecallResponse(BaseModel):
@@ -584,6 +603,7 @@ class ContextRequest(_Request):
     max_tokens: Integer = Field(500, ge=1, le=20000, description="Cap, at ~4 characters per token.")
     max_facts: Integer = Field(15, ge=1, le=200)
     layers: LayerFilter = None
+    kinds: KindFilter = None
 
 
 class ContextResponse(BaseModel):

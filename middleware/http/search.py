@@ -29,7 +29,9 @@ async def hybrid_search(request: web.Request) -> web.Response:
     user_id = resolve_user(request, body.user_id)
     started = time.perf_counter()
     layers = body.layers if body.layers is not None else DEFAULT_LAYERS
-    result = await request.app[SEARCH_SERVICE].search(body.query, user_id, limit, body.mode, layers)
+    result = await request.app[SEARCH_SERVICE].search(
+        body.query, user_id, limit, body.mode, layers, body.kinds
+    )
     request.app[METRICS].observe_search(
         body.mode, time.perf_counter() - started, vector_used=result.vector_used
     )
@@ -50,6 +52,7 @@ async def hybrid_search(request: web.Request) -> web.Response:
             fts_score=round(hit.fts_score, 6),
             vector_score=round(hit.vector_score, 6),
             layer=hit.memory.layer,
+            kind=hit.memory.kind,
         )
         for hit in result.hits
     ]
@@ -78,7 +81,10 @@ async def search_debug(request: web.Request) -> web.Response:
     layers = body.layers if body.layers is not None else DEFAULT_LAYERS
     config = request.app[CONFIG]
     search = request.app[SEARCH_SERVICE]
-    results = {mode: await search.search(body.query, user_id, limit, mode, layers) for mode in SEARCH_MODES}
+    results = {
+        mode: await search.search(body.query, user_id, limit, mode, layers, body.kinds)
+        for mode in SEARCH_MODES
+    }
     hybrid = results["hybrid"]
     response = SearchDebugResponse(
         query=body.query,

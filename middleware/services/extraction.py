@@ -47,8 +47,14 @@ taken out). Use only what the NEW messages say. If nothing qualifies, return [].
 
 @dataclass(frozen=True)
 class Message:
+    """One cleaned message. Only ``role`` and ``text`` say what it is (its digest); the rest is
+    what the client told about it, kept for the verbatim turn it becomes."""
+
     role: str
     text: str
+    name: str | None = field(default=None, compare=False)  # the speaker's name, when the client sent one
+    timestamp: Any = field(default=None, compare=False)  # the message's own time, as sent
+    ref: str | None = field(default=None, compare=False)  # the client's message id
 
     @property
     def digest(self) -> str:
@@ -107,8 +113,24 @@ def clean_messages(raw: Sequence[dict[str, Any]], config: IngestConfig) -> list[
             continue
         if config.skip_heartbeat and any(marker in text for marker in config.heartbeat_markers):
             continue
-        cleaned.append(Message(role=role, text=redact(text).text))
+        cleaned.append(
+            Message(
+                role=role,
+                text=redact(text).text,
+                name=_short_text(item.get("name")),
+                timestamp=item.get("timestamp"),
+                ref=_short_text(item.get("id")),
+            )
+        )
     return cleaned
+
+
+def _short_text(value: Any, limit: int = 200) -> str | None:
+    """A name or id as sent (a number becomes its text), without control characters; None if empty."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    text = "".join(c for c in str(value) if c.isprintable()).strip()[:limit]
+    return text or None
 
 
 def mask_secrets_in_messages(messages: Sequence[Any]) -> int:

@@ -31,8 +31,9 @@ from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.ingest import IngestJob
 from ..store.memories import MemoryRecord, NewMemory
-from .extraction import ExtractionService, clean_messages, compute_delta
+from .extraction import ExtractionService, Message, clean_messages, compute_delta
 from .memories import MemoryService
+from .turns import turn_memories
 from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class IngestService:
         on_extracted: told the seconds each successful job took, gate wait excluded (metrics).
         on_stored: called after a job's facts are committed (the Markdown mirror's request_sync).
         clock: wall clock in unix seconds (tests inject one).
+        turn_context: earlier turns of a session each stored turn is embedded after
+            (``embeddings.session_context``).
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class IngestService:
         on_extracted: Callable[[float], None] | None = None,
         on_stored: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.time,
+        turn_context: int = 2,
     ) -> None:
         self._db = db
         self._memories = memories
@@ -100,6 +104,7 @@ class IngestService:
         self._on_stored = on_stored
         self._held_by_gate = False
         self._clock = clock
+        self._turn_context = turn_context
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -236,10 +241,48 @@ class IngestService:
         finally:
             self.state.running_job = None
 
+    async def _store_turns(self, job: IngestJob, messages: list[Message]) -> int:
+        """Store the messages never stored as turns before (its own watermark, committed with them),
+        before any extraction: a model that is slow, failing or absent never holds them back, and a
+        retried job stores none twice. Returns how many memories were written."""
+        stored = await self._db.read(lambda conn: ingest_sql.stored_turn_hashes(conn, job.session_key))
+        delta = compute_delta(messages, stored, 0)
+        if not delta.new and len(stored) == len(delta.history_hashes):
+            return 0
+        items = turn_memories(
+            delta.new,
+            user_id=job.user_id,
+            session_id=job.session_id,
+            channel=job.channel,
+            received_at=job.received_at,
+            occurred_at=job.occurred_at,
+            job_id=job.id,
+            context=self._turn_context,
+            config=self._config,
+        )
+
+        def remember(conn: sqlite3.Connection) -> None:
+            ingest_sql.save_turn_hashes(
+                conn, session_key=job.session_key, user_id=job.user_id, hashes=delta.history_hashes[-10000:]
+            )
+
+        if items:
+            # Never merged with each other or with facts: two people may say the same words.
+            await self._memories.create(items, dedup=False, extra_work=remember)
+        else:
+            await self._db.write(remember)
+        return len(items)
+
     async def _extract_and_store(self, job: IngestJob) -> tuple[int, int, str]:
         started = time.perf_counter()
-        watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
         messages = clean_messages(job.messages, self._config)
+        if (
+            self._config.store_turns
+            and await self._store_turns(job, messages)
+            and self._on_stored is not None
+        ):
+            self._on_stored()
+        watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
         delta = compute_delta(
             messages, watermark.message_hashes if watermark else [], self._config.context_messages
         )

@@ -4,7 +4,8 @@ memories decay into the archive, and old archive entries are folded into history
 One run is five stages, in order (README "Memory lifecycle" has the formulas and defaults):
 
 1. ``promote``: a working memory whose promotion score reaches ``promote_threshold`` moves to core;
-   one that does not and has outlived ``working_ttl_hours`` moves to the archive (it expired);
+   one that does not and has outlived ``working_ttl_hours`` moves to the archive (it expired). A
+   verbatim turn is never promoted: it moves to the archive after ``turn_archive_days``;
 2. ``merge``: live core memories at cosine ≥ ``merge_cosine`` form groups (union-find); the newest
    of a group keeps its wording and takes the group's highest importance and all its reads, the
    others are hidden behind it (``superseded_by``) with a ``merged`` link. Incremental: only rows
@@ -494,18 +495,26 @@ class LifecycleService:
     async def _promote(self, context: _RunContext, report: StageReport, began: float) -> None:
         config = self._config
         ttl = timedelta(hours=config.working_ttl_hours)
+        turn_ttl = timedelta(days=config.turn_archive_days)
         promote: list[_Move] = []
         expire: list[_Move] = []
         for user_id in context.users:
             rows = await self._rows(user_id, "working", context.pending)
             if not rows:
                 continue
-            nearest = await self._nearest_core(user_id, [row.id for row in rows], context.pending)
+            facts = [row.id for row in rows if row.kind != "turn"]
+            nearest = await self._nearest_core(user_id, facts, context.pending)
             for row in rows:
+                entered = parse_time(row.layer_since) or parse_time(row.created_at) or context.now
+                if row.kind == "turn":
+                    # A turn is what was said, never a standing fact: it stays in working for
+                    # turn_archive_days, then rests in the archive (still searchable).
+                    if context.now - entered >= turn_ttl:
+                        expire.append(_Move(row.id, (row.access_count, row.last_accessed)))
+                    continue
                 if promotion_score(row, nearest.get(row.id), config) >= config.promote_threshold:
                     promote.append(_Move(row.id, None))
                     continue
-                entered = parse_time(row.layer_since) or parse_time(row.created_at) or context.now
                 if context.now - entered >= ttl:
                     expire.append(_Move(row.id, (row.access_count, row.last_accessed)))
         if context.dry_run:
@@ -839,6 +848,7 @@ class LifecycleService:
                 row
                 for row in await self._rows(user_id, "archive", context.pending)
                 if row.compressed_into is None
+                and row.kind != "turn"  # the conversation is kept as said, not folded into a month
                 and (parse_time(row.layer_since) or parse_time(row.created_at) or context.now) <= cutoff
             ]
             rows.sort(key=lambda r: (r.created_at, r.id))
@@ -998,8 +1008,8 @@ class LifecycleService:
             return 0, 0, 0
         indexed = index.layers_by_id()
         wanted = {
-            mid: (user_id, layer)
-            for mid, user_id, layer, dim in lifecycle_sql.live_index_entries(conn, index.model)
+            mid: (user_id, layer, kind)
+            for mid, user_id, layer, kind, dim in lifecycle_sql.live_index_entries(conn, index.model)
             if index.dim is None or dim == index.dim
         }
         missing = [mid for mid in wanted if mid not in indexed]
@@ -1014,8 +1024,8 @@ class LifecycleService:
                 index.remove(mid)
             blobs = lifecycle_sql.vectors_by_id(conn, [*missing, *moved], index.model, index.dim)
             for mid, blob in blobs.items():
-                user_id, layer = wanted[mid]
-                index.upsert(mid, user_id, from_blob(blob), layer)
+                user_id, layer, kind = wanted[mid]
+                index.upsert(mid, user_id, from_blob(blob), layer, kind)
         return len(missing), len(extra), len(moved)
 
     # -- the daily schedule ----------------------------------------------------------------

@@ -100,6 +100,7 @@ class _IndexEntry:
     user_id: str | None = None
     vector: np.ndarray | None = None  # None → remove from the index
     layer: str = "core"
+    kind: str = "fact"
 
 
 class MemoryService:
@@ -230,13 +231,21 @@ class MemoryService:
         plans: list[_Plan] = []
         for i, row in enumerate(rows):
             vector = vectors[i]
+            if row.kind == "turn":
+                plans.append(_Plan())  # stored as said, whatever it resembles
+                continue
             # A near-duplicate earlier in the same batch: merge into whatever that one became.
             for j in range(i):
-                if rows[j].user_id == row.user_id and float(vectors[j] @ vector) >= self._dedup_threshold:
+                if (
+                    rows[j].user_id == row.user_id
+                    and rows[j].kind != "turn"
+                    and float(vectors[j] @ vector) >= self._dedup_threshold
+                ):
                     plans.append(_Plan(merge_with_batch=j))
                     break
             else:
-                hits = self._index.search(row.user_id, vector, 1)
+                # Only facts: a turn is what was said, never merged into and never superseded.
+                hits = self._index.search(row.user_id, vector, 1, kinds=("fact",))
                 best = hits[0] if hits else None
                 if (
                     best is not None
@@ -444,7 +453,7 @@ class MemoryService:
                 and row.superseded_by is None
             )
             vector = from_blob(row.blob) if live and row.blob is not None else None
-            entries.append(_IndexEntry(row.memory_id, row.user_id, vector, row.layer or "core"))
+            entries.append(_IndexEntry(row.memory_id, row.user_id, vector, row.layer or "core", row.kind or "fact"))
         return entries
 
     def _apply_index(self, result: tuple[Any, list[_IndexEntry]]) -> None:
@@ -455,4 +464,4 @@ class MemoryService:
             if entry.vector is None or entry.user_id is None:
                 self._index.remove(entry.memory_id)
             else:
-                self._index.upsert(entry.memory_id, entry.user_id, entry.vector, entry.layer)
+                self._index.upsert(entry.memory_id, entry.user_id, entry.vector, entry.layer, entry.kind)

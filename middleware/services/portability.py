@@ -140,6 +140,8 @@ class ExportedMemory(BaseModel):
     compressed_into: int | None = Field(None, ge=1)
     # Absent from files written before migration 006: those rows were about their created_at.
     occurred_at: str | None = None
+    # Absent from files written before migration 009: every row then was a fact.
+    kind: Literal["fact", "turn"] = "fact"
 
     _blob: bytes | None = PrivateAttr(default=None)
 

@@ -75,24 +75,30 @@ class RecallService:
         self._memories = memories
         self._llm = llm
         self._config = config
-        self._cache: OrderedDict[tuple[str, str, int, tuple[str, ...]], tuple[float, RecallAnswer]] = (
-            OrderedDict()
-        )
+        self._cache: OrderedDict[
+            tuple[str, str, int, tuple[str, ...], tuple[str, ...] | None], tuple[float, RecallAnswer]
+        ] = OrderedDict()
         self._max_cache_entries = max_cache_entries
 
     async def recall(
-        self, query: str, user_id: str, *, layers: Sequence[str] = DEFAULT_LAYERS
+        self,
+        query: str,
+        user_id: str,
+        *,
+        layers: Sequence[str] = DEFAULT_LAYERS,
+        kinds: Sequence[str] | None = None,
     ) -> RecallAnswer:
-        """Synthesise an answer from the user's best memories (in ``layers``) for ``query``."""
+        """Synthesise an answer from the user's best memories (in ``layers``, of ``kinds``) for ``query``."""
         layers = tuple(sorted(set(layers)))
-        key = (user_id, " ".join(query.lower().split()), self._memories.version, layers)
+        kinds = None if kinds is None else tuple(sorted(set(kinds)))
+        key = (user_id, " ".join(query.lower().split()), self._memories.version, layers, kinds)
         cached = self._cache.get(key)
         if cached is not None and cached[0] > time.monotonic():
             self._cache.move_to_end(key)
             answer = cached[1]
             return dataclasses.replace(answer, cached=True)
 
-        result = await self._search.search(query, user_id, self._config.max_facts, layers=layers)
+        result = await self._search.search(query, user_id, self._config.max_facts, layers=layers, kinds=kinds)
         hits = result.hits
         searched = await self._memories.live_count(user_id)
         if not hits:
@@ -115,19 +121,27 @@ class RecallService:
         max_tokens: int,
         max_facts: int,
         layers: Sequence[str] = DEFAULT_LAYERS,
+        kinds: Sequence[str] | None = None,
     ) -> ContextBlock:
-        """The prompt block: facts by importance then score, cut to ~``max_tokens``."""
-        result = await self._search.search(query, user_id, max_facts, layers=layers)
+        """The prompt block, cut to ~``max_tokens``: facts first (by importance, then score), then
+        the turns that matter (by score) as dated, attributed quotes ("- 2025-05-21, Tim: …")."""
+        result = await self._search.search(query, user_id, max_facts, layers=layers, kinds=kinds)
         if not result.hits:
             return ContextBlock("", ())
-        ordered = sorted(result.hits, key=lambda hit: (-hit.memory.importance, -hit.score))
+        facts = sorted(
+            (hit for hit in result.hits if hit.memory.kind != "turn"),
+            key=lambda hit: (-hit.memory.importance, -hit.score),
+        )
+        turns = [hit for hit in result.hits if hit.memory.kind == "turn"]  # already best first
         budget = max_tokens * CHARS_PER_TOKEN
         lines = [CONTEXT_HEADER, RECALLED_LABEL]
         used = len(CONTEXT_HEADER) + 1 + len(RECALLED_LABEL)
         included: list[int] = []
-        for hit in ordered:
+        for hit in [*facts, *turns]:
             line = f"- {note_line(hit.memory.fact)}"
-            if hit.memory.topic.strip():
+            if hit.memory.kind == "turn":
+                line = f"- {hit.memory.about_time[:10]}, {note_line(hit.memory.fact)}"
+            elif hit.memory.topic.strip():
                 line = f"- [{note_line(hit.memory.topic)}] {note_line(hit.memory.fact)}"
             if used + len(line) + 1 > budget:
                 break

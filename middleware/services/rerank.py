@@ -174,10 +174,13 @@ class RerankingSearchService(SearchService):
         limit: int,
         mode: str = "hybrid",
         layers: Sequence[str] = DEFAULT_LAYERS,
+        kinds: Sequence[str] | None = None,
     ) -> SearchResult:
         if mode != "hybrid":
-            return await super().search(query, user_id, limit, mode, layers)
-        result = await super().search(query, user_id, max(limit, self._rerank_candidates), mode, layers)
+            return await super().search(query, user_id, limit, mode, layers, kinds)
+        result = await super().search(
+            query, user_id, max(limit, self._rerank_candidates), mode, layers, kinds
+        )
         outcome = await self._reranker.rerank(query, result.hits)
         hits = outcome.hits if outcome.status == "reranked" else result.hits
         timings = {**result.timings_ms, "rerank": outcome.elapsed_ms}

@@ -55,7 +55,7 @@ from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.fts import FtsQuery, build_query
 from ..store.memories import MemoryRecord
-from ..store.vectors import VectorIndex, normalize
+from ..store.vectors import KINDS, VectorIndex, normalize
 from .perspective import WORD, speaker_perspective
 from .timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 
@@ -174,19 +174,21 @@ class SearchService:
         limit: int,
         mode: str = "hybrid",
         layers: Sequence[str] = DEFAULT_LAYERS,
+        kinds: Sequence[str] | None = None,
     ) -> SearchResult:
         """The best ``limit`` live memories of ``user_id`` for ``query``.
 
         ``mode`` ``"fts"`` or ``"vector"`` runs one retriever alone (for benchmarks and debugging):
         the other part of the fused score is 0, and the boosts and priors apply as in hybrid mode
         (the speaker query needs a query vector, so not in ``"fts"``). ``layers``: only memories in
-        these layers (default working and core; the archive only when asked for).
+        these layers (default working and core; the archive only when asked for). ``kinds``: only
+        memories of these kinds, ``fact`` and/or ``turn`` (``None``: both).
         """
         # The side tasks (FTS read, date parse, vector product, the rewritten query's embedding)
         # are cancelled if the search ends early (an error, a client gone): none runs on unread.
         tasks: list[asyncio.Future[Any]] = []
         try:
-            return await self._search(query, user_id, limit, mode, layers, tasks)
+            return await self._search(query, user_id, limit, mode, layers, kinds, tasks)
         finally:
             for task in tasks:
                 if not task.done():
@@ -199,9 +201,11 @@ class SearchService:
         limit: int,
         mode: str,
         layers: Sequence[str],
+        kinds: Sequence[str] | None,
         tasks: list[asyncio.Future[Any]],
     ) -> SearchResult:
         layers = tuple(sorted(set(layers)))
+        kinds = None if kinds is None or set(kinds) >= set(KINDS) else tuple(sorted(set(kinds)))
         started = time.perf_counter()
         query = query[: self._config.max_query_chars]
         fts_query = build_query(query) if mode != "vector" else FtsQuery()
@@ -210,7 +214,7 @@ class SearchService:
         # FTS (a reader thread) and the matrix product (another thread) run side by side: on two
         # cores the search costs the slower of the two, not their sum.
         fts_task = asyncio.ensure_future(
-            self._fts(user_id, fts_query, max(self._config.fts_candidates, limit), layers)
+            self._fts(user_id, fts_query, max(self._config.fts_candidates, limit), layers, kinds)
         )
         # The date parse (a thread: dateparser is pure Python) overlaps the query embedding.
         time_task = asyncio.ensure_future(self._time_ranges(query, user_id))
@@ -230,7 +234,7 @@ class SearchService:
         vector_task = None
         if query_vector is not None and self._index is not None:
             vector_task = asyncio.ensure_future(
-                asyncio.to_thread(self._vector_top, user_id, query_vector, k, layers)
+                asyncio.to_thread(self._vector_top, user_id, query_vector, k, layers, kinds)
             )
             tasks.append(vector_task)
         fts_scores = await fts_task
@@ -247,7 +251,7 @@ class SearchService:
         time_ranges = await time_task
         in_range: set[int] = set()
         if time_ranges:
-            extra = await self._time_candidates(user_id, time_ranges, layers)
+            extra = await self._time_candidates(user_id, time_ranges, layers, kinds)
             if extra and query_vector is not None and self._index is not None:
                 missing = [mid for mid in extra if mid not in vector_scores]
                 vector_scores = {**vector_scores, **self._index.cosines(user_id, query_vector, missing)}
@@ -324,6 +328,7 @@ class SearchService:
             and records[mid].superseded_by is None
             and records[mid].user_id == user_id
             and records[mid].layer in layers
+            and (kinds is None or records[mid].kind in kinds)
         ]
         if ranked:
             now = self._clock()
@@ -352,11 +357,11 @@ class SearchService:
         )
 
     def _vector_top(
-        self, user_id: str, vector: np.ndarray, k: int, layers: tuple[str, ...]
+        self, user_id: str, vector: np.ndarray, k: int, layers: tuple[str, ...], kinds: tuple[str, ...] | None
     ) -> tuple[set[int], dict[int, float]]:
         """The vector side's candidates and their cosines (runs in a thread)."""
         assert self._index is not None
-        top = self._index.search(user_id, vector, k, layers)
+        top = self._index.search(user_id, vector, k, layers, kinds)
         return {hit.memory_id for hit in top}, {hit.memory_id: hit.cosine for hit in top}
 
     def _score_fts_candidates(
@@ -512,7 +517,12 @@ class SearchService:
         return normalize(normalize(query)[0] + self._config.speaker_query * normalize(perspective)[0])[0]
 
     async def _fts(
-        self, user_id: str, fts_query: FtsQuery, k: int, layers: tuple[str, ...]
+        self,
+        user_id: str,
+        fts_query: FtsQuery,
+        k: int,
+        layers: tuple[str, ...],
+        kinds: tuple[str, ...] | None,
     ) -> dict[int, float]:
         """FTS candidates and their normalised bm25, the session followers of each hit credited."""
         if fts_query.empty or not layers:
@@ -531,6 +541,7 @@ class SearchService:
                 row_budget=self._config.fts_row_budget,
                 term_counts=self._term_counts,
                 layers=layers,
+                kinds=kinds,
             )
             if weight <= 0 or count <= 0 or not scores:
                 return scores
@@ -539,7 +550,7 @@ class SearchService:
             # after a hit get a share of its score, as if their context were indexed with them.
             credited = dict(scores)
             for hit, followers in memory_sql.session_followers(
-                conn, user_id, list(scores), count, layers
+                conn, user_id, list(scores), count, layers, kinds
             ).items():
                 for follower in followers:
                     credited[follower] = max(credited.get(follower, 0.0), weight * scores[hit])
@@ -564,7 +575,11 @@ class SearchService:
             return ()
 
     async def _time_candidates(
-        self, user_id: str, ranges: Sequence[TimeRange], layers: tuple[str, ...]
+        self,
+        user_id: str,
+        ranges: Sequence[TimeRange],
+        layers: tuple[str, ...],
+        kinds: tuple[str, ...] | None,
     ) -> list[int]:
         """Up to ``time_candidates`` of the user's memories in each range (newest first)."""
         count = self._config.time_candidates
@@ -576,7 +591,7 @@ class SearchService:
             for time_range in ranges:
                 start, end = time_range.bounds()
                 found.update(
-                    dict.fromkeys(memory_sql.in_time_range(conn, user_id, start, end, count, layers))
+                    dict.fromkeys(memory_sql.in_time_range(conn, user_id, start, end, count, layers, kinds))
                 )
             return list(found)
 

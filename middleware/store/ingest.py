@@ -215,6 +215,20 @@ def save_watermark(
     )
 
 
+def stored_turn_hashes(conn: sqlite3.Connection, session_key: str) -> list[str]:
+    """The hashes of the session's messages already stored as turns, oldest first ([]: none yet)."""
+    row = conn.execute("SELECT message_hashes FROM session_turns WHERE session_key = ?", (session_key,)).fetchone()
+    return [] if row is None else list(json.loads(row[0]))
+
+
+def save_turn_hashes(conn: sqlite3.Connection, *, session_key: str, user_id: str, hashes: list[str]) -> None:
+    conn.execute(
+        "INSERT INTO session_turns (session_key, user_id, message_hashes) VALUES (?, ?, ?)"
+        f" ON CONFLICT (session_key) DO UPDATE SET message_hashes = excluded.message_hashes, updated_at = {NOW_SQL}",
+        (session_key, user_id, json.dumps(hashes)),
+    )
+
+
 def pending_count(conn: sqlite3.Connection) -> int:
     """Jobs waiting (index-only: the done rows, which pile up, are not scanned)."""
     return int(conn.execute("SELECT count(*) FROM ingest_jobs WHERE status = 'pending'").fetchone()[0])

@@ -22,7 +22,7 @@ FTS_TABLES = ("memories_fts", "memories_trigram")
 
 _ROW_COLUMNS = (
     "id, user_id, layer, category, importance, access_count, last_accessed, layer_since, created_at,"
-    " updated_at, json_extract(metadata, '$.extractor'), compressed_into"
+    " updated_at, json_extract(metadata, '$.extractor'), compressed_into, kind"
 )
 
 
@@ -42,11 +42,12 @@ class LifecycleRow:
     updated_at: str
     extractor: str | None
     compressed_into: int | None
+    kind: str = "fact"  # fact | turn (migration 009)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> LifecycleRow:
         extractor = row[10]
-        return cls(*row[:10], str(extractor) if extractor is not None else None, row[11])
+        return cls(*row[:10], str(extractor) if extractor is not None else None, row[11], row[12])
 
 
 # -- reading what to plan from ----------------------------------------------------------------
@@ -213,10 +214,10 @@ def optimize_fts(conn: sqlite3.Connection) -> None:
         conn.execute(f"INSERT INTO {name} ({name}) VALUES ('optimize')")
 
 
-def live_index_entries(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, str, int | None]]:
-    """``(id, user_id, layer, dim)`` of every live row with a ``model`` vector: what the index must hold."""
+def live_index_entries(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, str, str, int | None]]:
+    """``(id, user_id, layer, kind, dim)`` of every live row with a ``model`` vector: what the index must hold."""
     yield from conn.execute(
-        "SELECT id, user_id, layer, embedding_dim FROM memories"
+        "SELECT id, user_id, layer, kind, embedding_dim FROM memories"
         " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL",
         (model,),
     )

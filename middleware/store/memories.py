@@ -51,7 +51,7 @@ _SELECT = (
     "SELECT id, user_id, topic, fact, importance, category, source_session, source_channel, ref,"
     " metadata, created_at, updated_at, access_count, last_accessed, superseded_by,"
     " embedding_model, embedding_dim, embedding_context, layer, layer_since, compressed_into,"
-    " embedding IS NOT NULL AS has_embedding, occurred_at FROM memories"
+    " embedding IS NOT NULL AS has_embedding, occurred_at, kind FROM memories"
 )
 
 
@@ -82,6 +82,7 @@ class MemoryRecord:
     compressed_into: int | None
     has_embedding: bool
     occurred_at: str | None = None  # the time it is about, when not created_at (migration 006)
+    kind: str = "fact"  # fact | turn (migration 009)
 
     @property
     def about_time(self) -> str:
@@ -116,6 +117,7 @@ class NewMemory:
     embedding_context: int = 0  # earlier memories of the same session embedded with this one
     layer: str = "core"  # working | core | archive (see migration 004)
     occurred_at: str | None = None  # the time it is about, when not created_at (migration 006)
+    kind: str = "fact"  # fact | turn: a message of a conversation, kept verbatim (migration 009)
 
 
 def quote_identifier(name: str) -> str:
@@ -127,8 +129,8 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
     cursor = conn.execute(
         "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
         " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
-        f" embedding_dim, embedding_context, layer, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        f" COALESCE(?, {NOW_SQL}), COALESCE(?, {NOW_SQL}), ?, ?, ?, ?, ?, ?)",
+        f" embedding_dim, embedding_context, layer, occurred_at, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+        f" COALESCE(?, {NOW_SQL}), COALESCE(?, {NOW_SQL}), ?, ?, ?, ?, ?, ?, ?)",
         (
             memory.user_id,
             memory.topic,
@@ -147,6 +149,7 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
             memory.embedding_context,
             memory.layer,
             memory.occurred_at,
+            memory.kind,
         ),
     )
     return int(cursor.lastrowid or 0)
@@ -171,11 +174,32 @@ def session_context(
     return [(str(topic), str(fact)) for topic, fact in reversed(rows)]
 
 
+def in_scope_sql(
+    layers: Sequence[str] | None, kinds: Sequence[str] | None, alias: str = ""
+) -> tuple[str, tuple[Any, ...]]:
+    """`` AND …`` keeping rows in ``layers`` and of ``kinds`` (``None``: any), and its parameters.
+
+    ``alias``: the table's alias in the query (``"m."``), or nothing.
+    """
+    layer_json = json.dumps(list(layers)) if layers is not None else None
+    kind_json = json.dumps(list(kinds)) if kinds is not None else None
+    sql = (
+        f" AND (? IS NULL OR {alias}layer IN (SELECT value FROM json_each(?)))"
+        f" AND (? IS NULL OR {alias}kind IN (SELECT value FROM json_each(?)))"
+    )
+    return sql, (layer_json, layer_json, kind_json, kind_json)
+
+
 def session_followers(
-    conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[int], count: int, layers: Sequence[str]
+    conn: sqlite3.Connection,
+    user_id: str,
+    memory_ids: Sequence[int],
+    count: int,
+    layers: Sequence[str],
+    kinds: Sequence[str] | None = None,
 ) -> dict[int, list[int]]:
     """For each of these memories that is a turn of a session (stored with session context), the
-    ids of the next ``count`` live turns of that session in ``layers``, in order."""
+    ids of the next ``count`` live turns of that session in ``layers`` (and ``kinds``), in order."""
     if count <= 0 or not memory_ids:
         return {}
     turns = conn.execute(
@@ -183,14 +207,13 @@ def session_followers(
         " AND user_id = ? AND source_session IS NOT NULL AND embedding_context > 0",
         (json.dumps(list(memory_ids)), user_id),
     ).fetchall()
-    layer_list = json.dumps(list(layers))
+    scope, scope_params = in_scope_sql(layers, kinds)
     found: dict[int, list[int]] = {}
     for memory_id, session in turns:
         rows = conn.execute(
             "SELECT id FROM memories WHERE user_id = ? AND source_session = ? AND id > ?"
-            " AND superseded_by IS NULL AND embedding_context > 0"
-            " AND layer IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?",
-            (user_id, session, memory_id, layer_list, count),
+            f" AND superseded_by IS NULL AND embedding_context > 0{scope} ORDER BY id LIMIT ?",
+            (user_id, session, memory_id, *scope_params, count),
         )
         found[int(memory_id)] = [int(row[0]) for row in rows]
     return found
@@ -225,6 +248,7 @@ class MemoryFilter:
     created_before: str | None = None  # created_at < this
     text: str | None = None  # the topic or the fact contains it, case-insensitively
     include_superseded: bool = False
+    kinds: tuple[str, ...] | None = None  # fact and/or turn
 
 
 # The trigram index finds substrings of three characters or more; shorter ones are scanned.
@@ -306,6 +330,9 @@ def list_memories(
             params.append(bound)
     if not where.include_superseded:
         clauses.append("superseded_by IS NULL")
+    if where.kinds is not None:
+        clauses.append("kind IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(list(where.kinds)))
     if where.text:
         if len(where.text) >= MIN_TRIGRAM_TEXT:
             # A quoted string is a phrase of trigrams: the rows whose topic or fact contain it.
@@ -322,14 +349,15 @@ def list_memories(
 def stored_by_job(
     conn: sqlite3.Connection, user_id: str, session_id: str | None, job_id: int
 ) -> list[MemoryRecord]:
-    """The memories an extraction job stored (superseded or not), in the order it stored them.
+    """The facts an extraction job stored (superseded or not), in the order it stored them (the
+    turns it kept are the conversation itself, listed with the session's memories).
 
     Found through the session index (the job's user and session), then the job id in the metadata.
     """
     session = "source_session IS NULL" if session_id is None else "source_session = ?"
     rows = conn.execute(
         f"{_SELECT} WHERE user_id = ? AND {session} AND json_extract(metadata, '$.ingest_job') = ?"
-        " ORDER BY id",
+        " AND kind = 'fact' ORDER BY id",
         (user_id, *([] if session_id is None else [session_id]), job_id),
     )
     return [MemoryRecord.from_row(row) for row in rows]
@@ -571,15 +599,16 @@ def in_time_range(
     end: str,
     limit: int,
     layers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
 ) -> list[int]:
     """Ids of up to ``limit`` live memories of ``user_id`` about a time in ``[start, end)``, newest
     first (``start``/``end`` in the stored format; an index range on memories_by_time)."""
-    layer_json = json.dumps(list(layers)) if layers is not None else None
+    scope, scope_params = in_scope_sql(layers, kinds)
     rows = conn.execute(
         f"SELECT id FROM memories WHERE user_id = ? AND {ABOUT_TIME_SQL} >= ? AND {ABOUT_TIME_SQL} < ?"
-        " AND superseded_by IS NULL AND (? IS NULL OR layer IN (SELECT value FROM json_each(?)))"
+        f" AND superseded_by IS NULL{scope}"
         f" ORDER BY {ABOUT_TIME_SQL} DESC, id DESC LIMIT ?",
-        (user_id, start, end, layer_json, layer_json, limit),
+        (user_id, start, end, *scope_params, limit),
     )
     return [int(row[0]) for row in rows]
 
@@ -595,6 +624,7 @@ def fts_candidates(
     row_budget: int | None = None,
     term_counts: TermRowCounts | None = None,
     layers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
 ) -> dict[int, float]:
     """Best FTS candidates of one user as ``{id: fts_norm}`` with ``fts_norm`` in (0, 1].
 
@@ -620,7 +650,7 @@ def fts_candidates(
 
     ``term_counts`` remembers those per-word row counts across queries (see :class:`TermRowCounts`).
 
-    ``layers``: only rows in these layers (``None``: every layer).
+    ``layers``, ``kinds``: only rows in these layers and of these kinds (``None``: any).
 
     ``user_share`` (the user's fraction of all rows, known to the caller from the vector index)
     sizes the ranking window so the user filter rarely needs the slow exact path.
@@ -635,28 +665,30 @@ def fts_candidates(
             match, ranked = _affordable_terms(conn, query.terms, common_term_share, row_budget, term_counts)
             if row_budget is not None and ranked > row_budget:
                 min_rowid = _newest_rowids(conn, row_budget / ranked)
-        rows = _ranked_for_user(conn, "memories_fts", match, user_id, limit, user_share, min_rowid, layers)
+        rows = _ranked_for_user(
+            conn, "memories_fts", match, user_id, limit, user_share, min_rowid, layers, kinds
+        )
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
             scores[memory_id] = -rank / best if best > 0 else 0.0
     if query.trigrams:
         rows = _ranked_for_user(
-            conn, "memories_trigram", query.trigrams, user_id, limit, user_share, None, layers
+            conn, "memories_trigram", query.trigrams, user_id, limit, user_share, None, layers, kinds
         )
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
             share = -rank / best if best > 0 else 0.0
             scores[memory_id] = max(scores.get(memory_id, 0.0), share)
     if query.substrings:
-        layer_json = json.dumps(list(layers)) if layers is not None else None
+        scope, scope_params = in_scope_sql(layers, kinds)
         found: dict[int, int] = {}
         for substring in query.substrings:
             pattern = like_pattern(substring)
             for (memory_id,) in conn.execute(
                 "SELECT id FROM memories WHERE user_id = ? AND superseded_by IS NULL"
                 " AND (fact LIKE ? ESCAPE '\\' OR topic LIKE ? ESCAPE '\\')"
-                " AND (? IS NULL OR layer IN (SELECT value FROM json_each(?))) ORDER BY id DESC LIMIT ?",
-                (user_id, pattern, pattern, layer_json, layer_json, limit),
+                f"{scope} ORDER BY id DESC LIMIT ?",
+                (user_id, pattern, pattern, *scope_params, limit),
             ):
                 found[memory_id] = found.get(memory_id, 0) + 1
         for memory_id, hits in found.items():
@@ -755,11 +787,12 @@ def _ranked_for_user(
     user_share: float,
     min_rowid: int | None = None,
     layers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
 ) -> list[tuple[int, float]]:
     """``(id, bm25)`` of the user's live rows matching ``match``, best first.
 
     ``min_rowid``: rank only rows from this id on (see ``row_budget`` in :func:`fts_candidates`).
-    ``layers``: only rows in these layers (``None``: all).
+    ``layers``, ``kinds``: only rows in these layers and of these kinds (``None``: all).
 
     Fast path: FTS5 ranks the whole index alone (its ``ORDER BY rank`` path is about a third
     cheaper than ranking through a join) and the user filter is applied to the top
@@ -770,13 +803,12 @@ def _ranked_for_user(
     name = quote_identifier(table)
     window = int(limit * OVERFETCH / min(1.0, max(user_share, 0.02)))
     lowest = min_rowid if min_rowid is not None else -(2**63)
-    layer_json = json.dumps(list(layers)) if layers is not None else None
-    in_layers = " AND (? IS NULL OR m.layer IN (SELECT value FROM json_each(?)))"
+    in_scope, scope_params = in_scope_sql(layers, kinds, "m.")
     rows = conn.execute(
         f"SELECT f.rowid, f.rank FROM (SELECT rowid, rank FROM {name} WHERE {name} MATCH ? AND rowid >= ?"
         "  ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid"
-        f" WHERE m.user_id = ? AND m.superseded_by IS NULL{in_layers} ORDER BY f.rank LIMIT ?",
-        (match, lowest, window, user_id, layer_json, layer_json, limit),
+        f" WHERE m.user_id = ? AND m.superseded_by IS NULL{in_scope} ORDER BY f.rank LIMIT ?",
+        (match, lowest, window, user_id, *scope_params, limit),
     ).fetchall()
     if len(rows) >= limit:
         return [(int(r[0]), float(r[1])) for r in rows]
@@ -788,16 +820,16 @@ def _ranked_for_user(
     rows = conn.execute(
         f"SELECT m.id, {name}.rank FROM {name} JOIN memories m ON m.id = {name}.rowid"
         f" WHERE {name} MATCH ? AND {name}.rowid >= ? AND m.user_id = ? AND m.superseded_by IS NULL"
-        f"{in_layers} ORDER BY {name}.rank LIMIT ?",
-        (match, lowest, user_id, layer_json, layer_json, limit),
+        f"{in_scope} ORDER BY {name}.rank LIMIT ?",
+        (match, lowest, user_id, *scope_params, limit),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, bytes, int, str]]:
-    """``(id, user_id, blob, dim, layer)`` of every live row embedded by ``model``: the index's source."""
+def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, bytes, int, str, str]]:
+    """``(id, user_id, blob, dim, layer, kind)`` of every live row embedded by ``model``: the index's source."""
     yield from conn.execute(
-        "SELECT id, user_id, embedding, embedding_dim, layer FROM memories"
+        "SELECT id, user_id, embedding, embedding_dim, layer, kind FROM memories"
         " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL",
         (model,),
     )
@@ -929,6 +961,7 @@ class VectorRow:
     dim: int | None
     superseded_by: int | None
     layer: str | None
+    kind: str | None
 
 
 def vector_rows(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> list[VectorRow]:
@@ -936,9 +969,9 @@ def vector_rows(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> list[Vec
     found = {
         row[0]: VectorRow(*row)
         for row in conn.execute(
-            "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by, layer"
+            "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by, layer, kind"
             " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(list(memory_ids)),),
         )
     }
-    return [found.get(mid, VectorRow(mid, None, None, None, None, None, None)) for mid in memory_ids]
+    return [found.get(mid, VectorRow(mid, None, None, None, None, None, None, None)) for mid in memory_ids]

@@ -59,6 +59,7 @@ EXPORT_COLUMNS = (
     "layer_since",
     "compressed_into",
     "occurred_at",
+    "kind",
 )
 _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
 _SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")

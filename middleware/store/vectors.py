@@ -27,19 +27,32 @@ from threadpoolctl import threadpool_limits
 
 _INITIAL_CAPACITY = 64
 
-# The memory layers (migration 004), numbered for the per-row layer array.
+# The memory layers (migration 004) and kinds (migration 009), numbered for the per-row code
+# array: a row's code is its layer's number, plus 4 when it is a turn (codes 0-2 and 4-6, so a
+# mask of wanted codes fits in one byte).
 LAYERS = ("working", "core", "archive")
+KINDS = ("fact", "turn")
 _LAYER_CODE = {name: code for code, name in enumerate(LAYERS)}
+_TURN_BIT = 4
+_ALL_CODES = [layer | kind * _TURN_BIT for kind in range(len(KINDS)) for layer in range(len(LAYERS))]
 
 
-def layer_mask(layers: Iterable[str] | None) -> int | None:
-    """A bit per wanted layer (``None``: every layer, no filtering)."""
-    if layers is None:
+def row_code(layer: str, kind: str = "fact") -> int:
+    """The code of a row in ``layer`` of ``kind``."""
+    return _LAYER_CODE[layer] | (_TURN_BIT if kind == "turn" else 0)
+
+
+def layer_mask(layers: Iterable[str] | None, kinds: Iterable[str] | None = None) -> int | None:
+    """A bit per wanted (layer, kind) code (``None``: every row, no filtering)."""
+    if layers is None and kinds is None:
         return None
+    wanted_layers = LAYERS if layers is None else tuple(layers)
+    wanted_kinds = KINDS if kinds is None else tuple(kinds)
     mask = 0
-    for name in layers:
-        mask |= 1 << _LAYER_CODE[name]
-    return None if mask == (1 << len(LAYERS)) - 1 else mask
+    for layer in wanted_layers:
+        for kind in wanted_kinds:
+            mask |= 1 << row_code(layer, kind)
+    return None if mask == sum(1 << code for code in _ALL_CODES) else mask
 
 
 def use_one_blas_thread() -> None:
@@ -117,7 +130,7 @@ class _UserMatrix:
         self.slot = slot  # the user's number in the index's id map
         self.matrix = np.zeros((capacity, dim), dtype=np.float32)
         self.ids = np.zeros(capacity, dtype=np.int64)
-        self.layers = np.zeros(capacity, dtype=np.uint8)  # codes of LAYERS
+        self.layers = np.zeros(capacity, dtype=np.uint8)  # row codes (row_code: layer and kind)
         self.size = 0
         self.codes: np.ndarray | None = None
 
@@ -334,8 +347,10 @@ class VectorIndex:
         if moved_id is not None:
             self._where.set(moved_id, slot, row)
 
-    def upsert(self, memory_id: int, user_id: str, vector: np.ndarray, layer: str = "core") -> None:
-        """Add or replace one memory's vector (normalised here) and its layer."""
+    def upsert(
+        self, memory_id: int, user_id: str, vector: np.ndarray, layer: str = "core", kind: str = "fact"
+    ) -> None:
+        """Add or replace one memory's vector (normalised here), its layer and kind."""
         vector = normalize(vector)[0]
         with self._lock:
             self.version += 1
@@ -348,19 +363,20 @@ class VectorIndex:
             if found is not None and found[0] != user.slot:
                 self._remove_locked(memory_id)  # it changed owner
                 found = None
-            row = user.put(found[1] if found is not None else None, memory_id, vector, _LAYER_CODE[layer])
+            row = user.put(found[1] if found is not None else None, memory_id, vector, row_code(layer, kind))
             self._where.set(memory_id, user.slot, row)
             if user.codes is None and self._needs_codes(user.size):
                 user.enable_codes()
 
     def set_layer(self, memory_id: int, layer: str) -> None:
-        """Record that a memory moved to another layer (its vector stays)."""
+        """Record that a memory moved to another layer (its vector and kind stay)."""
         with self._lock:
             self.version += 1
             found = self._where.get(memory_id)
             if found is not None:
                 slot, row = found
-                self._users[self._names[slot]].layers[row] = _LAYER_CODE[layer]
+                codes = self._users[self._names[slot]].layers
+                codes[row] = (int(codes[row]) & _TURN_BIT) | _LAYER_CODE[layer]
 
     def remove(self, memory_id: int) -> None:
         """Forget a memory (deleted, superseded, or re-embedded by another model)."""
@@ -368,7 +384,7 @@ class VectorIndex:
             self.version += 1
             self._remove_locked(memory_id)
 
-    def load(self, counts: dict[str, int], rows: Iterable[tuple[int, str, bytes, str]]) -> int:
+    def load(self, counts: dict[str, int], rows: Iterable[tuple[int, str, bytes, str, str]]) -> int:
         """Bulk-fill an empty index at start-up, straight from the BLOBs.
 
         ``counts`` (rows per user) sizes each matrix up front, so every vector is copied once
@@ -381,7 +397,7 @@ class VectorIndex:
             self.version += 1
             if len(self._where):
                 raise RuntimeError("bulk load needs an empty index")
-            for memory_id, user_id, blob, layer in rows:
+            for memory_id, user_id, blob, layer, kind in rows:
                 vector = np.frombuffer(blob, dtype="<f4")
                 if self.dim is None:
                     self.dim = int(vector.shape[0])
@@ -397,7 +413,7 @@ class VectorIndex:
                 row = user.size
                 user.matrix[row] = vector
                 user.ids[row] = memory_id
-                user.layers[row] = _LAYER_CODE[layer]
+                user.layers[row] = row_code(layer, kind)
                 user.size += 1
                 self._where.set(memory_id, user.slot, row)
                 loaded += 1
@@ -410,8 +426,9 @@ class VectorIndex:
                     user.enable_codes()
         return loaded
 
-    def sync(self, wanted: dict[int, tuple[str, np.ndarray, str]]) -> int:
-        """Make the index hold exactly ``wanted`` (id → (user, vector, layer)); returns ids added or removed."""
+    def sync(self, wanted: dict[int, tuple[str, np.ndarray, str, str]]) -> int:
+        """Make the index hold exactly ``wanted`` (id → (user, vector, layer, kind)); returns ids
+        added or removed."""
         with self._lock:
             self.version += 1
             present = self._where.ids()
@@ -419,16 +436,21 @@ class VectorIndex:
         added = sum(1 for memory_id in wanted if memory_id not in self._where)
         for memory_id in stale:
             self.remove(memory_id)
-        for memory_id, (user_id, vector, layer) in wanted.items():
-            self.upsert(memory_id, user_id, vector, layer)
+        for memory_id, (user_id, vector, layer, kind) in wanted.items():
+            self.upsert(memory_id, user_id, vector, layer, kind)
         return len(stale) + added
 
     def search(
-        self, user_id: str, query: np.ndarray, k: int, layers: Iterable[str] | None = None
+        self,
+        user_id: str,
+        query: np.ndarray,
+        k: int,
+        layers: Iterable[str] | None = None,
+        kinds: Iterable[str] | None = None,
     ) -> list[VectorHit]:
         """Top ``k`` memories of ``user_id`` by cosine to ``query``, best first.
 
-        ``layers``: only memories in these layers (``None``: all).
+        ``layers``, ``kinds``: only memories in these layers and of these kinds (``None``: all).
         """
         query = normalize(query)[0]
         with self._lock:
@@ -436,7 +458,7 @@ class VectorIndex:
             if user is None or user.size == 0:
                 return []
             shortlist = max(self.shortlist, k) if self.exact_max_rows is not None else None
-            rows, scores = user.top(query, k, shortlist, layer_mask(layers))
+            rows, scores = user.top(query, k, shortlist, layer_mask(layers, kinds))
             ids = user.ids[rows]
         return [VectorHit(int(memory_id), float(score)) for memory_id, score in zip(ids, scores, strict=True)]
 
@@ -474,14 +496,14 @@ class VectorIndex:
             return 1.0
         return user.size / total if user is not None else 0.0
 
-    def layers_by_id(self) -> dict[int, tuple[str, str]]:
-        """``id → (user, layer)`` of every indexed row, to check the index against the store."""
+    def layers_by_id(self) -> dict[int, tuple[str, str, str]]:
+        """``id → (user, layer, kind)`` of every indexed row, to check the index against the store."""
         with self._lock:  # copies only: searches wait for a memcpy, not for the dict below
             copies = [(u, m.ids[: m.size].copy(), m.layers[: m.size].copy()) for u, m in self._users.items()]
         entries: dict[int, tuple[str, str]] = {}
         for user_id, ids, codes in copies:
             for memory_id, code in zip(ids.tolist(), codes.tolist(), strict=True):
-                entries[memory_id] = (user_id, LAYERS[code])
+                entries[memory_id] = (user_id, LAYERS[code & ~_TURN_BIT], KINDS[code >> 2])
         return entries
 
     def count_by_user(self) -> dict[str, int]:

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import requests
 import schemathesis
-from schemathesis.core import NOT_SET
 from aiohttp import web
+from schemathesis.core import NOT_SET
 
 from middleware.app import create_app
 from middleware.config import IngestConfig, SearchConfig

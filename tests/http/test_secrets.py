@@ -51,9 +51,9 @@ async def chat_model(aiohttp_server: Any) -> AsyncIterator[ChatServer]:
     yield model
 
 
-async def all_text(client: TestClient, user_id: str = "sam") -> str:
+async def all_text(client: TestClient, user_id: str = "sam", kinds: str = "fact,turn") -> str:
     """Everything stored for the user, as the API lists it (facts, topics, metadata)."""
-    response = await client.get("/memories", params={"user_id": user_id, "limit": 1000})
+    response = await client.get("/memories", params={"user_id": user_id, "limit": 1000, "kinds": kinds})
     assert response.status == 200
     return json.dumps(await response.json(), ensure_ascii=False)
 
@@ -86,11 +86,13 @@ async def test_a_model_that_extracts_secrets_stores_none(
     assert_no_secret(chat_model.prompts())
     assert SECRET_MARK in chat_model.prompts()
     assert "never credentials" in chat_model.prompts().lower() or "Never credentials" in chat_model.prompts()
-    # … and what it answered with secrets in it (or their masked remains) is dropped.
+    # … and what it answered with secrets in it (or their masked remains) is dropped; the turns
+    # keep what was said with each secret masked in place.
     stored = await all_text(client)
     assert_no_secret(stored)
-    assert SECRET_MARK not in stored
-    assert "Porto" in stored
+    facts = await all_text(client, kinds="fact")
+    assert SECRET_MARK not in facts and "Porto" in facts
+    assert f"the wifi password is {SECRET_MARK}" in await all_text(client, kinds="turn")
     context = await (
         await client.post("/context", json={"query": "wifi password bank pin", "user_id": "sam"})
     ).json()
@@ -102,9 +104,8 @@ async def test_the_rules_extractor_stores_no_secret(aiohttp_client: Any, tmp_pat
         create_app(make_config(tmp_path, ingest={"debounce_s": 0}), embedder=minilm)
     )
     await ingest_and_wait(client)
-    stored = await all_text(client)
-    assert_no_secret(stored)
-    assert SECRET_MARK not in stored
+    assert_no_secret(await all_text(client))
+    assert SECRET_MARK not in await all_text(client, kinds="fact")
 
 
 async def test_the_journal_never_holds_a_secret_while_the_job_waits(

@@ -221,7 +221,28 @@ async def test_a_memory_read_often_is_promoted_and_an_unread_one_expires_after_i
     report = await lifecycle.run()
     assert report.stage("promote").ids == {"promoted": [], "expired": [unread]}
     assert await rig.layer(unread) == "archive"
-    assert rig.index.layers_by_id()[unread] == ("sam", "archive")  # the index follows the store
+    assert rig.index.layers_by_id()[unread] == ("sam", "archive", "fact")  # the index follows the store
+
+
+async def test_a_turn_is_never_promoted_and_rests_in_the_archive_after_its_days(rig: Rig) -> None:
+    lifecycle = rig.lifecycle(turn_archive_days=30)
+    turn = await rig.add("Sam: I play the cello every Sunday!", layer="working", kind="turn", importance=9)
+    fact = await rig.add("Sam plays the cello on Sundays.", layer="working", importance=9)
+    await rig.sql("UPDATE memories SET access_count = 9, last_accessed = ?", iso(rig.clock.now))
+    rig.clock.advance(hours=1)
+    report = await lifecycle.run()
+    assert report.stage("promote").ids == {"promoted": [fact], "expired": []}  # read as often: only the fact
+    rig.clock.advance(days=10)
+    assert (await lifecycle.run()).stage("promote").ids == {"promoted": [], "expired": []}  # not 48 h
+    rig.clock.advance(days=20)
+    assert (await lifecycle.run()).stage("promote").ids == {"promoted": [], "expired": [turn]}
+    assert rig.index.layers_by_id()[turn] == ("sam", "archive", "turn")
+    # Past compress_after_days an archived fact is folded into a history summary; a turn never is.
+    old_fact = await rig.add("Sam sold his old car.", age_days=10, layer="archive")
+    rig.clock.advance(days=400)
+    report = await rig.lifecycle(ScriptedLLM(answer="Sam sold his car."), turn_archive_days=30).run()
+    assert [g["ids"] for g in report.stage("compress").groups] == [[old_fact]]
+    assert (await rig.read_rows())[turn]["compressed_into"] is None
 
 
 async def test_high_signal_working_memories_are_promoted_unless_core_already_says_so(rig: Rig) -> None:
@@ -311,7 +332,7 @@ async def test_old_archive_entries_become_a_history_summary_in_core(rig: Rig) ->
     assert all(rows[mid]["layer"] == "archive" for mid in may)  # the sources stay
     assert rows[recent]["compressed_into"] is None  # 30 days in the archive: not yet
     assert await rig.count() == before + 2
-    assert rig.index.layers_by_id()[summaries[0]] == ("sam", "core")
+    assert rig.index.layers_by_id()[summaries[0]] == ("sam", "core", "fact")
     links = await rig.db.read(lambda conn: lifecycle_sql.links(conn, "summarised"))
     assert len(links) == 3
     assert "Sam repaired the boat's engine." in llm.calls[0][-1].content
@@ -527,6 +548,6 @@ async def test_maintain_repairs_a_vector_index_that_drifted_from_the_store(rig: 
     counts = report.stage("maintain").counts
     assert (counts["index_missing"], counts["index_extra"], counts["index_moved"]) == (1, 0, 1)
     assert counts["fts_optimized"] == 2
-    assert rig.index.layers_by_id() == {kept: ("sam", "core"), dropped: ("sam", "core")}
+    assert rig.index.layers_by_id() == {kept: ("sam", "core", "fact"), dropped: ("sam", "core", "fact")}
     again = await lifecycle.run()
     assert again.stage("maintain").counts["index_missing"] == 0

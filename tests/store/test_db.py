@@ -139,19 +139,23 @@ def test_the_id_rebuild_keeps_every_row_link_vector_and_index(
     monkeypatch.setattr(db_module, "list_migrations", lambda: before)
     apply_migrations(conn)
     ids = [
-        memory_sql.insert(conn, NewMemory(user_id="u", fact=f"Fact number {i} about Lisbon.", embedding=bytes([i]) * 8,
-                                          embedding_model="m", embedding_dim=2, layer="working"))
+        conn.execute(
+            "INSERT INTO memories (user_id, fact, embedding, embedding_model, embedding_dim, layer)"
+            " VALUES ('u', ?, ?, 'm', 2, 'working')",
+            (f"Fact number {i} about Lisbon.", bytes([i]) * 8),
+        ).lastrowid
         for i in range(1, 6)
-    ]  # fmt: skip
+    ]
     conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (ids[1], ids[0]))
     conn.execute("INSERT INTO memory_links (kind, from_id, to_id) VALUES ('merged', ?, ?)", (ids[2], ids[3]))
     conn.execute("DELETE FROM memories WHERE id = ?", (ids[4],))  # the newest row: its id was free again
-    rows_before = conn.execute("SELECT * FROM memories ORDER BY id").fetchall()
+    cursor = conn.execute("SELECT * FROM memories ORDER BY id")
+    rows_before, columns = cursor.fetchall(), ", ".join(d[0] for d in cursor.description)
 
     monkeypatch.setattr(db_module, "list_migrations", lambda: all_migrations)
-    assert apply_migrations(conn) == ["008_ids_never_reused"]
+    assert apply_migrations(conn)[0] == "008_ids_never_reused"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1  # switched back on
-    assert conn.execute("SELECT * FROM memories ORDER BY id").fetchall() == rows_before
+    assert conn.execute(f"SELECT {columns} FROM memories ORDER BY id").fetchall() == rows_before
     assert conn.execute("SELECT kind, from_id, to_id FROM memory_links").fetchall() == [("merged", ids[2], ids[3])]
     hits = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'lisbon' ORDER BY rowid").fetchall()
     assert [h[0] for h in hits] == ids[:4]

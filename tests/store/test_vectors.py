@@ -73,7 +73,7 @@ def test_bulk_load_equals_row_by_row() -> None:
     rows = [(i, f"u{i % 3}", rng.normal(size=8).astype(np.float32)) for i in range(1, 100)]
     bulk, single = VectorIndex("m"), VectorIndex("m")
     counts = {"u0": 33, "u1": 1}  # u1 is undercounted on purpose, u2 missing: the matrices grow
-    assert bulk.load(counts, [(mid, user, to_blob(vector), "core") for mid, user, vector in rows]) == len(
+    assert bulk.load(counts, [(mid, user, to_blob(vector), "core", "fact") for mid, user, vector in rows]) == len(
         rows
     )
     for memory_id, user_id, vector in rows:
@@ -118,7 +118,7 @@ def test_a_shortlist_as_large_as_the_user_is_a_full_scan() -> None:
     rng = np.random.default_rng(5)
     vectors = {mid: rng.normal(size=24).astype(np.float32) for mid in range(1, 120)}
     index = VectorIndex("m", 24, exact_max_rows=10, shortlist=500)
-    index.load({"u": len(vectors)}, ((mid, "u", to_blob(v), "core") for mid, v in vectors.items()))
+    index.load({"u": len(vectors)}, ((mid, "u", to_blob(v), "core", "fact") for mid, v in vectors.items()))
     assert index._users["u"].codes is not None  # loaded past the threshold: coded at start-up
     query = rng.normal(size=24).astype(np.float32)
     assert [h.memory_id for h in index.search("u", query, 10)] == brute_force(vectors, query, 10)
@@ -222,7 +222,7 @@ def test_index_follows_a_model_through_any_changes(ops: list[tuple[str, int, str
         else:
             index.set_layer(memory_id, layer)  # unknown id: nothing happens
     assert len(index) == len(model)
-    assert index.layers_by_id() == {mid: (user, layer) for mid, (user, _, layer) in model.items()}
+    assert index.layers_by_id() == {mid: (user, layer, "fact") for mid, (user, _, layer) in model.items()}
     for user_id in ("ann", "bob", "cy"):
         mine = {mid: vector for mid, (user, vector, _) in model.items() if user == user_id}
         query = np.ones(8, dtype=np.float32)
@@ -238,3 +238,30 @@ def test_index_follows_a_model_through_any_changes(ops: list[tuple[str, int, str
     for mid in model:
         assert index.contains(mid)
     assert not index.contains(999)
+
+
+@pytest.mark.parametrize("exact_max_rows", [None, 8])
+def test_kinds_filter_facts_and_turns_and_survive_a_layer_move(exact_max_rows: int | None) -> None:
+    """Facts and turns share one matrix; a search for one kind never returns the other, in any
+    layer, with or without the sign-code shortlist; a layer move keeps a row's kind."""
+    rng = np.random.default_rng(7)
+    index = VectorIndex("m", 8, exact_max_rows=exact_max_rows, shortlist=4)
+    kinds = {mid: "turn" if mid % 3 else "fact" for mid in range(1, 41)}
+    layers = {mid: ("working", "core", "archive")[mid % 3 - 1 if mid % 2 else 1] for mid in kinds}
+    for mid, kind in kinds.items():
+        index.upsert(mid, "u", rng.normal(size=8), layers[mid], kind)
+    query = rng.normal(size=8)
+
+    facts = [hit.memory_id for hit in index.search("u", query, 40, kinds=["fact"])]
+    turns = [hit.memory_id for hit in index.search("u", query, 40, kinds=["turn"])]
+    assert sorted(facts) == sorted(m for m, k in kinds.items() if k == "fact")
+    assert sorted(turns) == sorted(m for m, k in kinds.items() if k == "turn")
+    core_turns = {hit.memory_id for hit in index.search("u", query, 40, ["core"], ["turn"])}
+    assert core_turns == {m for m in kinds if kinds[m] == "turn" and layers[m] == "core"}
+
+    index.set_layer(3, "archive")  # a fact
+    index.set_layer(4, "archive")  # a turn
+    assert index.layers_by_id()[3] == ("u", "archive", "fact")
+    assert index.layers_by_id()[4] == ("u", "archive", "turn")
+    assert 4 in {hit.memory_id for hit in index.search("u", query, 40, ["archive"], ["turn"])}
+    assert 4 not in {hit.memory_id for hit in index.search("u", query, 40, ["archive"], ["fact"])}
