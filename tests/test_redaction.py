@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.redaction import SECRET_MARK, has_secret, is_only_secrets, redact
+from middleware import redaction
+from middleware.redaction import SECRET_MARK, CleanTextMemo, has_secret, is_only_secrets, redact
 
 M = SECRET_MARK
 
@@ -105,3 +106,19 @@ def test_what_was_masked_counts_as_a_secret_again() -> None:
 )
 def test_only_secrets(text: str, only: bool) -> None:
     assert is_only_secrets(redact(text).text) is only
+
+
+def test_the_memo_remembers_clean_texts_only_and_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    memo = CleanTextMemo(max_entries=2)
+    calls: list[str] = []
+    real = redaction.redact
+    monkeypatch.setattr(redaction, "redact", lambda text: calls.append(text) or real(text))
+    for text in ("We went hiking.", "We went hiking.", "my PIN is 4821", "my PIN is 4821"):
+        memo.redact(text)
+    assert calls == ["We went hiking.", "my PIN is 4821", "my PIN is 4821"]  # a secret is masked every time
+    assert memo.redact("my PIN is 4821").text == f"my PIN is {SECRET_MARK}"
+    memo.redact("A second clean text.")
+    memo.redact("A third clean text.")  # the first one is dropped: at most two are kept
+    calls.clear()
+    memo.redact("We went hiking.")
+    assert calls == ["We went hiking."]

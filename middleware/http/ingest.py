@@ -9,7 +9,6 @@ from aiohttp import web
 
 from ..errors import InvalidRequest, JobNotFound
 from ..keys import CONFIG, INGEST_SERVICE
-from ..services.extraction import mask_secrets_in_messages
 from ..services.ingest import IngestRequest
 from .common import int_from_path, parse_json, parse_query, raw_json_body, resolve_user
 from .memories import memory_out
@@ -42,7 +41,7 @@ async def ingest(request: web.Request) -> web.Response:
     payload = raw.decode("utf-8")
     # Off the event loop (a long history takes tens of ms); re-serialised only when a secret was
     # found, so the usual body is journaled as received.
-    if await asyncio.to_thread(mask_secrets_in_messages, data["messages"]):
+    if await asyncio.to_thread(request.app[INGEST_SERVICE].mask_secrets, data["messages"]):
         payload = json.dumps(data)  # ASCII: a lone surrogate stays an escape
     pending = await request.app[INGEST_SERVICE].submit(
         IngestRequest(

@@ -126,6 +126,7 @@ class FoundMemory(BaseModel):
     category: str
     importance: int = Field(description="1 (trivia) to 10 (identity-defining).")
     layer: str = Field(description="core (lasting), working (recent) or archive (forgotten).")
+    kind: str = Field("fact", description="fact (what is known) or turn (a message as it was said).")
     created_at: str = Field(description="When it was stored (UTC, ISO 8601).")
     about_time: str = Field(
         description="The time it is about (UTC, ISO 8601): when it happened if known, else when stored."
@@ -231,6 +232,14 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             " archive (forgotten; only when asked for). Default: core and working."
         ),
     ]
+    Kinds = Annotated[
+        list[Literal["fact", "turn"]] | None,
+        Field(
+            min_length=1,
+            description="Kinds to search: fact (what is known about the user) and/or turn (messages of"
+            " past conversations, as said). Default: both.",
+        ),
+    ]
     MemoryId = Annotated[int, Field(ge=1, le=2**63 - 1, description="The memory's id, from search_memory.")]
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -241,10 +250,12 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         annotations=read_only,
     )
     async def search_memory(
-        query: Query, limit: Limit = limits.default_limit, layers: Layers = None
+        query: Query, limit: Limit = limits.default_limit, layers: Layers = None, kinds: Kinds = None
     ) -> SearchMemoryResult:
         with tool_errors():
-            result = await services.search.search(query, user_id, limit, layers=layers or DEFAULT_LAYERS)
+            result = await services.search.search(
+                query, user_id, limit, layers=layers or DEFAULT_LAYERS, kinds=kinds
+            )
         services.access.record(hit.memory.id for hit in result.hits)
         found = [
             FoundMemory(
@@ -254,6 +265,7 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
                 category=hit.memory.category,
                 importance=hit.memory.importance,
                 layer=hit.memory.layer,
+                kind=hit.memory.kind,
                 created_at=hit.memory.created_at,
                 about_time=hit.memory.about_time,
                 score=round(hit.score, 6),
@@ -355,9 +367,10 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
                 description="A question about the user, e.g. 'what does the user do for a living?'",
             ),
         ],
+        kinds: Kinds = None,
     ) -> RecallResult:
         with tool_errors():
-            answer = await services.recall.recall(query, user_id)
+            answer = await services.recall.recall(query, user_id, kinds=kinds)
         services.access.record(answer.memory_ids)
         return RecallResult(
             answer=answer.response,
@@ -376,13 +389,14 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         query: Query,
         limit: Limit = limits.default_limit,
         layers: Layers = None,
+        kinds: Kinds = None,
         mode: Annotated[
             Literal["hybrid", "fts", "vector"],
             Field(description="hybrid (as search_memory), or one retriever alone: fts or vector."),
         ] = "hybrid",
     ) -> SearchDebugResult:
         with tool_errors():
-            result = await services.search.search(query, user_id, limit, mode, layers or DEFAULT_LAYERS)
+            result = await services.search.search(query, user_id, limit, mode, layers or DEFAULT_LAYERS, kinds)
         # Not counted as read: inspecting the ranking must not change it (reads feed the ranking).
         return SearchDebugResult(
             results=debug_hits(result.hits),

@@ -17,7 +17,7 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ from ..config import IngestConfig, LLMConfig
 from ..models import rules
 from ..models.facts import ExtractedFact, fact_list_schema
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
-from ..redaction import has_secret, redact
+from ..redaction import Redacted, has_secret, redact
 
 log = logging.getLogger(__name__)
 
@@ -133,9 +133,10 @@ def _short_text(value: Any, limit: int = 200) -> str | None:
     return text or None
 
 
-def mask_secrets_in_messages(messages: Sequence[Any]) -> int:
+def mask_secrets_in_messages(messages: Sequence[Any], mask: Callable[[str], Redacted] = redact) -> int:
     """Mask, in place, the secrets in the text of raw ``/ingest`` messages (a string ``content``
-    or the ``text`` of its blocks); returns how many were removed.
+    or the ``text`` of its blocks) with ``mask`` (:func:`~middleware.redaction.redact`, or a
+    :class:`~middleware.redaction.CleanTextMemo`'s); returns how many were removed.
 
     Why, when :func:`clean_messages` masks them again: the journal keeps a request's messages
     until its job has run (so that a crash loses nothing), and a secret must not reach the disk
@@ -147,12 +148,12 @@ def mask_secrets_in_messages(messages: Sequence[Any]) -> int:
             continue
         content = message.get("content")
         if isinstance(content, str):
-            masked = redact(content)
+            masked = mask(content)
             message["content"], removed = masked.text, removed + masked.removed
         elif isinstance(content, list):
             for block in content:
                 if isinstance(block, dict) and isinstance(block.get("text"), str):
-                    masked = redact(block["text"])
+                    masked = mask(block["text"])
                     block["text"], removed = masked.text, removed + masked.removed
     return removed
 

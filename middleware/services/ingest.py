@@ -26,12 +26,13 @@ from typing import Any
 from ..config import IngestConfig
 from ..errors import JobNotFound
 from ..models.llm import LLMUnavailable
+from ..redaction import CleanTextMemo
 from ..store import ingest as ingest_sql
 from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.ingest import IngestJob
 from ..store.memories import MemoryRecord, NewMemory
-from .extraction import ExtractionService, Message, clean_messages, compute_delta
+from .extraction import ExtractionService, Message, clean_messages, compute_delta, mask_secrets_in_messages
 from .memories import MemoryService
 from .turns import turn_memories
 from .workers import join_or_cancel
@@ -105,12 +106,18 @@ class IngestService:
         self._held_by_gate = False
         self._clock = clock
         self._turn_context = turn_context
+        self._clean_texts = CleanTextMemo()
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.state = WorkerState()
 
     # -- the HTTP side ---------------------------------------------------------------------
+    def mask_secrets(self, messages: list[Any]) -> int:
+        """Mask the secrets of a request's raw messages in place, before it is journaled (blocking:
+        run it in a thread); a message checked on an earlier post costs a hash. Returns how many."""
+        return mask_secrets_in_messages(messages, self._clean_texts.redact)
+
     async def submit(self, request: IngestRequest) -> int:
         """Journal the request (committed on return) and return how many jobs are pending."""
         delay = self._config.debounce_s if request.debounce else 0.0

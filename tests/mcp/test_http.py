@@ -3,6 +3,7 @@ driven by the official SDK's own client, in both protocol eras it speaks."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -335,3 +336,28 @@ async def test_search_memory_says_what_time_a_memory_is_about(client: TestClient
     about = {hit["id"]: (hit["about_time"], hit["created_at"]) for hit in found["results"]}
     assert about[dated["id"]][0] == "2023-03-19T09:00:00.000Z"
     assert about[undated["id"]][0] == about[undated["id"]][1]  # no time given: when it was stored
+
+
+async def test_search_memory_and_recall_choose_facts_turns_or_both(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await aiohttp_client(
+        create_app(make_config(tmp_path, ingest={"debounce_s": 0}), embedder=minilm)
+    )
+    said = [{"role": "user", "content": "Remember that my cello is called Bartholomew.", "name": "Sam"}]
+    assert (await client.post("/ingest", json={"messages": said, "debounce": False})).status == 202
+    for _ in range(200):
+        if (await (await client.get("/stats")).json())["ingest"]["done"]:
+            break
+        await asyncio.sleep(0.05)
+    async with mcp_client(mcp_url(client)) as mcp:
+        both = structured(await mcp.call_tool("search_memory", {"query": "cello Bartholomew"}))
+        assert {hit["kind"] for hit in both["results"]} == {"fact", "turn"}
+        turns = structured(
+            await mcp.call_tool("search_memory", {"query": "cello Bartholomew", "kinds": ["turn"]})
+        )
+        assert [hit["fact"] for hit in turns["results"]] == [
+            "Sam: Remember that my cello is called Bartholomew."
+        ]
+        recalled = structured(await mcp.call_tool("recall", {"query": "cello name?", "kinds": ["fact"]}))
+        assert recalled["memories_used"] == 1 and "Sam:" not in recalled["answer"]

@@ -67,14 +67,21 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
       properties: {
         query: { type: "string", minLength: 1, description: "What to look for, in plain words (a question works)." },
         limit: { type: "integer", minimum: 1, maximum: 20, description: "How many facts to return (default 5)." },
+        kinds: {
+          type: "array",
+          items: { type: "string", enum: ["fact", "turn"] },
+          minItems: 1,
+          description: "fact (what is known) and/or turn (past messages as said); default both.",
+        },
       },
     },
     async execute(_toolCallId, params, signal) {
       const query = requireString(params, "query").slice(0, 2_000);
       const limit = optionalInteger(params, "limit", 1, 20) ?? 5;
+      const kinds = optionalKinds(params);
       const result = await client.post<{ results: SearchHit[] }>(
         "/hybrid-search",
-        { query, user_id: config.userId, limit },
+        { query, user_id: config.userId, limit, ...(kinds ? { kinds } : {}) },
         TOOL_TIMEOUT_MS,
         signal,
       );
@@ -207,6 +214,15 @@ function optionalInteger(params: unknown, name: string, min: number, max: number
     throw new Error(`${name} must be an integer from ${min} to ${max}`);
   }
   return value;
+}
+
+function optionalKinds(params: unknown): ("fact" | "turn")[] | undefined {
+  const value = field(params, "kinds");
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.length === 0 || !value.every((kind) => kind === "fact" || kind === "turn")) {
+    throw new Error('kinds must be a list of "fact" and/or "turn"');
+  }
+  return [...new Set(value as ("fact" | "turn")[])];
 }
 
 function optionalBoolean(params: unknown, name: string): boolean | undefined {

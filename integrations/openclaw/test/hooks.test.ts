@@ -318,6 +318,11 @@ describe("tools", () => {
     const found = await openclaw.tool("memory_search").execute("call-3", { query: "beekeeping", limit: 3 });
     assert.match((found.content[0] as { text: string }).text, new RegExp(`#${id} \\[hobby\\] Tool User keeps bees`));
 
+    const turnsOnly = await openclaw.tool("memory_search").execute("call-3b", { query: "beekeeping", kinds: ["turn"] });
+    assert.equal((turnsOnly.details as { count: number }).count, 0); // a stored fact is no turn
+    const factsOnly = await openclaw.tool("memory_search").execute("call-3c", { query: "beekeeping", kinds: ["fact"] });
+    assert.equal((factsOnly.details as { count: number }).count, 1);
+
     await openclaw.tool("memory_forget").execute("call-4", { id });
     assert.equal((await daemon.call("GET", `/memories/${id}`)).layer, "archive");
     const after = await openclaw.tool("memory_search").execute("call-5", { query: "beekeeping" });
@@ -343,6 +348,7 @@ describe("tools", () => {
     await assert.rejects(openclaw.tool("memory_store").execute("c", { fact: "x", importance: 11 }), /importance must be/);
     await assert.rejects(openclaw.tool("memory_store").execute("c", { fact: "x", category: "gossip" }), /category must be/);
     await assert.rejects(openclaw.tool("memory_search").execute("c", {}), /query is required/);
+    await assert.rejects(openclaw.tool("memory_search").execute("c", { query: "x", kinds: ["gossip"] }), /kinds must be/);
     await assert.rejects(openclaw.tool("memory_forget").execute("c", { id: "3" }), /id must be an integer/);
   });
 });
