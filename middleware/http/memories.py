@@ -53,6 +53,7 @@ def memory_out(
         superseded_by=record.superseded_by,
         layer=record.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
         kind=record.kind,  # type: ignore[arg-type]  # held to Kind by its CHECK constraint
+        derived_from=_ids(record.metadata.get("derived_from")),
         layer_since=record.layer_since,
         compressed_into=record.compressed_into,
         embedded=record.has_embedding,
@@ -98,6 +99,13 @@ def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
             else 0
         ),
     )
+
+
+def _ids(value: object) -> list[int]:
+    """The ids in a metadata list (metadata is free-form: anything else is ignored)."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
 
 
 async def create_memories(request: web.Request) -> web.Response:

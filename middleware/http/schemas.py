@@ -394,6 +394,9 @@ class MemoryOut(BaseModel):
     superseded_by: int | None
     layer: Layer
     kind: Kind = Field(description="fact (extracted, imported or written) or turn (a message as said).")
+    derived_from: list[int] = Field(
+        default_factory=list, description="An extracted fact: the ids of the turns it was extracted from."
+    )
     layer_since: str | None = Field(description="When it entered its layer (null: at created_at).")
     compressed_into: int | None = Field(
         description="The history summary this archived memory is folded into."

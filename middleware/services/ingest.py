@@ -39,6 +39,9 @@ from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
 
+# Most turn ids a fact records as its source (a long first post holds hundreds of messages).
+MAX_DERIVED_FROM = 50
+
 # Something that may hold a job back (the GPU-aware gate of the hardware issue plugs in here).
 Gate = Callable[[IngestJob], Awaitable[None]]
 
@@ -295,6 +298,12 @@ class IngestService:
         )
         last_attempt = job.attempts >= self._config.max_attempts
         result = await self._extraction.extract(delta, allow_rules_only=last_attempt)
+        derived_from: list[int] = []
+        if result.facts and self._config.store_turns:
+            digests = list(dict.fromkeys(message.digest for message in delta.new))
+            derived_from = await self._db.read(
+                lambda conn: memory_sql.turn_ids_of(conn, job.user_id, job.session_id, digests)
+            )
         items = [
             NewMemory(
                 user_id=job.user_id,
@@ -304,7 +313,12 @@ class IngestService:
                 category=fact.category,
                 source_session=job.session_id,
                 source_channel=job.channel,
-                metadata={"ingest_job": job.id, "extractor": result.method},
+                metadata={
+                    "ingest_job": job.id,
+                    "extractor": result.method,
+                    # The turns this job extracted from (the newest MAX_DERIVED_FROM of a long one).
+                    **({"derived_from": derived_from[-MAX_DERIVED_FROM:]} if derived_from else {}),
+                },
                 occurred_at=job.occurred_at,
                 layer=initial_layer(fact.category, result.method),
             )

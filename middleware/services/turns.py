@@ -56,7 +56,8 @@ def turn_memories(
         when = message_time(message.timestamp) or occurred_at or received_at
         parts = split_turn(message.text, config.turn_max_chars)
         for index, part in enumerate(parts, start=1):
-            metadata: dict[str, Any] = {"ingest_job": job_id, "role": message.role}
+            # The message's digest: what the facts extracted from it find it by (derived_from).
+            metadata: dict[str, Any] = {"ingest_job": job_id, "role": message.role, "digest": message.digest}
             if len(parts) > 1:
                 metadata.update(part=index, parts=len(parts))
             turns.append(

@@ -346,6 +346,22 @@ def list_memories(
     return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
 
 
+def turn_ids_of(
+    conn: sqlite3.Connection, user_id: str, session_id: str | None, digests: Sequence[str]
+) -> list[int]:
+    """The ids of the session's live turns whose message digest is one of ``digests`` (every part
+    of a long message), oldest first."""
+    if not digests:
+        return []
+    session = "source_session IS NULL" if session_id is None else "source_session = ?"
+    rows = conn.execute(
+        f"SELECT id FROM memories WHERE user_id = ? AND {session} AND kind = 'turn'"
+        " AND json_extract(metadata, '$.digest') IN (SELECT value FROM json_each(?)) ORDER BY id",
+        (user_id, *([] if session_id is None else [session_id]), json.dumps(list(digests))),
+    )
+    return [int(row[0]) for row in rows]
+
+
 def stored_by_job(
     conn: sqlite3.Connection, user_id: str, session_id: str | None, job_id: int
 ) -> list[MemoryRecord]:

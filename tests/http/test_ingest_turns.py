@@ -254,3 +254,25 @@ async def test_turns_never_merge_with_each_other_or_with_facts(
     listed = (await (await client.get("/memories", params={"user_id": "tim"})).json())["memories"]
     kinds = sorted(m["kind"] for m in listed if "Papaya Bridge Cello" in m["fact"])
     assert kinds == ["fact", "turn", "turn"]
+
+
+async def test_an_extracted_fact_records_the_turns_it_came_from(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await post(client, SESSION)
+    await wait_idle(client)
+    await post(
+        client,
+        [*SESSION, {"role": "user", "content": "Remember that my sister is called Ana.", "name": "Tim"}],
+    )
+    await wait_idle(client)
+    turns = await turns_of(client, wait_for=4)
+    facts = (await (await client.get("/memories", params={"user_id": "tim", "kinds": "fact"})).json())[
+        "memories"
+    ]
+    [ana] = [fact for fact in facts if "Ana" in fact["fact"]]
+    assert ana["derived_from"] == [turns[3]["id"]]  # the new message of its job, not the earlier ones
+    detail = await (await client.get(f"/memories/{ana['id']}")).json()
+    assert detail["derived_from"] == [turns[3]["id"]]
+    assert all(turn["derived_from"] == [] for turn in turns)

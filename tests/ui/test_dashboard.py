@@ -510,3 +510,25 @@ async def test_with_a_token_nothing_loads_until_it_is_entered(
     await dashboard.screenshot()
     # Only the expected 401s were reported; nothing else went wrong.
     assert dashboard.errors and all("401" in error for error in dashboard.errors), dashboard.errors
+
+
+async def test_turns_show_their_session_and_a_fact_links_the_turns_it_came_from(
+    dashboard: Dashboard, daemon: Daemon
+) -> None:
+    page = dashboard.page
+    await dashboard.open("#/memories")
+    await page.get_by_label("Kind").select_option("turn")
+    await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
+    turns = await daemon.get("/memories", user_id="sam", kinds="turn")
+    assert turns["count"] > 0
+    assert await table_ids(dashboard, "main") == [m["id"] for m in turns["memories"]]
+    await expect(page.locator("main tbody tr").first).to_contain_text("turn · chat-")
+
+    facts = (await daemon.get("/memories", user_id="sam", kinds="fact", limit=1000))["memories"]
+    derived = next(m for m in facts if m["derived_from"])
+    await dashboard.open(f"#/memories/{derived['id']}?user=sam")
+    source = page.get_by_role("link", name=f"#{derived['derived_from'][0]}")
+    await expect(source).to_be_visible()
+    await source.click()
+    await expect(page.get_by_text("a conversation turn, as said")).to_be_visible()

@@ -11,7 +11,7 @@ const CATEGORIES = [
 ];
 const PAGE_SIZES = ["10", "25", "50", "100", "200"];
 const EMPTY_FILTERS = {
-  q: "", topic: "", layer: "", category: "", min_importance: "", max_importance: "",
+  q: "", topic: "", layer: "", kinds: "", category: "", min_importance: "", max_importance: "",
   since: "", until: "", include_superseded: false, limit: "50",
 };
 
@@ -67,6 +67,7 @@ function filterForm(apply) {
       field("Text contains", input("q", { type: "search", spellcheck: "false" }), "In the topic or the fact, any case"),
       field("Topic", input("topic", { type: "text" })),
       field("Layer", select("layer", [["", "Any layer"], ...LAYERS], f.layer)),
+      field("Kind", select("kinds", [["", "Facts and turns"], ["fact", "Facts"], ["turn", "Conversation turns"]], f.kinds)),
       field("Category", select("category", [["", "Any category"], ...CATEGORIES], f.category)),
       field("Importance from", input("min_importance", { type: "number", min: 1, max: 10, inputmode: "numeric" })),
       field("Importance to", input("max_importance", { type: "number", min: 1, max: 10, inputmode: "numeric" })),
@@ -179,6 +180,7 @@ async function loadPage(results, pager, context, nextSignal) {
         q: f.q,
         topic: f.topic,
         layer: f.layer,
+        kinds: f.kinds,
         category: f.category,
         min_importance: f.min_importance,
         max_importance: f.max_importance,
@@ -235,6 +237,7 @@ function memoryTable(memories, caption) {
           memory.superseded_by ? el("small", { class: "subtle" }, `superseded by #${memory.superseded_by}`) : null,
         ],
       },
+      { label: "Kind", cell: (memory) => (memory.kind === "turn" ? `turn · ${memory.source_session ?? "no session"}` : "fact") },
       { label: "Layer", cell: (memory) => memory.layer },
       { label: "Category", cell: (memory) => memory.category },
       { label: "Importance", class: "num", cell: (memory) => memory.importance },
@@ -327,6 +330,7 @@ function detailView(history, user, reload) {
         el("h2", { id: "memory-about" }, "About"),
         descriptionList([
           ["User", memory.user_id],
+          ["Kind", memory.kind === "turn" ? "a conversation turn, as said" : "fact"],
           ["Topic", memory.topic],
           ["Category", memory.category],
           ["Importance", String(memory.importance)],
@@ -334,6 +338,12 @@ function detailView(history, user, reload) {
           ["Created", time(memory.created_at)],
           ["Updated", time(memory.updated_at)],
           ["Reference", memory.ref],
+          [
+            "Extracted from",
+            memory.derived_from?.length
+              ? memory.derived_from.flatMap((turnId, i) => [i ? ", " : "", memoryLink({ id: turnId, user_id: memory.user_id })])
+              : null,
+          ],
           ["Embedded", memory.embedded ? `yes (${memory.embedding_model})` : "no"],
         ]),
       ),
