@@ -59,6 +59,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("skill", "Skills"),
     ("project_state", "Projects"),
     ("todo", "To-dos"),
+    ("conversation", "Conversation"),  # verbatim turns (/ingest), in the daily logs
 )
 HISTORY_SUMMARY = ("history_summary", "History summaries")
 _HEADING_OF = dict([*SECTIONS, HISTORY_SUMMARY])
@@ -163,7 +164,9 @@ def render_workspace(user_id: str, records: Iterable[MemoryRecord]) -> dict[str,
         if record.layer == "core":
             core.append(record)
         elif record.layer == "working":
-            days.setdefault(record.created_at[:10], []).append(record)
+            # A turn is filed under the day it was said; a fact under the day it was stored.
+            day = record.about_time if record.kind == "turn" else record.created_at
+            days.setdefault(day[:10], []).append(record)
     files = {
         MEMORY_FILE: _render_file(
             "# Long-term memory",

@@ -353,3 +353,17 @@ def test_render_then_parse_gives_back_every_fact_category_layer_and_date(
     expected = sorted((normal(r.fact), r.category, r.layer, r.created_at[:10]) for r in records)
     got = sorted((m.fact, m.category, m.layer, (m.created_at or "")[:10]) for m in parsed)
     assert got == expected
+
+
+def test_turns_go_to_the_daily_log_of_the_day_they_were_said_facts_stay_by_storage_day() -> None:
+    said = record(1, "Tim: I booked the flight to Lisbon.", kind="turn", category="conversation",
+                  layer="working", occurred_at="2025-05-21T10:20:00.000Z")  # fmt: skip
+    fact = record(2, "Tim's sister is getting married.", layer="working")
+    files = render_workspace("tim", [said, fact])
+    assert "Lisbon" not in files["MEMORY.md"]
+    assert "## Conversation\n\n- Tim: I booked the flight to Lisbon." in files["memory/2025-05-21.md"]
+    assert "Tim's sister" in files["memory/2026-01-05.md"]
+    assert parse(files["memory/2025-05-21.md"], layer="working", day="2025-05-21")[0][:2] == (
+        "Tim: I booked the flight to Lisbon.",
+        "conversation",
+    )
