@@ -53,7 +53,7 @@ from .services.lifecycle import LifecycleReport, LifecycleService, utc_now
 from .services.memories import MemoryService
 from .services.metrics import Metrics
 from .services.mirror import MarkdownSync, MarkdownWorkspaces
-from .services.recall import RecallService
+from .services.recall import RecallService, synthesis_wanted
 from .services.rerank import LlmReranker, RerankingSearchService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
@@ -167,7 +167,13 @@ def create_app(
     app[ACCESS_TRACKER] = access_tracker
     app[INDEX_SYNC] = index_sync
     app[INGEST_SERVICE] = ingest_service
-    app[RECALL_SERVICE] = RecallService(search_service, memory_service, chat_model, config.recall)
+    app[RECALL_SERVICE] = RecallService(
+        search_service,
+        memory_service,
+        chat_model,
+        config.recall,
+        synthesise=synthesis_wanted(config.recall, config.llm),
+    )
     app[HARDWARE_MONITOR] = hardware
     app[GPU_SCHEDULER] = scheduler
     app[METRICS] = metrics

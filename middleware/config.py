@@ -435,6 +435,11 @@ class RecallConfig(_Section):
         10.0, gt=0, description="Longest wait for the synthesis before answering degraded."
     )
     max_answer_tokens: int = Field(300, ge=16, description="Longest synthesis.")
+    synthesis: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Answer /recall with the LLM (on), from the memories at once (off), or auto: on unless"
+        " the LLM is the packaged Gemma 270M (a base model that echoes its prompt).",
+    )
 
 
 class HardwareConfig(_Section):

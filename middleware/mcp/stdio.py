@@ -26,7 +26,7 @@ from ..models.llm import create_llm
 from ..services.access import AccessTracker
 from ..services.index_sync import IndexSync
 from ..services.memories import MemoryService
-from ..services.recall import RecallService
+from ..services.recall import RecallService, synthesis_wanted
 from ..services.search import SearchService
 from ..store.db import Database
 from ..store.vectors import VectorIndex, use_one_blas_thread
@@ -99,7 +99,9 @@ async def open_services(config: Config) -> AsyncIterator[McpServices]:
             db, index, embedder, config.search, config.embeddings.query_timeout_s, ranking=config.ranking
         )
         await asyncio.to_thread(search.warm_up)  # dateparser's data, when time-aware search is on
-        recall = RecallService(search, memories, llm, config.recall)
+        recall = RecallService(
+            search, memories, llm, config.recall, synthesise=synthesis_wanted(config.recall, config.llm)
+        )
         yield McpServices(memories, search, recall, access)
 
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..config import RecallConfig
+from ..config import LLMConfig, RecallConfig
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
 from .memories import MemoryService
 from .recalled import RECALLED_LABEL, note_line
@@ -51,6 +51,19 @@ class ContextBlock:
     memory_ids: tuple[int, ...]
 
 
+def synthesis_wanted(recall: RecallConfig, llm: LLMConfig) -> bool:
+    """Whether ``/recall`` asks the LLM for an answer (``recall.synthesis``).
+
+    ``auto`` leaves out the packaged Gemma 270M (``llama_cpp`` without a ``model_path``): measured
+    on a LoCoMo session, it took ~5 s per answer and echoed its own instructions back as the
+    "answer". Without synthesis ``/recall`` answers at once with the memories found, flagged
+    ``degraded``, which clients already handle (the plugin skips it).
+    """
+    if recall.synthesis != "auto":
+        return recall.synthesis == "on"
+    return not (llm.backend == "llama_cpp" and llm.model_path is None)  # rules: there is no LLM anyway
+
+
 class RecallService:
     """Recall synthesis with a small TTL cache.
 
@@ -70,10 +83,11 @@ class RecallService:
         config: RecallConfig,
         *,
         max_cache_entries: int = 1024,
+        synthesise: bool = True,
     ) -> None:
         self._search = search
         self._memories = memories
-        self._llm = llm
+        self._llm = llm if synthesise else None
         self._config = config
         self._cache: OrderedDict[
             tuple[str, str, int, tuple[str, ...], tuple[str, ...] | None], tuple[float, RecallAnswer]

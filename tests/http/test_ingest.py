@@ -248,3 +248,28 @@ async def test_real_gemma_through_llama_cpp_extracts_end_to_end(
     stored = (await (await client.get("/memories", params={"user_id": "gem"})).json())["memories"]
     assert stored and all(1 <= m["importance"] <= 10 for m in stored)
     assert any("Lena" in m["fact"] for m in stored)
+
+
+async def test_recall_answers_at_once_from_the_memories_when_synthesis_is_off(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    llm = ScriptedLLM(mode="slow")
+    config = make_config(tmp_path, recall={"synthesis": "off"})
+    client = await aiohttp_client(create_app(config, embedder=minilm, llm=llm))
+    await store(client, {"user_id": "t", "fact": "Tom climbs on Sundays."})
+    started = time.monotonic()
+    body = await (await client.post("/recall", json={"query": "Tom's hobbies", "user_id": "t"})).json()
+    assert time.monotonic() - started < 2 and llm.calls == []
+    assert body["degraded"] is True and "- Tom climbs on Sundays." in body["response"]
+
+
+def test_auto_synthesis_leaves_out_only_the_packaged_gemma() -> None:
+    from middleware.config import LLMConfig, RecallConfig
+    from middleware.services.recall import synthesis_wanted
+
+    auto = RecallConfig()
+    assert synthesis_wanted(auto, LLMConfig(backend="llama_cpp")) is False  # the packaged base model
+    assert synthesis_wanted(auto, LLMConfig(backend="llama_cpp", model_path="/models/qwen3-8b.gguf")) is True
+    assert synthesis_wanted(auto, LLMConfig(backend="openai")) is True
+    assert synthesis_wanted(RecallConfig(synthesis="on"), LLMConfig(backend="llama_cpp")) is True
+    assert synthesis_wanted(RecallConfig(synthesis="off"), LLMConfig(backend="openai")) is False
