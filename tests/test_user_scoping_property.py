@@ -195,6 +195,37 @@ class UserScoping(RuleBasedStateMachine):
         return self.stored(user, answer)
 
     @rule(
+        user=speakers, speaker=voices, sentence=st.sampled_from(SENTENCES), session=st.sampled_from(SESSIONS)
+    )
+    def ingest(self, user: str | None, speaker: str, sentence: str, session: str) -> None:
+        """A message posted to /ingest becomes a turn of the poster (sessions of the same name are
+        per user); whatever the worker stores is registered as the poster's once the queue drains."""
+        said = {
+            "role": "user",
+            "name": speaker.capitalize(),
+            "content": f"I {sentence} (owner {user or 'default'}).",
+        }
+        body: dict[str, Any] = {"messages": [said], "session_id": session, "debounce": False}
+        if user is not None:
+            body["user_id"] = user
+        status, answer = self.call("POST", "/ingest", json=body)
+        assert status == 202, answer
+        for _ in range(400):
+            queue = self.call("GET", "/stats")[1]["ingest"]
+            if queue["pending"] == 0 and queue["running"] == 0:
+                break
+            self.run(asyncio.sleep(0.02))
+        me = user or "default"
+        status, listed = self.call("GET", "/memories", params={"user_id": me, "limit": 1000})
+        assert status == 200, listed
+        for memory in listed["memories"]:
+            if memory["id"] not in self.owner:  # new: what this post stored
+                assert owner_of_text(memory["fact"]) == me and memory["user_id"] == me, (me, memory)
+                self.owner[memory["id"]] = me
+                self.superseded_by[memory["id"]] = None
+        self.voices_of.setdefault(me, set()).add(speaker)
+
+    @rule(
         target=memories,
         items=st.lists(st.tuples(speakers, st.sampled_from(SENTENCES)), min_size=1, max_size=4),
         dedup=st.booleans(),
