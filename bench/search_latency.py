@@ -264,10 +264,18 @@ def remove_database(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
+# Who says the synthetic turns (kind "turn"): two voices, as in a chat.
+SPEAKERS = ("Caroline", "Melanie")
+
+
 def build_database(
-    path: Path, size: int, users: int, seed: int, zipf_offset: int, chunk: int = 5000
+    path: Path, size: int, users: int, seed: int, zipf_offset: int, chunk: int = 5000, kind: str = "fact"
 ) -> float | None:
     """Write ``size`` synthetic memories into ``path`` through the store layer, in one transaction.
+
+    ``kind="turn"``: each row is a conversation turn as ``/ingest`` stores it ("Speaker: text", in
+    sessions of 20 turns, embedded with session context, in working), so the turn-only methods
+    (session followers, length prior, session support, the speaker query) all run.
 
     Built under a ``.partial`` name and renamed when complete, so a database found under ``path``
     is always whole and is reused. Returns the seconds spent, or None when reused.
@@ -293,18 +301,23 @@ def build_database(
                 for j, (topic, fact) in enumerate(text.facts(count)):
                     index = start + j
                     created = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(1_640_995_200 + seconds[j]))
+                    turn = kind == "turn"
                     insert(
                         conn,
                         NewMemory(
                             user_id=user_of(index, users),
-                            fact=fact,
-                            topic=topic,
-                            importance=int(1 + index % 10),
+                            fact=f"{SPEAKERS[index % 2]}: {fact}" if turn else fact,
+                            topic="" if turn else topic,
+                            importance=3 if turn else int(1 + index % 10),
                             ref=f"syn-{index}",
                             created_at=created,
                             embedding=to_blob(vectors[j]),
                             embedding_model=MODEL,
                             embedding_dim=DIM,
+                            source_session=f"session-{index // 20}" if turn else None,
+                            embedding_context=2 if turn else 0,
+                            layer="working" if turn else "core",
+                            kind=kind,
                         ),
                     )
                 progress.update(count)
@@ -595,6 +608,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="before each timed loop, wait up to this many seconds for other processes to leave the"
         " CPUs alone (0: do not wait); what they used meanwhile is reported either way",
     )
+    parser.add_argument(
+        "--kind",
+        choices=("fact", "turn"),
+        default="fact",
+        help="what the rows are: standalone facts (default) or conversation turns as /ingest stores them",
+    )
     parser.add_argument("--workdir", type=Path, help="keep (and reuse) the databases here; default: temp")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
@@ -623,8 +642,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for size in args.sizes:
             for users in args.users:
                 case = Case(size, users)
-                db_path = workdir / f"latency-{size}-{users}u-z{args.zipf_offset}-s{args.seed}.db"
-                case.build_s = build_database(db_path, size, users, args.seed, args.zipf_offset)
+                db_path = workdir / f"latency-{size}-{users}u-z{args.zipf_offset}-s{args.seed}-{args.kind}.db"
+                case.build_s = build_database(db_path, size, users, args.seed, args.zipf_offset, kind=args.kind)
                 case.head_term_share = head_term_share(db_path, SyntheticText(args.seed, args.zipf_offset))
                 case.db_mb = db_path.stat().st_size / (1024 * 1024)
                 print(
@@ -648,6 +667,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "warmup": args.warmup,
         "search_limit": SEARCH_LIMIT,
         "zipf_offset": args.zipf_offset,
+        "kind": args.kind,
         "search_config": config.search.model_dump(),
         "query_timeout_s": config.embeddings.query_timeout_s,
         "cases": [case.numbers for case in cases],
