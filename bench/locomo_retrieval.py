@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -89,6 +90,7 @@ class Question:
     question: str
     category: int
     evidence: tuple[str, ...]
+    answer: str = ""  # the gold answer, for answer@10 (words found in the results' text)
 
 
 @dataclass
@@ -161,7 +163,13 @@ def load_conversations(data_dir: Path) -> tuple[list[Conversation], LoadReport]:
                 report.skipped_no_evidence.append(f"{sample_id}: {item['question']}")
                 continue
             questions.append(
-                Question(sample_id, item["question"], int(item["category"]), tuple(dict.fromkeys(evidence)))
+                Question(
+                    sample_id,
+                    item["question"],
+                    int(item["category"]),
+                    tuple(dict.fromkeys(evidence)),
+                    str(item.get("answer", "")),
+                )
             )
         conversations.append(Conversation(sample_id, turns, questions))
     return conversations, report
@@ -249,6 +257,20 @@ def ingest(
     return result
 
 
+def first_sessions(conv: Conversation, last: int) -> Conversation:
+    """The conversation up to session ``last``, with only the questions all of whose evidence is
+    in those sessions (what a user who has talked that long may ask)."""
+
+    def session_of(dia_id: str) -> int:
+        return int(dia_id.split(":")[0].lstrip("D"))
+
+    return Conversation(
+        conv.sample_id,
+        [turn for turn in conv.turns if turn.session <= last],
+        [q for q in conv.questions if all(session_of(e) <= last for e in q.evidence)],
+    )
+
+
 def ingest_sessions(client: httpx.Client, conversations: list[Conversation]) -> IngestResult:
     """Post every session through ``POST /ingest`` as the OpenClaw plugin does, and wait until the
     daemon has stored and extracted them all.
@@ -312,10 +334,29 @@ class Answer:
     question: Question
     refs: tuple[str | None, ...]
     latency_ms: float
+    texts: tuple[str, ...] = ()  # each result's fact, with the date it is about
 
     def recall(self, k: int) -> float:
         found = set(self.refs[:k])
         return sum(1 for dia_id in self.question.evidence if dia_id in found) / len(self.question.evidence)
+
+    def answer_found(self, k: int) -> float:
+        """1.0 when at least half of the gold answer's words are in the top ``k`` results' text
+        (facts and turns alike: this counts what a client could read, not which id it came from);
+        nan when the answer has no word to look for."""
+        wanted = answer_words(self.question.answer)
+        if not wanted:
+            return float("nan")
+        seen = set(answer_words(" ".join(self.texts[:k])))
+        return 1.0 if sum(word in seen for word in wanted) * 2 >= len(wanted) else 0.0
+
+
+_STOPWORDS = frozenset("a an the of to in on at and or for with by is was are were be her his their its".split())
+
+
+def answer_words(text: str) -> list[str]:
+    """The words of a text that carry meaning, lower case (dates' month names and years included)."""
+    return [w for w in re.findall(r"[^\W_]+", text.casefold()) if w not in _STOPWORDS]
 
 
 def ask(client: httpx.Client, question: Question, mode: str) -> Answer:
@@ -327,8 +368,20 @@ def ask(client: httpx.Client, question: Question, mode: str) -> Answer:
         raise BenchError(
             f"POST /hybrid-search ({mode}) answered {response.status_code}: {response.text[:300]}"
         )
-    refs = tuple(item.get("ref") for item in response.json()["results"])
-    return Answer(question, refs, latency_ms)
+    results = response.json()["results"]
+    refs = tuple(item.get("ref") for item in results)
+    texts = tuple(f"{item['fact']} ({_spoken_date(item)})" for item in results)
+    return Answer(question, refs, latency_ms, texts)
+
+
+def _spoken_date(item: dict[str, Any]) -> str:
+    """The date a result is about, as people write it ("7 May 2023"): /context shows it with each turn."""
+    moment = item.get("occurred_at") or item.get("created_at") or ""
+    try:
+        day = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    return f"{day.day} {day.strftime('%B')} {day.year}"
 
 
 def select_questions(questions: list[Question], limit: int | None) -> list[Question]:
@@ -345,6 +398,9 @@ def summarise(answers: list[Answer]) -> dict[str, Any]:
     summary: dict[str, Any] = {"n": len(answers)}
     for k in RECALL_AT:
         summary[f"recall@{k}"] = float(np.mean([a.recall(k) for a in answers])) if answers else float("nan")
+    found = [a.answer_found(10) for a in answers]
+    found = [value for value in found if not np.isnan(value)]
+    summary["answer@10"] = float(np.mean(found)) if found else float("nan")
     summary["p50_ms"] = percentile(latencies, 50)
     summary["p95_ms"] = percentile(latencies, 95)
     return summary
@@ -426,6 +482,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " method alone over plain fusion, the default without each), a daemon per variant on the same data",
     )
     parser.add_argument(
+        "--max-session",
+        type=int,
+        help="store only each conversation's sessions up to this number and ask only the questions"
+        " answerable from them (e.g. 16: what a user who has talked that long may ask)",
+    )
+    parser.add_argument(
         "--via",
         choices=("memories", "ingest"),
         default="memories",
@@ -466,6 +528,8 @@ def settings_env(settings: Sequence[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     conversations, load_report = load_conversations(args.data.resolve())
+    if args.max_session is not None:
+        conversations = [first_sessions(conv, args.max_session) for conv in conversations]
     all_questions = [q for conv in conversations for q in conv.questions]
     questions = select_questions(all_questions, args.limit_questions)
     turns = sum(len(conv.turns) for conv in conversations)
@@ -586,10 +650,10 @@ def ask_all(
 
 
 def print_report(report: dict[str, Any]) -> None:
-    headers = ["category", "n", "recall@5", "recall@10", "p50 ms", "p95 ms"]
+    headers = ["category", "n", "recall@5", "recall@10", "answer@10", "p50 ms", "p95 ms"]
     for mode, rows in report["modes"].items():
         table_rows = [
-            [name, s["n"], s["recall@5"], s["recall@10"], s["p50_ms"], s["p95_ms"]]
+            [name, s["n"], s["recall@5"], s["recall@10"], s["answer@10"], s["p50_ms"], s["p95_ms"]]
             for name, s in rows.items()
             if isinstance(s, dict)
         ]
@@ -605,6 +669,7 @@ def print_report(report: dict[str, Any]) -> None:
                 overall["n"],
                 overall["recall@5"],
                 overall["recall@10"],
+                overall["answer@10"],
                 overall["p50_ms"],
                 overall["p95_ms"],
                 "n/a" if fallbacks is None else str(fallbacks),
@@ -614,7 +679,7 @@ def print_report(report: dict[str, Any]) -> None:
     print()
     print(
         format_table(
-            ["mode", "n", "r@5", "r@10", "p50 ms", "p95 ms", "FTS-only fallbacks", "other procs (cores)"],
+            ["mode", "n", "r@5", "r@10", "answer@10", "p50 ms", "p95 ms", "FTS-only fallbacks", "other procs (cores)"],
             summary,
             title="summary (recall = mean over questions of found evidence / evidence; latency = HTTP"
             " round trip, client side)",
