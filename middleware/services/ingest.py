@@ -221,6 +221,11 @@ class IngestService:
     async def _process(self, job: IngestJob) -> None:
         self.state.running_job = job.id
         try:
+            messages = clean_messages(job.messages, self._config)
+            # The turns first, before the GPU gate: a busy GPU defers extraction, never the record
+            # of what was said.
+            if self._config.store_turns and await self._store_turns(job, messages) and self._on_stored:
+                self._on_stored()
             if self._gate is not None:
                 self._held_by_gate = True
                 try:
@@ -228,7 +233,7 @@ class IngestService:
                 finally:
                     self._held_by_gate = False
             started = time.perf_counter()  # after the gate: a GPU deferral is not extraction time
-            facts_stored, new_count, method = await self._extract_and_store(job)
+            facts_stored, new_count, method = await self._extract_and_store(job, messages)
         except Exception as exc:
             await self._record_failure(job, exc)
         else:
@@ -283,15 +288,8 @@ class IngestService:
             await self._db.write(remember)
         return len(items)
 
-    async def _extract_and_store(self, job: IngestJob) -> tuple[int, int, str]:
+    async def _extract_and_store(self, job: IngestJob, messages: list[Message]) -> tuple[int, int, str]:
         started = time.perf_counter()
-        messages = clean_messages(job.messages, self._config)
-        if (
-            self._config.store_turns
-            and await self._store_turns(job, messages)
-            and self._on_stored is not None
-        ):
-            self._on_stored()
         watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
         delta = compute_delta(
             messages, watermark.message_hashes if watermark else [], self._config.context_messages
