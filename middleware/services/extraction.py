@@ -98,7 +98,9 @@ def message_text(content: Any) -> str:
     return ""
 
 
-def clean_messages(raw: Sequence[dict[str, Any]], config: IngestConfig) -> list[Message]:
+def clean_messages(
+    raw: Sequence[dict[str, Any]], config: IngestConfig, mask: Callable[[str], Redacted] = redact
+) -> list[Message]:
     """User/assistant text only: skipped roles, heartbeats and empty messages removed, and every
     secret masked (:func:`middleware.redaction.redact`): no model ever sees one, nothing keeps one."""
     skip_roles = {role.lower() for role in config.skip_roles}
@@ -116,7 +118,7 @@ def clean_messages(raw: Sequence[dict[str, Any]], config: IngestConfig) -> list[
         cleaned.append(
             Message(
                 role=role,
-                text=redact(text).text,
+                text=mask(text).text,
                 name=_short_text(item.get("name")),
                 timestamp=item.get("timestamp"),
                 ref=_short_text(item.get("id")),

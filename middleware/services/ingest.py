@@ -39,6 +39,9 @@ from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
 
+# Most message hashes a session watermark (extraction's or the turns') keeps, newest last.
+MAX_WATERMARK_HASHES = 10_000
+
 # Most turn ids a fact records as its source (a long first post holds hundreds of messages).
 MAX_DERIVED_FROM = 50
 
@@ -221,7 +224,8 @@ class IngestService:
     async def _process(self, job: IngestJob) -> None:
         self.state.running_job = job.id
         try:
-            messages = clean_messages(job.messages, self._config)
+            # The memo the journal was masked with: a message checked then costs a hash here.
+            messages = clean_messages(job.messages, self._config, self._clean_texts.redact)
             # The turns first, before the GPU gate: a busy GPU defers extraction, never the record
             # of what was said.
             if self._config.store_turns and await self._store_turns(job, messages) and self._on_stored:
@@ -278,7 +282,7 @@ class IngestService:
 
         def remember(conn: sqlite3.Connection) -> None:
             ingest_sql.save_turn_hashes(
-                conn, session_key=job.session_key, user_id=job.user_id, hashes=delta.history_hashes[-10000:]
+                conn, session_key=job.session_key, user_id=job.user_id, hashes=delta.history_hashes[-MAX_WATERMARK_HASHES:]
             )
 
         if items:
@@ -329,7 +333,7 @@ class IngestService:
                 session_key=job.session_key,
                 user_id=job.user_id,
                 session_id=job.session_id,
-                hashes=delta.history_hashes[-10000:],
+                hashes=delta.history_hashes[-MAX_WATERMARK_HASHES:],
                 history_hash=delta.history_hash,
             )
             ingest_sql.finish(
