@@ -181,7 +181,7 @@ def create_app(
         db,
         memory_service,
         index,
-        chat_model,
+        chat_model if config.llm.writes_prose else None,
         config.lifecycle,
         gpu_busy=scheduler.busy_reason,
         gpu_max_wait_s=config.hardware.max_deferral_s,

@@ -373,6 +373,13 @@ class LLMConfig(_Section):
     disable_thinking: bool = Field(True, description="Qwen3: send /no_think and enable_thinking=false.")
     max_output_tokens: int = Field(768, ge=16, description="Longest reply of one extraction call.")
 
+    @property
+    def writes_prose(self) -> bool:
+        """Whether the model writes usable prose (answers, summaries): anything but the packaged
+        Gemma 270M (``llama_cpp`` without a ``model_path``), which was measured echoing its
+        instructions back; ``rules`` has no model, so whatever LLM a caller injects is trusted."""
+        return not (self.backend == "llama_cpp" and self.model_path is None)
+
 
 class IngestConfig(_Section):
     """The /ingest journal and the extraction worker."""
@@ -539,6 +546,7 @@ class LifecycleConfig(_Section):
             "preference": 0.9,
             "decision": 0.7,
             "history_summary": 0.7,
+            "session_summary": 0.7,
             "fact": 0.5,
             "todo": 0.3,
             "context": 0.2,
@@ -558,6 +566,18 @@ class LifecycleConfig(_Section):
         20, ge=1, le=200, description="Most archived memories folded into one history summary."
     )
     summary_max_tokens: int = Field(256, ge=16, description="Longest history summary the LLM may write.")
+    session_summary_after_days: float | None = Field(
+        7.0,
+        gt=0,
+        description="A session nothing was posted to for this many days is summarised by the LLM into one"
+        " session_summary fact (its turns stay); null = never. Needs an LLM that writes prose.",
+    )
+    session_summary_chunk_chars: int = Field(
+        12000,
+        ge=1000,
+        description="Most transcript characters per LLM call; a longer session is summarised in parts,"
+        " then the parts' summaries into one.",
+    )
     report_max_ids: int = Field(
         1000, ge=0, description="Ids listed per kind in a run's report (the counts are always complete)."
     )

@@ -2,9 +2,10 @@
 """Print the configuration reference (Markdown) from the typed config model.
 
 The README's "Configuration reference" section is this output; a test fails when they differ, so
-the docs cannot drift from the code. Regenerate with:
+the docs cannot drift from the code. Print it, or rewrite the README's section in place:
 
-    python scripts/config-reference.py
+    python scripts/config-reference.py            # print
+    python scripts/config-reference.py --write    # replace the block between the README's markers
 """
 
 from __future__ import annotations
@@ -37,5 +38,21 @@ def render() -> str:
     return "\n".join(lines)
 
 
+README = Path(__file__).resolve().parent.parent / "README.md"
+START, END = "<!-- config-reference:start -->\n", "\n<!-- config-reference:end -->"
+
+
+def write_readme() -> None:
+    text = README.read_text(encoding="utf-8")
+    head, found, rest = text.partition(START)
+    _, found_end, tail = rest.partition(END)
+    if not (found and found_end):
+        raise SystemExit(f"{README}: the config-reference markers are missing")
+    README.write_text(head + START + render() + END + tail, encoding="utf-8")
+
+
 if __name__ == "__main__":
-    print(render())
+    if sys.argv[1:] == ["--write"]:
+        write_readme()
+    else:
+        print(render())

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,15 @@ class ChatServer:
         self.requests.append(await request.json())
         message = {"role": "assistant", "content": self.answer}
         return web.json_response({"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
+
+
+async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]:
+    """Wait until the ingest queue has nothing pending or running; the /stats it last read."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stats = await (await client.get("/stats")).json()
+        if stats["ingest"]["pending"] == 0 and stats["ingest"]["running"] == 0:
+            return stats
+        if time.monotonic() > deadline:
+            raise AssertionError(f"queue not empty after {timeout}s: {stats['ingest']}")
+        await asyncio.sleep(0.05)

@@ -266,7 +266,8 @@ def test_a_run_killed_mid_way_is_completed_by_the_next_run(
         assert daemon.stop() == 0
         after_one_run = state(reference)
 
-        # Killed while the LLM writes the summaries: promote, merge and decay have committed.
+        # Killed while the LLM writes the summaries: promote, merge, decay and sessions (none due) have
+        # committed.
         crashed = tmp_path / "crashed.db"
         shutil.copy(initial, crashed)
         daemon = Daemon(crashed, tmp_path / "crashed.log")
@@ -295,7 +296,7 @@ def test_a_run_killed_mid_way_is_completed_by_the_next_run(
         daemon.wait_ready()
         (run,) = send(daemon.port, "GET", "/lifecycle/log").body["runs"]
         assert run["status"] == "interrupted"
-        assert [s["name"] for s in run["report"]["stages"]] == ["promote", "merge", "decay"]
+        assert [s["name"] for s in run["report"]["stages"]] == ["promote", "merge", "decay", "sessions"]
         reply = send(daemon.port, "POST", "/lifecycle/run", timeout=120)
         assert reply.outcome is Outcome.ACKED and reply.body["status"] == "done", reply
         assert daemon.stop() == 0

@@ -858,10 +858,13 @@ class LifecycleGroupOut(BaseModel):
     into: int | None = Field(description="The kept memory, or the summary (null in a dry run: not written).")
     ids: list[int] = Field(description="The memories merged into it, or summarised by it.")
     period: str | None = Field(description="A summary's month (YYYY-MM); null for a merge.")
+    session: str | None = Field(
+        None, description="A session summary's session (ids then empty: the summary names its turns)."
+    )
 
 
 class LifecycleStageOut(BaseModel):
-    name: Literal["promote", "merge", "decay", "compress", "maintain"]
+    name: Literal["promote", "merge", "decay", "sessions", "compress", "maintain"]
     status: Literal["done", "planned", "skipped", "failed"] = Field(
         description="planned: a dry run's plan; skipped: see reason (retried next run)."
     )

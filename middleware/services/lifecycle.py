@@ -1,7 +1,7 @@
 """The memory lifecycle: working memories are promoted or expire, near-duplicates merge, unread
 memories decay into the archive, and old archive entries are folded into history summaries.
 
-One run is five stages, in order (README "Memory lifecycle" has the formulas and defaults):
+One run is six stages, in order (README "Memory lifecycle" has the formulas and defaults):
 
 1. ``promote``: a working memory whose promotion score reaches ``promote_threshold`` moves to core;
    one that does not and has outlived ``working_ttl_hours`` moves to the archive (it expired). A
@@ -12,16 +12,19 @@ One run is five stages, in order (README "Memory lifecycle" has the formulas and
    created, edited or moved into core since the last merge are compared with all the others;
 3. ``decay``: a core memory whose strength ``base(category) × access_factor × exp(−λ·days)`` falls
    below ``archive_threshold`` moves to the archive;
-4. ``compress``: archive entries at least ``compress_after_days`` in the archive are summarised by
+4. ``sessions``: a conversation nothing was posted to for ``session_summary_after_days`` is told
+   again by the LLM as one ``session_summary`` fact in core (its turns stay); one that got new
+   turns since is summarised again and the new summary supersedes the old. Committed per session;
+5. ``compress``: archive entries at least ``compress_after_days`` in the archive are summarised by
    the LLM, per user and month, into a ``history_summary`` memory in core; the entries stay, each
    pointing at its summary (``compressed_into``) with a ``summarised`` link. Without an LLM, or when
-   it fails, the stage is skipped and the next run tries again;
-5. ``maintain``: FTS5 ``optimize`` and a check of the vector index against the store.
+   it fails, the stage is skipped and the next run tries again (so is ``sessions``);
+6. ``maintain``: FTS5 ``optimize`` and a check of the vector index against the store.
 
 Why every stage PLANS and then APPLIES: the plan is read from the store (and the vector index) while
 searches and writes go on; it is then applied in ONE write transaction that re-checks each row is
 still as planned (same layer, still live, not read or edited since). So a stage commits whole or not
-at all, a run killed at any moment leaves a consistent store, and the next run, planning from what
+at all (``sessions``: each session whole or not at all), a run killed at any moment leaves a consistent store, and the next run, planning from what
 is there, simply does what is left. A dry run (the preview) is the same code stopped after each
 plan; what earlier stages would have changed is carried to the later plans as :class:`Pending`, so
 the preview lists what the run then does. Nothing is ever deleted: rows only move between layers,
@@ -45,14 +48,15 @@ from typing import Any
 import numpy as np
 
 from ..config import LifecycleConfig
-from ..errors import LifecycleBusy
+from ..errors import LifecycleBusy, OnlyASecret
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
 from ..store import lifecycle as lifecycle_sql
 from ..store import memories as memory_sql
 from ..store.db import Database
-from ..store.lifecycle import LifecycleRow, RunRecord
+from ..store.lifecycle import LifecycleRow, RunRecord, SessionTurns
 from ..store.memories import MemoryRecord, NewMemory
 from ..store.vectors import VectorIndex, from_blob, normalize
+from . import session_summaries
 from .memories import MemoryService
 from .workers import join_or_cancel
 
@@ -62,13 +66,15 @@ Clock = Callable[[], datetime]
 # Called after every completed (not dry) run with its report; the Markdown mirror hooks in here.
 FinishedHook = Callable[["LifecycleReport"], Awaitable[None]]
 
-STAGES = ("promote", "merge", "decay", "compress", "maintain")
+STAGES = ("promote", "merge", "decay", "sessions", "compress", "maintain")
 # Rows per side of one block of the merge's cosine products: a 4096 × 4096 float32 block is 64 MB.
 MERGE_BLOCK_ROWS = 4096
 # Longest history summary kept, in characters (a model that ignores max_tokens is cut here).
 SUMMARY_MAX_CHARS = 2000
 # The longest single sleep of the daily scheduler: a suspended machine wakes to a fresh look.
 SCHEDULER_MAX_SLEEP_S = 600.0
+# Why a stage that needs an LLM writing prose did nothing (llm.writes_prose).
+_NO_WRITER = "no LLM that writes summaries (llm.backend: rules, or the packaged Gemma 270M)"
 
 
 def utc_now() -> datetime:
@@ -300,7 +306,8 @@ class LifecycleService:
             embeds the history summaries.
         index: the vector index of the live model (novelty, merge, the maintain check); None
             without an embedder (then nothing is merged).
-        llm: writes the history summaries; None (the rules backend) skips that stage.
+        llm: writes the session and history summaries; None (no model that writes prose) skips
+            those stages.
         config: thresholds, weights, schedule.
         gpu_busy: why the GPU is busy now, or None (the extraction gate's judgement); the daily run
             waits while it says busy.
@@ -403,6 +410,7 @@ class LifecycleService:
                 ("promote", self._promote),
                 ("merge", self._merge),
                 ("decay", self._decay),
+                ("sessions", self._sessions),
                 ("compress", self._compress),
                 ("maintain", self._maintain),
             ):
@@ -599,7 +607,12 @@ class LifecycleService:
         groups: list[_MergeGroup] = []
         compared = 0
         for user_id in context.users:
-            core = {row.id: row for row in await self._rows(user_id, "core", context.pending)}
+            core = {
+                row.id: row
+                for row in await self._rows(user_id, "core", context.pending)
+                # Each tells its own conversation: two alike are still two sessions.
+                if row.category != session_summaries.CATEGORY
+            }
             if len(core) < 2:
                 continue
             if incremental:
@@ -839,7 +852,103 @@ class LifecycleService:
         days = (now - since).total_seconds() / 86400
         return decay_strength(row.category, row.access_count, most_read, days, self._config)
 
-    # -- 4. compress old archive entries into history summaries ---------------------------
+    # -- 4. summarise quiet sessions ------------------------------------------------------
+    async def _sessions(self, context: _RunContext, report: StageReport, began: float) -> None:
+        """One ``session_summary`` fact per quiet session (see :mod:`.session_summaries`).
+
+        Unlike the other stages this one commits per session: each summary is one or more LLM
+        calls, and a failure half-way keeps the summaries already written (the rest wait for the
+        next run, which plans from what is there).
+        """
+        after_days = self._config.session_summary_after_days
+        due: list[tuple[str, SessionTurns, int | None]] = []
+        if after_days is not None:
+            quiet_since = iso(context.now - timedelta(days=after_days))
+            for user_id in context.users:
+                sessions, summarised = await self._db.read(
+                    lambda conn, u=user_id: (
+                        lifecycle_sql.sessions_with_turns(conn, u),
+                        lifecycle_sql.summarised_through(conn, u),
+                    )
+                )
+                for session in session_summaries.due_sessions(sessions, summarised, quiet_since):
+                    due.append((user_id, session, summarised.get(session.session, (None, 0))[0]))
+        written: list[tuple[str, SessionTurns, int]] = []
+        superseded: list[int] = []
+        reason = None
+        if after_days is None:
+            reason = "off (lifecycle.session_summary_after_days: null)"
+        elif due and self._llm is None:
+            reason = f"{_NO_WRITER}; retried next run"
+        elif not context.dry_run:
+            for user_id, session, previous in due:
+                try:
+                    summary_id = await self._summarise_session(context, user_id, session, previous)
+                except LLMUnavailable as exc:
+                    reason = f"LLM unavailable: {exc}; retried next run"
+                    log.warning("session summaries stopped: LLM unavailable", extra={"reason": str(exc)})
+                    break
+                if summary_id is not None:
+                    written.append((user_id, session, summary_id))
+                    if previous is not None:
+                        superseded.append(previous)
+        if reason is not None:
+            report.status, report.reason = "skipped", reason
+        planned = [(u, s, None) for u, s, _ in due] if context.dry_run else written
+        self._fill(
+            report,
+            began,
+            summaries=[sid for _, _, sid in written],
+            superseded=superseded,
+            waiting=0 if context.dry_run else len(due) - len(written),
+        )
+        report.counts["sessions"] = len(planned)
+        report.groups = [
+            {"user_id": u, "into": sid, "ids": [], "period": None, "session": s.session}
+            for u, s, sid in planned[: self._config.report_max_ids]
+        ]
+        if context.dry_run:
+            await self._record_planned(context)
+        else:
+            await self._db.write(lambda conn: self._save_report(conn, context))
+
+    async def _summarise_session(
+        self, context: _RunContext, user_id: str, session: SessionTurns, previous: int | None
+    ) -> int | None:
+        """Write one session's summary and hide the one it replaces; None when the session changed
+        while the LLM wrote (the next run summarises it again)."""
+        assert self._llm is not None
+        turns = await self._db.read(
+            lambda conn: lifecycle_sql.session_transcript(
+                conn, user_id, session.session, session.last_turn_id
+            )
+        )
+        if not turns:
+            return None  # its turns were deleted meanwhile
+        parts = session_summaries.transcript_parts(turns, self._config.session_summary_chunk_chars)
+        text = await session_summaries.write_summary(
+            self._llm, parts, max_tokens=self._config.summary_max_tokens
+        )
+        memory = session_summaries.summary_memory(
+            user_id, session, turns, text, created_at=context.now_iso, run_id=context.run_id
+        )
+        try:
+            [item] = await self._memories.with_vectors([memory])
+        except OnlyASecret:
+            return None
+
+        def work(conn: sqlite3.Connection) -> tuple[int | None, list[int]]:
+            current = lifecycle_sql.summarised_through(conn, user_id).get(session.session)
+            if (current[0] if current else None) != previous:
+                return None, []  # another summary of it was written meanwhile
+            summary_id = memory_sql.insert(conn, item)
+            if previous is not None:
+                lifecycle_sql.supersede(conn, previous, summary_id)
+            return summary_id, [summary_id] + ([previous] if previous is not None else [])
+
+        return await self._memories.write_with_index(work)
+
+    # -- 5. compress old archive entries into history summaries ---------------------------
     async def _compress(self, context: _RunContext, report: StageReport, began: float) -> None:
         cutoff = context.now - timedelta(days=self._config.compress_after_days)
         batches: list[_SummaryBatch] = []
@@ -867,7 +976,7 @@ class LifecycleService:
         sources = [mid for batch in batches for mid in batch.sources]
         reason = None
         if batches and self._llm is None:
-            reason = "no LLM configured (llm.backend: rules); retried next run"
+            reason = f"{_NO_WRITER}; retried next run"
         elif batches and not context.dry_run:
             try:
                 summaries = [await self._summarise(context, batch) for batch in batches]
@@ -981,7 +1090,7 @@ class LifecycleService:
             layer="core",
         )
 
-    # -- 5. FTS optimize and the vector index check ---------------------------------------
+    # -- 6. FTS optimize and the vector index check ---------------------------------------
     async def _maintain(self, context: _RunContext, report: StageReport, began: float) -> None:
         if not context.dry_run:
 

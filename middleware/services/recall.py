@@ -61,7 +61,7 @@ def synthesis_wanted(recall: RecallConfig, llm: LLMConfig) -> bool:
     """
     if recall.synthesis != "auto":
         return recall.synthesis == "on"
-    return not (llm.backend == "llama_cpp" and llm.model_path is None)  # rules: there is no LLM anyway
+    return llm.writes_prose
 
 
 class RecallService:

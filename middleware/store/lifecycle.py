@@ -140,6 +140,61 @@ def total_rows(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
 
 
+@dataclass(frozen=True)
+class SessionTurns:
+    """One conversation's stored turns, as the session-summary stage plans from them."""
+
+    session: str
+    channel: str | None
+    turns: int
+    last_turn_id: int
+    last_received: str  # when the newest turn was stored: the session is quiet since then
+
+
+def sessions_with_turns(conn: sqlite3.Connection, user_id: str) -> list[SessionTurns]:
+    """The user's sessions that have turns, oldest activity first (the (user, session) index)."""
+    rows = conn.execute(
+        "SELECT source_session, max(source_channel), count(*), max(id), max(created_at) FROM memories"
+        " WHERE user_id = ? AND kind = 'turn' AND source_session IS NOT NULL"
+        " GROUP BY source_session ORDER BY max(created_at), source_session",
+        (user_id,),
+    )
+    return [SessionTurns(*row) for row in rows]
+
+
+def summarised_through(conn: sqlite3.Connection, user_id: str) -> dict[str, tuple[int, int]]:
+    """Per session: (the live session summary's id, the newest turn id it covers)."""
+    rows = conn.execute(
+        "SELECT source_session, id, json_extract(metadata, '$.last_turn_id') FROM memories"
+        " WHERE user_id = ? AND category = 'session_summary' AND kind = 'fact'"
+        " AND superseded_by IS NULL AND source_session IS NOT NULL",
+        (user_id,),
+    )
+    return {row[0]: (int(row[1]), int(row[2] or 0)) for row in rows}
+
+
+def session_transcript(
+    conn: sqlite3.Connection, user_id: str, session: str, through_id: int
+) -> list[tuple[int, str, str]]:
+    """The session's turns up to ``through_id`` in the order said: (id, when said, text)."""
+    rows = conn.execute(
+        "SELECT id, coalesce(occurred_at, created_at), fact FROM memories"
+        " WHERE user_id = ? AND source_session = ? AND kind = 'turn' AND id <= ?"
+        " ORDER BY coalesce(occurred_at, created_at), id",
+        (user_id, session, through_id),
+    )
+    return [(int(row[0]), str(row[1]), str(row[2])) for row in rows]
+
+
+def supersede(conn: sqlite3.Connection, memory_id: int, newer_id: int) -> bool:
+    """Hide a live row behind its newer version; False when it is no longer live."""
+    cursor = conn.execute(
+        "UPDATE memories SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
+        (newer_id, memory_id),
+    )
+    return cursor.rowcount > 0
+
+
 # -- applying a plan --------------------------------------------------------------------------
 def move_layer(
     conn: sqlite3.Connection,
@@ -214,7 +269,9 @@ def optimize_fts(conn: sqlite3.Connection) -> None:
         conn.execute(f"INSERT INTO {name} ({name}) VALUES ('optimize')")
 
 
-def live_index_entries(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, str, str, int | None]]:
+def live_index_entries(
+    conn: sqlite3.Connection, model: str
+) -> Iterator[tuple[int, str, str, str, int | None]]:
     """``(id, user_id, layer, kind, dim)`` of every live row with a ``model`` vector: what the index must hold."""
     yield from conn.execute(
         "SELECT id, user_id, layer, kind, embedding_dim FROM memories"

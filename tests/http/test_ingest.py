@@ -13,7 +13,7 @@ from middleware.app import create_app
 from middleware.services.recalled import RECALLED_LABEL
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
-from tests.helpers import search, store
+from tests.helpers import search, store, wait_idle
 
 
 def turn(i: int) -> list[dict[str, Any]]:
@@ -26,16 +26,6 @@ def turn(i: int) -> list[dict[str, Any]]:
 async def start(aiohttp_client: Any, tmp_path: Any, minilm: Any, llm: Any, **ingest: Any) -> TestClient:
     config = make_config(tmp_path, ingest={"debounce_s": 0.3, "retry_backoff_s": 0.05, **ingest})
     return await aiohttp_client(create_app(config, embedder=minilm, llm=llm))
-
-
-async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        stats = await (await client.get("/stats")).json()
-        if stats["ingest"]["pending"] == 0 and stats["ingest"]["running"] == 0:
-            return stats
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"queue not empty after {timeout}s: {stats['ingest']}")
 
 
 async def test_ingest_answers_202_and_posts_coalesce_within_the_debounce(

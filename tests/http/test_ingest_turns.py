@@ -12,6 +12,7 @@ from middleware.app import create_app
 from middleware.redaction import SECRET_MARK
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
+from tests.helpers import wait_idle
 
 # OpenClaw sends epoch milliseconds; 1747822800000 is 2025-05-21T10:20:00Z.
 SESSION = [
@@ -54,16 +55,6 @@ async def turns_of(client: TestClient, user: str = "tim", wait_for: int = 1) -> 
         if len(turns) >= wait_for or time.monotonic() > deadline:
             return turns
         await asyncio.sleep(0.05)
-
-
-async def wait_idle(client: TestClient) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        queue = (await (await client.get("/stats")).json())["ingest"]
-        if queue["pending"] == 0 and queue["running"] == 0:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the ingest queue did not drain")
 
 
 async def test_each_message_becomes_a_turn_with_speaker_session_time_and_ref(

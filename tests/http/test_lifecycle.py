@@ -52,7 +52,7 @@ async def test_preview_run_and_log(
     assert preview.status == 200
     planned = await preview.json()
     assert planned["dry_run"] is True and planned["run_id"] is None and planned["trigger"] == "preview"
-    assert [s["status"] for s in planned["stages"]] == ["planned"] * 5
+    assert [s["status"] for s in planned["stages"]] == ["planned"] * 6
     assert (await client.get(f"/memories/{todo['id']}")).status == 200
     response = await client.post("/lifecycle/run", headers=JSON)
     assert response.status == 200

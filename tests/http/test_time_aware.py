@@ -15,8 +15,7 @@ from middleware.config import SearchConfig
 from middleware.models.embedders import SentenceTransformerEmbedder
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
-from tests.helpers import search, store
-from tests.http.test_ingest import wait_idle
+from tests.helpers import search, store, wait_idle
 
 # The same kind of memory in two months: only the date tells them apart.
 TRIPS = [

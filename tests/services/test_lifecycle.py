@@ -381,8 +381,8 @@ async def test_preview_equals_what_the_run_then_does(rig: Rig) -> None:
     run = await lifecycle.run()
     assert preview.dry_run and not run.dry_run
     assert plan_of(preview) == plan_of(run)
-    assert [s.status for s in preview.stages] == ["planned"] * 5
-    assert [s.status for s in run.stages] == ["done"] * 5
+    assert [s.status for s in preview.stages] == ["planned"] * 6
+    assert [s.status for s in run.stages] == ["done"] * 6
     assert run.stage("promote").ids["promoted"] == [promoted]
     assert run.stage("merge").groups[0]["into"] == promoted
     assert run.stage("decay").counts["archived"] == 1
