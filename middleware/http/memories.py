@@ -1,4 +1,4 @@
-"""``/memories``: create (one or a batch), list, get, patch, delete."""
+"""``/memories``: create (one or a batch), list, get, patch, delete; ``/sessions``: the conversations."""
 
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ from .schemas import (
     MemoryOut,
     MemoryPatch,
     ScopeQuery,
+    SessionListQuery,
+    SessionListResponse,
+    SessionOut,
 )
 
 _BATCH_LIST = TypeAdapter(list[MemoryIn])
@@ -149,6 +152,7 @@ async def list_memories(request: web.Request) -> web.Response:
         text=query.q.strip() or None if query.q is not None else None,
         include_superseded=query.include_superseded,
         kinds=tuple(query.kinds.split(",")) if query.kinds else None,
+        source_session=query.session,
     )
     # One row more than the page: the cursor is null on the last page, even when it is exactly full.
     records = await request.app[MEMORY_SERVICE].list_memories(
@@ -159,6 +163,31 @@ async def list_memories(request: web.Request) -> web.Response:
     next_before = records[-1].id if more else None
     body = MemoryListResponse(
         memories=[memory_out(r) for r in records], count=len(records), next_before_id=next_before
+    )
+    return web.json_response(body.model_dump())
+
+
+async def list_sessions(request: web.Request) -> web.Response:
+    query = parse_query(request, SessionListQuery)
+    user_id = resolve_user(request, query.user_id)
+    # One row more than the page: the cursor is null on the last page, even when it is exactly full.
+    found = await request.app[MEMORY_SERVICE].sessions(user_id, limit=query.limit + 1, offset=query.offset)
+    page = found[: query.limit]
+    body = SessionListResponse(
+        sessions=[
+            SessionOut(
+                session=s.session,
+                channel=s.channel,
+                turns=s.turns,
+                first_said=s.first_said,
+                last_said=s.last_said,
+                last_received=s.last_received,
+                summary_id=s.summary_id,
+            )
+            for s in page
+        ],
+        count=len(page),
+        next_offset=query.offset + len(page) if len(found) > query.limit else None,
     )
     return web.json_response(body.model_dump())
 

@@ -49,6 +49,8 @@ from .schemas import (
     ScopeQuery,
     SearchDebugRequest,
     SearchDebugResponse,
+    SessionListQuery,
+    SessionListResponse,
     StatsResponse,
     SystemHistoryQuery,
     SystemHistoryResponse,
@@ -111,6 +113,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         " keyset-paginated with before_id.",
         query=MemoryListQuery,
         responses={200: MemoryListResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/sessions",
+        memories.list_sessions,
+        "One user's conversations posted to /ingest (sessions with turns), most recently active first:"
+        " turn counts, when said, and the session summary if one was written.",
+        query=SessionListQuery,
+        responses={200: SessionListResponse, 400: ErrorResponse},
     ),
     Endpoint(
         "GET",

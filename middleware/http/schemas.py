@@ -417,6 +417,34 @@ class MemoryListResponse(BaseModel):
     next_before_id: int | None = Field(description="Pass as before_id for the next page; null at the end.")
 
 
+class SessionListQuery(_Request):
+    """Query string of ``GET /sessions``."""
+
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    user_id: UserId | None = None
+    limit: int = Field(50, ge=1, le=1000)
+    offset: int = Field(0, ge=0, le=1_000_000, description="Sessions to skip (the next page: next_offset).")
+
+
+class SessionOut(BaseModel):
+    """One conversation posted to ``/ingest``, from its stored turns."""
+
+    session: str
+    channel: str | None
+    turns: int = Field(description="Turns stored (a long message split in parts counts each part).")
+    first_said: str = Field(description="When its first turn was said (or stored, without a timestamp).")
+    last_said: str
+    last_received: str = Field(description="When its newest turn was stored.")
+    summary_id: int | None = Field(description="Its live session summary (the lifecycle's sessions stage).")
+
+
+class SessionListResponse(BaseModel):
+    sessions: list[SessionOut] = Field(description="Most recently active first.")
+    count: int
+    next_offset: int | None = Field(description="Pass as offset for the next page; null at the end.")
+
+
 class MemoryHistoryOut(BaseModel):
     """``GET /memories/{id}/history``: the memory and the rows linked to it."""
 
@@ -456,6 +484,11 @@ class MemoryListQuery(_Request):
         None,
         pattern=r"^(fact|turn)(,(fact|turn))*$",
         description="fact, turn, or both comma-separated (absent: both).",
+    )
+    session: SessionName | None = Field(
+        None,
+        description="Only this conversation's memories (source_session): its turns, and the facts and"
+        " summary made from it.",
     )
     category: str | None = Field(None, max_length=64)
     min_importance: int | None = Field(None, ge=1, le=10)

@@ -53,8 +53,8 @@ from ..models.llm import LLM, ChatMessage, LLMUnavailable
 from ..store import lifecycle as lifecycle_sql
 from ..store import memories as memory_sql
 from ..store.db import Database
-from ..store.lifecycle import LifecycleRow, RunRecord, SessionTurns
-from ..store.memories import MemoryRecord, NewMemory
+from ..store.lifecycle import LifecycleRow, RunRecord
+from ..store.memories import ConversationSession, MemoryRecord, NewMemory
 from ..store.vectors import VectorIndex, from_blob, normalize
 from . import session_summaries
 from .memories import MemoryService
@@ -861,19 +861,19 @@ class LifecycleService:
         next run, which plans from what is there).
         """
         after_days = self._config.session_summary_after_days
-        due: list[tuple[str, SessionTurns, int | None]] = []
+        due: list[tuple[str, ConversationSession, int | None]] = []
         if after_days is not None:
             quiet_since = iso(context.now - timedelta(days=after_days))
             for user_id in context.users:
                 sessions, summarised = await self._db.read(
                     lambda conn, u=user_id: (
-                        lifecycle_sql.sessions_with_turns(conn, u),
+                        memory_sql.conversation_sessions(conn, u, newest_first=False),
                         lifecycle_sql.summarised_through(conn, u),
                     )
                 )
                 for session in session_summaries.due_sessions(sessions, summarised, quiet_since):
                     due.append((user_id, session, summarised.get(session.session, (None, 0))[0]))
-        written: list[tuple[str, SessionTurns, int]] = []
+        written: list[tuple[str, ConversationSession, int]] = []
         superseded: list[int] = []
         reason = None
         if after_days is None:
@@ -913,7 +913,7 @@ class LifecycleService:
             await self._db.write(lambda conn: self._save_report(conn, context))
 
     async def _summarise_session(
-        self, context: _RunContext, user_id: str, session: SessionTurns, previous: int | None
+        self, context: _RunContext, user_id: str, session: ConversationSession, previous: int | None
     ) -> int | None:
         """Write one session's summary and hide the one it replaces; None when the session changed
         while the LLM wrote (the next run summarises it again)."""

@@ -382,6 +382,12 @@ class MemoryService:
             lambda conn: memory_sql.list_memories(conn, where, limit=limit, before_id=before_id)
         )
 
+    async def sessions(self, user_id: str, *, limit: int, offset: int) -> list[memory_sql.ConversationSession]:
+        """The user's conversations (sessions with turns), most recently active first."""
+        return await self._db.read(
+            lambda conn: memory_sql.conversation_sessions(conn, user_id, limit=limit, offset=offset)
+        )
+
     async def history(self, memory_id: int, *, user_id: str | None = None) -> memory_sql.MemoryHistory:
         """What ``memory_id`` replaced, what replaced it, and its merge and summary links."""
         record = await self.get(memory_id, user_id=user_id)

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
-from ..store.lifecycle import SessionTurns
-from ..store.memories import NewMemory
+from ..store.memories import ConversationSession, NewMemory
 
 CATEGORY = "session_summary"
 # Longest summary kept, in characters (a model that ignores max_tokens is cut here).
@@ -40,8 +39,8 @@ _COMBINE = (
 
 
 def due_sessions(
-    sessions: Sequence[SessionTurns], summarised: dict[str, tuple[int, int]], quiet_since: str
-) -> list[SessionTurns]:
+    sessions: Sequence[ConversationSession], summarised: dict[str, tuple[int, int]], quiet_since: str
+) -> list[ConversationSession]:
     """Sessions with turns newer than their summary (or none yet) and no turn stored after
     ``quiet_since`` (an ISO timestamp: a conversation still going on is left for a later run)."""
     return [
@@ -95,7 +94,7 @@ async def _ask(llm: LLM, system: str, prompt: str, max_tokens: int) -> str:
 
 def summary_memory(
     user_id: str,
-    session: SessionTurns,
+    session: ConversationSession,
     turns: Sequence[tuple[int, str, str]],
     text: str,
     *,

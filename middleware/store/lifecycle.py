@@ -140,28 +140,6 @@ def total_rows(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
 
 
-@dataclass(frozen=True)
-class SessionTurns:
-    """One conversation's stored turns, as the session-summary stage plans from them."""
-
-    session: str
-    channel: str | None
-    turns: int
-    last_turn_id: int
-    last_received: str  # when the newest turn was stored: the session is quiet since then
-
-
-def sessions_with_turns(conn: sqlite3.Connection, user_id: str) -> list[SessionTurns]:
-    """The user's sessions that have turns, oldest activity first (the (user, session) index)."""
-    rows = conn.execute(
-        "SELECT source_session, max(source_channel), count(*), max(id), max(created_at) FROM memories"
-        " WHERE user_id = ? AND kind = 'turn' AND source_session IS NOT NULL"
-        " GROUP BY source_session ORDER BY max(created_at), source_session",
-        (user_id,),
-    )
-    return [SessionTurns(*row) for row in rows]
-
-
 def summarised_through(conn: sqlite3.Connection, user_id: str) -> dict[str, tuple[int, int]]:
     """Per session: (the live session summary's id, the newest turn id it covers)."""
     rows = conn.execute(

@@ -249,6 +249,7 @@ class MemoryFilter:
     text: str | None = None  # the topic or the fact contains it, case-insensitively
     include_superseded: bool = False
     kinds: tuple[str, ...] | None = None  # fact and/or turn
+    source_session: str | None = None  # one conversation (the dashboard's session view)
 
 
 # The trigram index finds substrings of three characters or more; shorter ones are scanned.
@@ -312,7 +313,13 @@ def list_memories(
 ) -> list[MemoryRecord]:
     """Newest first, keyset-paginated by id (``before_id``) so deep pages stay fast."""
     clauses, params = [], []  # type: tuple[list[str], list[Any]]
-    equal = {"user_id": where.user_id, "topic": where.topic, "layer": where.layer, "category": where.category}
+    equal = {
+        "user_id": where.user_id,
+        "source_session": where.source_session,
+        "topic": where.topic,
+        "layer": where.layer,
+        "category": where.category,
+    }
     for column, value in equal.items():
         if value is not None:
             clauses.append(f"{column} = ?")
@@ -344,6 +351,44 @@ def list_memories(
             params.extend([where.text.casefold()] * 2)
     sql = f"{_SELECT}{' WHERE ' + ' AND '.join(clauses) if clauses else ''} ORDER BY id DESC LIMIT ?"
     return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
+
+
+@dataclass(frozen=True)
+class ConversationSession:
+    """One conversation of a user, from its stored turns (the dashboard's list, the lifecycle's
+    session summaries)."""
+
+    session: str
+    channel: str | None
+    turns: int
+    first_said: str
+    last_said: str
+    last_received: str  # when its newest turn was stored: the session is quiet since then
+    last_turn_id: int
+    summary_id: int | None  # its live session summary, if one was written
+
+
+def conversation_sessions(
+    conn: sqlite3.Connection,
+    user_id: str,
+    *,
+    newest_first: bool = True,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[ConversationSession]:
+    """The user's sessions that have turns, by their last activity (the (user, session) index)."""
+    order = "DESC" if newest_first else "ASC"
+    rows = conn.execute(
+        "SELECT source_session, max(source_channel), count(*), min(coalesce(occurred_at, created_at)),"
+        " max(coalesce(occurred_at, created_at)), max(created_at), max(id),"
+        " (SELECT s.id FROM memories AS s WHERE s.user_id = ? AND s.source_session = t.source_session"
+        "  AND s.category = 'session_summary' AND s.kind = 'fact' AND s.superseded_by IS NULL"
+        "  ORDER BY s.id DESC LIMIT 1)"
+        " FROM memories AS t WHERE user_id = ? AND kind = 'turn' AND source_session IS NOT NULL"
+        f" GROUP BY source_session ORDER BY max(created_at) {order}, source_session {order} LIMIT ? OFFSET ?",
+        (user_id, user_id, -1 if limit is None else limit, offset),
+    )
+    return [ConversationSession(*row) for row in rows]
 
 
 def turn_ids_of(

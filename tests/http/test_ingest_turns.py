@@ -267,3 +267,11 @@ async def test_an_extracted_fact_records_the_turns_it_came_from(
     detail = await (await client.get(f"/memories/{ana['id']}")).json()
     assert detail["derived_from"] == [turns[3]["id"]]
     assert all(turn["derived_from"] == [] for turn in turns)
+    # A person deletes the turn: the fact made from it stays as it was.
+    deleted = await client.delete(
+        f"/memories/{turns[3]['id']}", params={"user_id": "tim"}, headers={"Content-Type": "application/json"}
+    )
+    assert deleted.status == 200, await deleted.text()
+    assert (await client.get(f"/memories/{turns[3]['id']}")).status == 404
+    kept = await (await client.get(f"/memories/{ana['id']}")).json()
+    assert (kept["fact"], kept["superseded_by"]) == (ana["fact"], None)

@@ -11,7 +11,7 @@ from middleware.app import create_app
 from middleware.config import LLMConfig
 from middleware.models.llm import ChatMessage, LLMHealth
 from middleware.services import session_summaries
-from middleware.store.lifecycle import SessionTurns
+from middleware.store.memories import ConversationSession
 from tests.conftest import make_config
 from tests.fakes import MovableClock
 from tests.helpers import wait_idle
@@ -163,11 +163,14 @@ async def test_one_user_run_and_dry_run_plan_the_same(aiohttp_client: Any, tmp_p
 
 # -- the parts that need no store ---------------------------------------------------------------
 def test_due_sessions_are_quiet_and_have_new_turns() -> None:
+    def session(name: str, last_turn_id: int, last_received: str) -> ConversationSession:
+        return ConversationSession(name, None, 1, "2025-12-01", "2025-12-02", last_received, last_turn_id, None)
+
     sessions = [
-        SessionTurns("old", None, 3, 10, "2026-01-01T00:00:00.000Z"),
-        SessionTurns("summarised", None, 2, 20, "2026-01-01T00:00:00.000Z"),
-        SessionTurns("grown", None, 5, 40, "2026-01-02T00:00:00.000Z"),
-        SessionTurns("live", None, 1, 50, "2026-01-09T00:00:00.000Z"),
+        session("old", 10, "2026-01-01T00:00:00.000Z"),
+        session("summarised", 20, "2026-01-01T00:00:00.000Z"),
+        session("grown", 40, "2026-01-02T00:00:00.000Z"),
+        session("live", 50, "2026-01-09T00:00:00.000Z"),
     ]
     summarised = {"summarised": (99, 20), "grown": (98, 30)}
     due = session_summaries.due_sessions(sessions, summarised, "2026-01-05T00:00:00.000Z")
@@ -195,3 +198,34 @@ def test_only_a_real_model_writes_prose() -> None:
     assert not LLMConfig().writes_prose  # the packaged Gemma 270M
     assert LLMConfig(model_path="/models/qwen3-8b.gguf").writes_prose
     assert LLMConfig(backend="openai").writes_prose
+
+
+async def test_sessions_lists_each_conversation_with_its_summary(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm, SummaryLLM())
+    await post(client, SESSION, "first")
+    await post(client, SESSION[:2], "second")
+    first_page = await (await client.get("/sessions", params={"user_id": "tim", "limit": "1"})).json()
+    assert [s["session"] for s in first_page["sessions"]] == ["second"]  # most recently active first
+    assert first_page["next_offset"] == 1
+    rest = await (await client.get("/sessions", params={"user_id": "tim", "offset": "1"})).json()
+    assert [s["session"] for s in rest["sessions"]] == ["first"] and rest["next_offset"] is None
+    (first,) = rest["sessions"]
+    assert (first["channel"], first["turns"], first["summary_id"]) == ("telegram", 3, None)
+    assert (first["first_said"], first["last_said"]) == ("2025-05-21T10:20:00.000Z", "2025-05-21T10:20:10.000Z")
+    assert (await (await client.get("/sessions")).json())["sessions"] == []  # the default user has none
+
+    client.clock.advance(days=8)  # type: ignore[attr-defined]
+    await run(client)
+    listed = await (await client.get("/sessions", params={"user_id": "tim"})).json()
+    by_session = {s["session"]: s["summary_id"] for s in listed["sessions"]}
+    assert all(by_session.values())
+    # GET /memories?session= gives one conversation: its turns and its summary, nobody else's.
+    second = await listed_in(client, "second")
+    assert {(m["kind"], m["category"]) for m in second} == {("turn", "conversation"), ("fact", "session_summary")}
+    assert len(second) == 3 and by_session["second"] in [m["id"] for m in second]
+
+
+async def listed_in(client: TestClient, session: str) -> list[dict[str, Any]]:
+    return await listed(client, session=session)

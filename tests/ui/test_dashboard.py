@@ -532,3 +532,46 @@ async def test_turns_show_their_session_and_a_fact_links_the_turns_it_came_from(
     await expect(source).to_be_visible()
     await source.click()
     await expect(page.get_by_text("a conversation turn, as said")).to_be_visible()
+
+
+async def test_a_conversation_reads_as_it_was_said_with_what_was_made_of_it(
+    dashboard: Dashboard, daemon: Daemon
+) -> None:
+    page = dashboard.page
+    said = ["I adopted a cat called Miso", "What a lovely name!", "She sleeps on my keyboard all day"]
+    messages = [{"role": ("user", "assistant")[i % 2], "content": text} for i, text in enumerate(said)]
+    body = {"messages": messages, "session_id": "chat-cat", "user_id": "sam", "debounce": False}
+    await daemon.post("/ingest", body, 202)
+    deadline = time.monotonic() + 20
+    while (listed := await daemon.get("/sessions", user_id="sam"))["sessions"][0]["session"] != "chat-cat":
+        assert time.monotonic() < deadline, listed
+        await asyncio.sleep(0.05)
+    session = listed["sessions"][0]
+    assert session["turns"] == 3
+    await dashboard.open("#/sessions")
+    await expect(page.get_by_role("heading", name=re.compile("^Conversations"))).to_be_visible()
+    await expect(page.locator("main tbody tr")).to_have_count(listed["count"])
+    assert await dashboard.unlabelled_controls() == []
+    await dashboard.screenshot("sessions")
+
+    await page.get_by_role("link", name=session["session"], exact=True).click()
+    await expect(page.get_by_role("heading", name=re.compile("^Conversation "))).to_be_visible()
+    turns = (await daemon.get("/memories", user_id="sam", session=session["session"], kinds="turn"))["memories"]
+    assert len(turns) == session["turns"]
+    # Oldest first, as said (the API pages newest first).
+    shown = page.locator("ol.transcript li .fact-text")
+    await expect(shown).to_have_text([t["fact"] for t in reversed(turns)])
+    facts = (await daemon.get("/memories", user_id="sam", session=session["session"], kinds="fact"))["memories"]
+    for fact in facts:
+        await expect(page.get_by_role("link", name=f"#{fact['id']}", exact=True)).to_be_visible()
+    assert await dashboard.unlabelled_controls() == []
+    await dashboard.screenshot("conversation")
+
+    # A turn in the memories table links its conversation.
+    await dashboard.go("#/memories")
+    await page.get_by_label("Kind").select_option("turn")
+    await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
+    await page.locator("main tbody tr").first.get_by_role("link", name=re.compile("^chat-")).click()
+    await expect(page.get_by_role("heading", name=re.compile("^Conversation "))).to_be_visible()
+    dashboard.assert_no_console_errors()

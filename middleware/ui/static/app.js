@@ -1,4 +1,4 @@
-// The dashboard's shell: the hash router (#/memories, #/search, #/ingest, #/lifecycle, #/system),
+// The dashboard's shell: the hash router (#/memories, #/sessions, #/search, #/ingest, #/lifecycle, #/system),
 // the navigation, the user picker shared by every page, and the token form.
 
 import { api, AuthRequired, onUnauthorized, reportError, setToken } from "./api.js";
@@ -7,9 +7,10 @@ import * as ingest from "./ingest.js";
 import * as lifecycle from "./lifecycle.js";
 import * as memories from "./memories.js";
 import * as search from "./search.js";
+import * as sessions from "./sessions.js";
 import * as system from "./system.js";
 
-const VIEWS = { memories, search, ingest, lifecycle, system };
+const VIEWS = { memories, sessions, search, ingest, lifecycle, system };
 const DEFAULT_ROUTE = "#/memories";
 const USER_KEY = "memory-cortex.user";
 const OTHER = "\u0000other"; // the picker's "another user" choice: no real user id starts with NUL
@@ -170,8 +171,9 @@ function chooseUser(user) {
   if (user === state.user) return;
   state.user = user;
   window.sessionStorage.setItem(USER_KEY, user);
-  // A memory's page belongs to one user: another user's view of it is their list.
-  if (/^#\/memories\/[^/?]/.test(window.location.hash)) window.location.hash = "#/memories";
+  // A memory's or a conversation's page belongs to one user: another user's view of it is their list.
+  const detail = /^#\/(memories|sessions)\/[^/?]/.exec(window.location.hash);
+  if (detail) window.location.hash = `#/${detail[1]}`;
   else route();
 }
 

@@ -4,7 +4,7 @@
 
 import { api, guarded } from "./api.js";
 import { age, announce, dataTable, descriptionList, el, replace, time } from "./dom.js";
-import { memoryLink } from "./memories.js";
+import { memoryLink } from "./links.js";
 
 const RECENT_DONE = 20;
 

@@ -3,11 +3,12 @@
 
 import { api, ApiError, guarded, isSuperseded, latestOnly } from "./api.js";
 import { announce, dataTable, descriptionList, dialogForm, el, field, focusHeading, replace, select, time } from "./dom.js";
+import { memoryLink, sessionLink } from "./links.js";
 
 const LAYERS = ["working", "core", "archive"];
 const CATEGORIES = [
   "identity", "preference", "decision", "fact", "insight", "todo", "correction", "skill",
-  "relationship", "project_state", "history_summary",
+  "relationship", "project_state", "history_summary", "session_summary",
 ];
 const PAGE_SIZES = ["10", "25", "50", "100", "200"];
 const EMPTY_FILTERS = {
@@ -21,12 +22,6 @@ const EMPTY_FILTERS = {
  * is the page shown. Keyset paging: a page costs the same at row 100,000 as at row 1.
  */
 const list = { user: null, filters: { ...EMPTY_FILTERS }, cursors: [null] };
-
-/** A link to one memory's page. */
-export function memoryLink(memory, label = `#${memory.id}`) {
-  const query = memory.user_id ? `?user=${encodeURIComponent(memory.user_id)}` : "";
-  return el("a", { href: `#/memories/${memory.id}${query}` }, label);
-}
 
 export async function render(main, context) {
   const id = context.path[1];
@@ -237,7 +232,13 @@ function memoryTable(memories, caption) {
           memory.superseded_by ? el("small", { class: "subtle" }, `superseded by #${memory.superseded_by}`) : null,
         ],
       },
-      { label: "Kind", cell: (memory) => (memory.kind === "turn" ? `turn · ${memory.source_session ?? "no session"}` : "fact") },
+      {
+        label: "Kind",
+        cell: (memory) =>
+          memory.kind === "turn"
+            ? ["turn · ", memory.source_session ? sessionLink(memory.source_session, memory.user_id) : "no session"]
+            : "fact",
+      },
       { label: "Layer", cell: (memory) => memory.layer },
       { label: "Category", cell: (memory) => memory.category },
       { label: "Importance", class: "num", cell: (memory) => memory.importance },
@@ -352,7 +353,7 @@ function detailView(history, user, reload) {
         { "aria-labelledby": "memory-source" },
         el("h2", { id: "memory-source" }, "Source and reads"),
         descriptionList([
-          ["Session", memory.source_session],
+          ["Session", memory.source_session ? sessionLink(memory.source_session, memory.user_id) : null],
           ["Channel", memory.source_channel],
           ["Ingest job", history.ingest_job ? el("a", { href: `#/ingest/${history.ingest_job}` }, `job #${history.ingest_job}`) : null],
           ["Reads", String(memory.access_count)],

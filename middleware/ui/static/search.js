@@ -4,7 +4,7 @@
 
 import { api, guarded, latestOnly } from "./api.js";
 import { dataTable, descriptionList, el, field, num, replace } from "./dom.js";
-import { memoryLink } from "./memories.js";
+import { memoryLink } from "./links.js";
 
 const LAYERS = ["working", "core", "archive"];
 
