@@ -59,6 +59,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("skill", "Skills"),
     ("project_state", "Projects"),
     ("todo", "To-dos"),
+    ("session_summary", "Conversation summaries"),  # the lifecycle's, in MEMORY.md
     ("conversation", "Conversation"),  # verbatim turns (/ingest), in the daily logs
 )
 HISTORY_SUMMARY = ("history_summary", "History summaries")

@@ -48,6 +48,7 @@ from .markdown import (
     user_from_folder,
 )
 from .memories import MemoryService
+from .turns import TURN_CATEGORY
 from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
@@ -265,6 +266,9 @@ def _distinct_facts(memories: Sequence[ParsedMemory]) -> tuple[dict[str, ParsedM
 
 
 def _new_memory(user_id: str, memory: ParsedMemory) -> NewMemory:
+    """A parsed memory as a row; the lines under a "Conversation" heading (the mirror's turns) come
+    back as turns, said on their day, so they are searched, aged and never merged as turns are."""
+    turn = memory.category == TURN_CATEGORY
     return NewMemory(
         user_id=user_id,
         fact=memory.fact,
@@ -275,7 +279,9 @@ def _new_memory(user_id: str, memory: ParsedMemory) -> NewMemory:
         ref=memory.ref,
         metadata={"markdown": {"file": memory.file, "line": memory.line, "heading": memory.heading}},
         created_at=memory.created_at,
-        layer=memory.layer,
+        layer="working" if turn else memory.layer,
+        occurred_at=memory.created_at if turn else None,
+        kind="turn" if turn else "fact",
     )
 
 

@@ -25,6 +25,10 @@ from ..redaction import is_only_secrets
 from ..store.memories import NewMemory, stored_timestamp
 from .extraction import Message
 
+# The category of every turn; the Markdown mirror files turns under its "Conversation" heading and
+# an import of that heading brings them back as turns.
+TURN_CATEGORY = "conversation"
+
 # Epoch numbers above this are milliseconds (OpenClaw sends Date.now()); below, seconds.
 _EPOCH_MS_FROM = 100_000_000_000
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+")
@@ -66,7 +70,7 @@ def turn_memories(
                     fact=f"{speaker}: {part}",
                     topic="",
                     importance=3,
-                    category="conversation",
+                    category=TURN_CATEGORY,
                     source_session=session_id,
                     source_channel=channel,
                     ref=message.ref,

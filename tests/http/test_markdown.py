@@ -76,6 +76,22 @@ async def test_post_import_reads_the_workspace_content_and_a_second_post_adds_no
     assert await all_memories(client, "sam") == stored
 
 
+async def test_the_mirrors_conversation_lines_come_back_as_turns(client: TestClient) -> None:
+    """A mirror folder imported again (a restore, a move to another host) gives turns back as turns,
+    said on their day, never as facts to promote or merge."""
+    daily = (
+        "# 2025-05-21\n\n## Facts\n\n- Tim's sister is getting married.\n\n"
+        "## Conversation\n\n- Tim: I booked the flight to Lisbon.\n- Assistant: When is the wedding?\n"
+    )
+    body = await import_workspace(client, {"user_id": "tim", "files": {"memory/2025-05-21.md": daily}})
+    assert body["added"] == 3
+    stored = {m["fact"]: m for m in await all_memories(client, "tim")}
+    said = stored["Tim: I booked the flight to Lisbon."]
+    assert (said["kind"], said["layer"], said["occurred_at"]) == ("turn", "working", "2025-05-21T00:00:00.000Z")
+    assert stored["Assistant: When is the wedding?"]["kind"] == "turn"
+    assert stored["Tim's sister is getting married."]["kind"] == "fact"
+
+
 async def test_post_import_without_a_user_imports_for_the_default_user(client: TestClient) -> None:
     body = await import_workspace(client, {"files": {"MEMORY.md": "## Profile\n- Dana is a pilot.\n"}})
 

@@ -363,6 +363,8 @@ def test_turns_go_to_the_daily_log_of_the_day_they_were_said_facts_stay_by_stora
     assert "Lisbon" not in files["MEMORY.md"]
     assert "## Conversation\n\n- Tim: I booked the flight to Lisbon." in files["memory/2025-05-21.md"]
     assert "Tim's sister" in files["memory/2026-01-05.md"]
+    summary = record(3, "Tim and the assistant planned his trip to Lisbon.", category="session_summary")
+    assert "## Conversation summaries\n\n- Tim and the assistant planned" in render_workspace("tim", [summary])["MEMORY.md"]
     assert parse(files["memory/2025-05-21.md"], layer="working", day="2025-05-21")[0][:2] == (
         "Tim: I booked the flight to Lisbon.",
         "conversation",
