@@ -53,9 +53,9 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(REPO_ROOT))
 
-from middleware.app import load_vector_index
 from middleware.config import Config, load_config
 from middleware.models.embedders import create_embedder
+from middleware.runtime import load_vector_index
 from middleware.services.search import SearchService
 from middleware.store.db import Database
 from middleware.store.vectors import VectorIndex, use_one_blas_thread

@@ -62,18 +62,20 @@ from tqdm import tqdm
 # The daemon's package lives at the repository root; this script runs from bench/.
 sys.path.insert(0, str(REPO_ROOT))
 
-from middleware.app import load_vector_index
 from middleware.config import Config, load_config
 from middleware.models.embedders import (
     EmbedderHealth,
     bundled_minilm_path,
     create_embedder,
 )
+from middleware.records import NewMemory
+from middleware.runtime import load_vector_index
 from middleware.services.perspective import speaker_perspective
 from middleware.services.search import SearchService
 from middleware.store.db import Database, apply_migrations
-from middleware.store.memories import NewMemory, insert
-from middleware.store.vectors import VectorIndex, normalize, to_blob, use_one_blas_thread
+from middleware.store.memories import insert
+from middleware.store.vectors import VectorIndex, use_one_blas_thread
+from middleware.vectormath import normalize, to_blob
 
 MODEL = "all-MiniLM-L6-v2"
 DIM = 384

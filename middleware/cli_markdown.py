@@ -162,45 +162,14 @@ def _require_database(config: Config) -> None:
 async def _workspaces(
     config: Config, *, importing: bool, batch_size: int = 64
 ) -> AsyncIterator[MarkdownWorkspaces]:
-    """The service over the database, opened as the daemon opens it; to import, with the embedder,
-    the vector index and a MemoryService too (dedup needs the live vectors). Closed in reverse."""
-    from .app import load_vector_index
-    from .models.embedders import create_embedder
-    from .services.memories import MemoryService
+    """The service over the database, opened as the daemon opens it; to import, with a memory
+    service too (the embedder and the vector index: dedup needs the live vectors). Closed in reverse."""
+    from .runtime import memory_service_over, opened_database
     from .services.mirror import MarkdownWorkspaces
-    from .store.db import Database
-    from .store.vectors import VectorIndex
 
-    db = Database(
-        config.database.path,
-        busy_timeout_ms=config.database.busy_timeout_ms,
-        read_connections=1,
-        synchronous=config.database.synchronous,
-    )
-    await asyncio.to_thread(db.open)
-    try:
+    async with opened_database(config) as db:
         if not importing:
             yield MarkdownWorkspaces(db, None)
             return
-        embedder = create_embedder(config.embeddings)
-        await embedder.start()
-        try:
-            index = VectorIndex(
-                embedder.model,
-                embedder.dim,
-                exact_max_rows=config.search.vector_exact_max_rows,
-                shortlist=config.search.vector_shortlist,
-            )
-            await asyncio.to_thread(load_vector_index, db, index)
-            memories = MemoryService(
-                db,
-                index,
-                embedder,
-                dedup_threshold=config.ingest.dedup_threshold,
-                supersede_threshold=config.ingest.supersede_threshold,
-            )
+        async with memory_service_over(config, db) as memories:
             yield MarkdownWorkspaces(db, memories, batch_size=batch_size)
-        finally:
-            await embedder.close()
-    finally:
-        await asyncio.to_thread(db.close)

@@ -196,13 +196,11 @@ def _reembed(config: Config, memory_ids: list[int], batch_size: int) -> int:
     """Embed the imported rows with the configured embedder; returns how many were stored."""
     from tqdm import tqdm
 
-    from .models.embedders import create_embedder
+    from .runtime import started_embedder
     from .services import portability
 
     async def run() -> int:
-        embedder = create_embedder(config.embeddings)
-        await embedder.start()
-        try:
+        async with started_embedder(config) as embedder:
             with tqdm(unit="memory", desc="embedding") as bar:
                 return await portability.reembed_memories(
                     config.database.path,
@@ -212,8 +210,6 @@ def _reembed(config: Config, memory_ids: list[int], batch_size: int) -> int:
                     busy_timeout_ms=config.database.busy_timeout_ms,
                     progress=bar,
                 )
-        finally:
-            await embedder.close()
 
     return asyncio.run(run())
 

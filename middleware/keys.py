@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from aiohttp import web
 
 from .config import Config
-from .mcp.lazy import LazyMcpHttp
 from .models.embedders import Embedder
 from .services.access import AccessTracker
 from .services.hardware import HardwareMonitor
@@ -43,4 +44,13 @@ LIFECYCLE_SERVICE = web.AppKey("lifecycle_service", LifecycleService)
 MARKDOWN_WORKSPACES = web.AppKey("markdown_workspaces", MarkdownWorkspaces)
 # request_sync() after a write worth mirroring (the lifecycle engine calls it after each run).
 MARKDOWN_SYNC = web.AppKey("markdown_sync", MarkdownSync)
-MCP_HTTP = web.AppKey("mcp_http", LazyMcpHttp)
+
+
+class McpEndpoint(Protocol):
+    """What ``/mcp`` hands its requests to (the MCP package's lazily loaded endpoint): named here
+    as a shape, so the HTTP transport never imports the MCP one."""
+
+    async def handle(self, request: web.Request) -> web.StreamResponse: ...
+
+
+MCP_HTTP = web.AppKey("mcp_http", McpEndpoint)

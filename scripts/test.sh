@@ -30,6 +30,8 @@ fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 echo "== ruff"
 "$python" -m ruff check middleware tests scripts bench
+echo "== import layers"
+"$venv/bin/lint-imports" --no-cache
 echo "== pytest"
 set +e
 "$python" -m pytest "$@"

@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from middleware.store.memories import MemoryRecord
+from middleware.records import MemoryRecord
 
 
 def memory_record(**fields: Any) -> MemoryRecord:

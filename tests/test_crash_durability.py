@@ -52,7 +52,7 @@ import pytest
 from middleware.models.embedders import SentenceTransformerEmbedder
 from middleware.services.ingest import session_key
 from middleware.store.db import apply_migrations
-from middleware.store.vectors import from_blob, normalize
+from middleware.vectormath import from_blob, normalize
 from tests.test_restart import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

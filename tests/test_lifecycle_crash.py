@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from middleware.models.embedders import SentenceTransformerEmbedder
+from middleware.records import NewMemory
 from middleware.services.memories import MemoryService
 from middleware.store.db import Database
-from middleware.store.memories import NewMemory
 from middleware.store.vectors import VectorIndex
 from tests.test_crash_durability import Daemon, Outcome, embedding_server, send
 

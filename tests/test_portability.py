@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from middleware.records import NewMemory
 from middleware.services.portability import (
     EXPORT_FORMAT,
     ExportedMemory,
@@ -35,7 +36,7 @@ from middleware.services.portability import (
 from middleware.store import memories as memory_sql
 from middleware.store.db import apply_migrations, connect
 from middleware.store.portability import EXPORT_COLUMNS
-from middleware.store.vectors import from_blob, to_blob
+from middleware.vectormath import from_blob, to_blob
 from tests.test_restart import call, free_port, start_daemon
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +55,7 @@ def vector(seed: int, dim: int = 384) -> bytes:
 
 
 def add(conn: sqlite3.Connection, user_id: str, fact: str, **fields: Any) -> int:
-    return memory_sql.insert(conn, memory_sql.NewMemory(user_id=user_id, fact=fact, **fields))
+    return memory_sql.insert(conn, NewMemory(user_id=user_id, fact=fact, **fields))
 
 
 def build_source(path: Path) -> dict[str, int]:

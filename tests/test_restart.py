@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from middleware.keys import VECTOR_INDEX
-from middleware.store.vectors import from_blob
+from middleware.vectormath import from_blob
 from tests.helpers import search, store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from pydantic import TypeAdapter
 
 from ..errors import InvalidRequest
 from ..keys import CONFIG, MEMORY_SERVICE, TIME_PARSER
-from ..store.memories import MemoryFilter, MemoryRecord, NewMemory, speaker_label, stored_timestamp
+from ..records import MemoryFilter, MemoryRecord, NewMemory, speaker_label, stored_timestamp
 from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
     MAX_BATCH,

@@ -8,9 +8,8 @@ JSON has one number type, and JSON Schema counts a whole float as an integer).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -27,8 +26,8 @@ from pydantic import (
 )
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 
-if TYPE_CHECKING:
-    from ..services.search import SearchHit
+from ..records import Kind, Layer
+from ..services.hit_view import DebugHit
 
 # Most memories one POST /memories may carry.
 MAX_BATCH = 1000
@@ -150,8 +149,6 @@ class ErrorResponse(BaseModel):
 
 
 # -- search ---------------------------------------------------------------------------------
-Layer = Literal["working", "core", "archive"]
-Kind = Literal["fact", "turn"]
 LayerFilter = Annotated[
     list[Layer] | None,
     Field(
@@ -218,42 +215,6 @@ class SearchDebugRequest(_Request):
     limit: PositiveInteger | None = Field(None, description="How many results per list; absent → default.")
     layers: LayerFilter = None
     kinds: KindFilter = None
-
-
-class DebugHit(BaseModel):
-    rank: int = Field(description="1-based position in its list.")
-    id: int
-    topic: str
-    fact: str
-    layer: Layer
-    category: str
-    importance: int
-    source: str = Field(description='"fts5+vector", "fts5" or "vector".')
-    fts_score: float = Field(description="bm25 normalised to the best hit of this query, 0…1.")
-    vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
-    relevance: float = Field(description="fts_weight·fts_score + vector_weight·vector_score.")
-    score: float = Field(description="What the list is ordered by (relevance unless ranking is on).")
-
-
-def debug_hits(hits: Sequence[SearchHit]) -> list[DebugHit]:
-    """Search hits as the debug views show them (``POST /search/debug`` and MCP's search_debug)."""
-    return [
-        DebugHit(
-            rank=rank,
-            id=hit.memory.id,
-            topic=hit.memory.topic,
-            fact=hit.memory.fact,
-            layer=hit.memory.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
-            category=hit.memory.category,
-            importance=hit.memory.importance,
-            source=hit.source,
-            fts_score=round(hit.fts_score, 6),
-            vector_score=round(hit.vector_score, 6),
-            relevance=round(hit.relevance, 6),
-            score=round(hit.score, 6),
-        )
-        for rank, hit in enumerate(hits, start=1)
-    ]
 
 
 class SearchDebugResponse(BaseModel):

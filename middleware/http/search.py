@@ -8,6 +8,7 @@ from aiohttp import web
 
 from ..errors import InvalidRequest
 from ..keys import ACCESS_TRACKER, CONFIG, METRICS, SEARCH_SERVICE
+from ..services.hit_view import debug_hits
 from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
 from .schemas import (
@@ -16,7 +17,6 @@ from .schemas import (
     SearchDebugRequest,
     SearchDebugResponse,
     SearchResultItem,
-    debug_hits,
 )
 
 # The debug view's lists: the hybrid ranking first, then each retriever alone.

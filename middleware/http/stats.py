@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from ..keys import CONFIG, HARDWARE_MONITOR, METRICS, STATS_SERVICE
+from ..records import stored_timestamp
 from ..services.hardware import HardwareStatus
 from ..services.metrics import CONTENT_TYPE
 from ..services.scheduler import SchedulerState
-from ..store.memories import stored_timestamp
 from .common import parse_query
 from .schemas import (
     ChartPointOut,

@@ -28,14 +28,14 @@ from pydantic import BaseModel, Field
 from .. import __version__
 from ..config import Config, RankingConfig, SearchConfig
 from ..errors import CortexError
-from ..http.schemas import DebugHit, Layer, debug_hits
 from ..models.facts import Category
+from ..records import Layer, NewMemory
 from ..services.access import AccessTracker
+from ..services.hit_view import DebugHit, debug_hits
 from ..services.memories import MemoryService
 from ..services.profile import ProfileService
 from ..services.recall import RecallService
 from ..services.search import DEFAULT_LAYERS, SearchService
-from ..store.memories import NewMemory
 
 log = logging.getLogger(__name__)
 

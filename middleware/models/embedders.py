@@ -28,7 +28,7 @@ import numpy as np
 
 from ..config import EmbeddingsConfig
 from ..errors import EmbedderUnavailable
-from ..store.vectors import normalize
+from ..vectormath import normalize
 
 log = logging.getLogger(__name__)
 

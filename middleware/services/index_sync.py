@@ -16,7 +16,8 @@ import sqlite3
 
 from ..store import memories as memory_sql
 from ..store.db import Database
-from ..store.vectors import VectorIndex, from_blob
+from ..store.vectors import VectorIndex
+from ..vectormath import from_blob
 
 log = logging.getLogger(__name__)
 

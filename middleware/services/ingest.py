@@ -26,12 +26,12 @@ from typing import Any
 from ..config import IngestConfig
 from ..errors import JobNotFound
 from ..models.llm import LLMUnavailable
+from ..records import MemoryRecord, NewMemory
 from ..redaction import CleanTextMemo
 from ..store import ingest as ingest_sql
 from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.ingest import IngestJob
-from ..store.memories import MemoryRecord, NewMemory
 from .extraction import ExtractionService, Message, clean_messages, compute_delta, mask_secrets_in_messages
 from .memories import MemoryService
 from .turns import turn_memories

@@ -50,12 +50,13 @@ import numpy as np
 from ..config import LifecycleConfig
 from ..errors import LifecycleBusy, OnlyASecret
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
+from ..records import ConversationSession, MemoryRecord, NewMemory
 from ..store import lifecycle as lifecycle_sql
 from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.lifecycle import LifecycleRow, RunRecord
-from ..store.memories import ConversationSession, MemoryRecord, NewMemory
-from ..store.vectors import VectorIndex, from_blob, normalize
+from ..store.vectors import VectorIndex
+from ..vectormath import from_blob, normalize
 from . import session_summaries
 from .memories import MemoryService
 from .workers import join_or_cancel

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from urllib.parse import quote, unquote
 
-from ..store.memories import MemoryRecord
+from ..records import MemoryRecord
 from .recalled import RECALLED_LABEL, note_line
 
 MEMORY_FILE = "MEMORY.md"

@@ -19,11 +19,12 @@ import numpy as np
 
 from ..errors import EmbedderUnavailable, InvalidRequest, MemoryNotFound, OnlyASecret
 from ..models.embedders import Embedder
+from ..records import ConversationSession, MemoryFilter, MemoryHistory, MemoryRecord, NewMemory
 from ..redaction import is_only_secrets, redact
 from ..store import memories as memory_sql
 from ..store.db import Database
-from ..store.memories import MemoryRecord, NewMemory
-from ..store.vectors import VectorIndex, from_blob, to_blob
+from ..store.vectors import VectorIndex
+from ..vectormath import from_blob, to_blob
 
 log = logging.getLogger(__name__)
 
@@ -376,19 +377,19 @@ class MemoryService:
         return record
 
     async def list_memories(
-        self, where: memory_sql.MemoryFilter, *, limit: int, before_id: int | None
+        self, where: MemoryFilter, *, limit: int, before_id: int | None
     ) -> list[MemoryRecord]:
         return await self._db.read(
             lambda conn: memory_sql.list_memories(conn, where, limit=limit, before_id=before_id)
         )
 
-    async def sessions(self, user_id: str, *, limit: int, offset: int) -> list[memory_sql.ConversationSession]:
+    async def sessions(self, user_id: str, *, limit: int, offset: int) -> list[ConversationSession]:
         """The user's conversations (sessions with turns), most recently active first."""
         return await self._db.read(
             lambda conn: memory_sql.conversation_sessions(conn, user_id, limit=limit, offset=offset)
         )
 
-    async def history(self, memory_id: int, *, user_id: str | None = None) -> memory_sql.MemoryHistory:
+    async def history(self, memory_id: int, *, user_id: str | None = None) -> MemoryHistory:
         """What ``memory_id`` replaced, what replaced it, and its merge and summary links."""
         record = await self.get(memory_id, user_id=user_id)
         return await self._db.read(lambda conn: memory_sql.history(conn, record))

@@ -30,11 +30,11 @@ from typing import Any, Protocol
 
 from ..config import MarkdownConfig
 from ..errors import InvalidRequest
+from ..records import MemoryRecord, NewMemory
 from ..redaction import is_only_secrets, redact
 from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.files import make_private_dir
-from ..store.memories import MemoryRecord, NewMemory
 from .markdown import (
     DAILY_DIR,
     MEMORY_FILE,

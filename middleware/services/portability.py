@@ -44,7 +44,7 @@ from ..models.embedders import Embedder
 from ..store import memories as memory_sql
 from ..store import portability as portability_sql
 from ..store.portability import BackupResult, PortabilityError, TargetExists
-from ..store.vectors import to_blob
+from ..vectormath import to_blob
 from .memories import stored_embedding_text
 
 __all__ = [

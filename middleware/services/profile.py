@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..models.facts import CATEGORIES
-from ..store.memories import MemoryRecord
+from ..records import MemoryRecord
 from .memories import MemoryService
 from .recalled import RECALLED_LABEL, note_line
 

@@ -51,11 +51,12 @@ import numpy as np
 from ..config import RankingConfig, SearchConfig
 from ..errors import EmbedderUnavailable
 from ..models.embedders import Embedder
+from ..records import MemoryRecord, RankTraits
 from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.fts import FtsQuery, build_query
-from ..store.memories import MemoryRecord
-from ..store.vectors import KINDS, VectorIndex, normalize
+from ..store.vectors import KINDS, VectorIndex
+from ..vectormath import normalize
 from .perspective import WORD, speaker_perspective
 from .timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 
@@ -262,7 +263,7 @@ class SearchService:
         # (never fewer than the results asked for).
         pool = max(self._config.subject_pool, limit)
         # What the boosts and priors read of a candidate (speaker, length, session), read once.
-        traits: dict[int, memory_sql.RankTraits] = {}
+        traits: dict[int, RankTraits] = {}
         speakers = await self._speakers_named(
             query,
             [item[3] for item in fused[:pool]],
@@ -405,7 +406,7 @@ class SearchService:
         self,
         fused: list[tuple[float, float, float, int, str]],
         limit: int,
-        traits: dict[int, memory_sql.RankTraits],
+        traits: dict[int, RankTraits],
     ) -> list[tuple[float, float, float, int, str]]:
         """``fused`` with the transcript turns among its best ``prior_pool`` (at least ``limit``)
         re-scored by the length prior and session support, best first again. A turn has a
@@ -470,8 +471,8 @@ class SearchService:
         return answer
 
     async def _read_traits(
-        self, memory_ids: list[int], known: dict[int, memory_sql.RankTraits]
-    ) -> dict[int, memory_sql.RankTraits]:
+        self, memory_ids: list[int], known: dict[int, RankTraits]
+    ) -> dict[int, RankTraits]:
         """``known`` with the traits of those of ``memory_ids`` it lacks, read in one query."""
         missing = [memory_id for memory_id in memory_ids if memory_id not in known]
         if missing:
@@ -491,7 +492,7 @@ class SearchService:
         return self._index.cosines(user_id, expanded, candidates)
 
     async def _speakers_named(
-        self, query: str, candidates: list[int], traits: dict[int, memory_sql.RankTraits], *, wanted: bool
+        self, query: str, candidates: list[int], traits: dict[int, RankTraits], *, wanted: bool
     ) -> dict[int, str]:
         """The candidates said by someone the query names, with that speaker label (casefolded):
         their text starts with a label ("Melanie: …") made of capitalised words of the query.

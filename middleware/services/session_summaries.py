@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
-from ..store.memories import ConversationSession, NewMemory
+from ..records import ConversationSession, NewMemory
 
 CATEGORY = "session_summary"
 # Longest summary kept, in characters (a model that ignores max_tokens is cut here).

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..store.memories import stored_timestamp as stored_format
+from ..records import stored_timestamp as stored_format
 
 # A query without any of these holds no time expression dateparser would find in English: it is
 # not parsed at all. (A gate only: what is a date is dateparser's call.)

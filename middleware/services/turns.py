@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..config import IngestConfig
+from ..records import NewMemory, stored_timestamp
 from ..redaction import is_only_secrets
-from ..store.memories import NewMemory, stored_timestamp
 from .extraction import Message
 
 # The category of every turn; the Markdown mirror files turns under its "Conversation" heading and

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .memories import NOW_SQL, stored_timestamp
+from ..records import stored_timestamp
+from .memories import NOW_SQL
 
 
 @dataclass(frozen=True)

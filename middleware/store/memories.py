@@ -7,28 +7,25 @@ transactions stay in the caller's hands; every value is a bound parameter.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any
 
+from ..records import (
+    ConversationSession,
+    MemoryFilter,
+    MemoryHistory,
+    MemoryRecord,
+    NewMemory,
+    RankTraits,
+    speaker_label,
+)
 from .fts import FtsQuery, like_pattern, quote
 
 NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
-
-
-def stored_timestamp(moment: datetime) -> str:
-    """A moment as every timestamp is stored: UTC, ``2023-05-08T13:56:00.000Z`` (naive = UTC).
-
-    One format everywhere, so that timestamps compare as strings (SQL ranges, the time index).
-    """
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment.isoformat(timespec="milliseconds") + "Z"
 
 
 # Columns a caller may set on insert or change on update (never id, timestamps or counters).
@@ -53,71 +50,6 @@ _SELECT = (
     " embedding_model, embedding_dim, embedding_context, layer, layer_since, compressed_into,"
     " embedding IS NOT NULL AS has_embedding, occurred_at, kind FROM memories"
 )
-
-
-@dataclass(frozen=True)
-class MemoryRecord:
-    """One row of ``memories`` as the rest of the code sees it (without the BLOB)."""
-
-    id: int
-    user_id: str
-    topic: str
-    fact: str
-    importance: int
-    category: str
-    source_session: str | None
-    source_channel: str | None
-    ref: str | None
-    metadata: dict[str, Any]
-    created_at: str
-    updated_at: str
-    access_count: int
-    last_accessed: str | None
-    superseded_by: int | None
-    embedding_model: str | None
-    embedding_dim: int | None
-    embedding_context: int
-    layer: str
-    layer_since: str | None
-    compressed_into: int | None
-    has_embedding: bool
-    occurred_at: str | None = None  # the time it is about, when not created_at (migration 006)
-    kind: str = "fact"  # fact | turn (migration 009)
-
-    @property
-    def about_time(self) -> str:
-        """The time this memory is about: ``occurred_at`` when set, else ``created_at``."""
-        return self.occurred_at or self.created_at
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> MemoryRecord:
-        data = dict(row)
-        data["metadata"] = json.loads(data["metadata"] or "{}")
-        data["has_embedding"] = bool(data["has_embedding"])
-        return cls(**data)
-
-
-@dataclass(frozen=True)
-class NewMemory:
-    """What it takes to insert a memory; ``embedding`` is already little-endian float32 bytes."""
-
-    user_id: str
-    fact: str
-    topic: str = ""
-    importance: int = 5
-    category: str = "fact"
-    source_session: str | None = None
-    source_channel: str | None = None
-    ref: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    created_at: str | None = None
-    embedding: bytes | None = None
-    embedding_model: str | None = None
-    embedding_dim: int | None = None
-    embedding_context: int = 0  # earlier memories of the same session embedded with this one
-    layer: str = "core"  # working | core | archive (see migration 004)
-    occurred_at: str | None = None  # the time it is about, when not created_at (migration 006)
-    kind: str = "fact"  # fact | turn: a message of a conversation, kept verbatim (migration 009)
 
 
 def quote_identifier(name: str) -> str:
@@ -234,39 +166,8 @@ def get_many(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, M
     return {row["id"]: MemoryRecord.from_row(row) for row in rows}
 
 
-@dataclass(frozen=True)
-class MemoryFilter:
-    """What ``GET /memories`` (and the dashboard's table) narrows the rows to; None = any."""
-
-    user_id: str | None = None
-    topic: str | None = None
-    layer: str | None = None
-    category: str | None = None
-    min_importance: int | None = None
-    max_importance: int | None = None
-    created_from: str | None = None  # stored-format timestamps (ISO 8601, Z): created_at >= this
-    created_before: str | None = None  # created_at < this
-    text: str | None = None  # the topic or the fact contains it, case-insensitively
-    include_superseded: bool = False
-    kinds: tuple[str, ...] | None = None  # fact and/or turn
-    source_session: str | None = None  # one conversation (the dashboard's session view)
-
-
 # The trigram index finds substrings of three characters or more; shorter ones are scanned.
 MIN_TRIGRAM_TEXT = 3
-
-
-# "Melanie: I ran a charity race…": a turn of a transcript, a group chat or a replayed conversation
-# names who said it. One to three capitalised words (any script: "Élodie") before the colon.
-_SUBJECT_LABEL = re.compile(r"([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}):\s")
-
-
-def speaker_label(head: str) -> str | None:
-    """The speaker label a text starts with ("Melanie Ann: …" → "Melanie Ann"), if any."""
-    match = _SUBJECT_LABEL.match(head)
-    if match and all(word[0].isupper() for word in match.group(1).split()):
-        return match.group(1)
-    return None
 
 
 def has_turns(conn: sqlite3.Connection, user_id: str) -> bool:
@@ -276,17 +177,6 @@ def has_turns(conn: sqlite3.Connection, user_id: str) -> bool:
         "SELECT EXISTS (SELECT 1 FROM memories WHERE user_id = ? AND embedding_context > 0)", (user_id,)
     ).fetchone()
     return bool(row[0])
-
-
-@dataclass(frozen=True)
-class RankTraits:
-    """What search's boosts and priors read of a candidate: the speaker label its text starts with
-    (casefolded; None without one), its length in characters and, for a transcript turn, its
-    session."""
-
-    speaker: str | None
-    chars: int
-    session: str | None
 
 
 def rank_traits(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, RankTraits]:
@@ -353,21 +243,6 @@ def list_memories(
     return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
 
 
-@dataclass(frozen=True)
-class ConversationSession:
-    """One conversation of a user, from its stored turns (the dashboard's list, the lifecycle's
-    session summaries)."""
-
-    session: str
-    channel: str | None
-    turns: int
-    first_said: str
-    last_said: str
-    last_received: str  # when its newest turn was stored: the session is quiet since then
-    last_turn_id: int
-    summary_id: int | None  # its live session summary, if one was written
-
-
 def conversation_sessions(
     conn: sqlite3.Connection,
     user_id: str,
@@ -422,19 +297,6 @@ def stored_by_job(
         (user_id, *([] if session_id is None else [session_id]), job_id),
     )
     return [MemoryRecord.from_row(row) for row in rows]
-
-
-@dataclass(frozen=True)
-class MemoryHistory:
-    """Where a memory came from and what became of it (the dashboard's detail view)."""
-
-    memory: MemoryRecord
-    replaces: list[MemoryRecord]  # rows whose superseded_by is this memory
-    replaced_by: list[MemoryRecord]  # the superseded_by chain forward, nearest first
-    merged_from: list[MemoryRecord]  # rows a lifecycle merge folded into this one
-    merged_into: list[MemoryRecord]
-    summarises: list[MemoryRecord]  # archived rows this history summary covers
-    summary: MemoryRecord | None  # the summary this archived row was folded into
 
 
 # Longest supersession chain followed forward (a chain is a list, but never trust a loop).

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..vectormath import normalize
+
 _INITIAL_CAPACITY = 64
 
 # The memory layers (migration 004) and kinds (migration 009), numbered for the per-row code
@@ -65,29 +67,6 @@ def use_one_blas_thread() -> None:
     queries, keeps its own thread pool.
     """
     threadpool_limits(limits=1, user_api="blas")
-
-
-def normalize(vectors: np.ndarray) -> np.ndarray:
-    """L2-normalise rows (a zero row stays zero), as float32."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim == 1:
-        vectors = vectors[None, :]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (vectors / norms).astype(np.float32, copy=False)
-
-
-def to_blob(vector: np.ndarray) -> bytes:
-    """Little-endian float32 bytes, the on-disk form of an embedding."""
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def from_blob(blob: bytes, dim: int | None = None) -> np.ndarray:
-    """Inverse of :func:`to_blob`; checks the length when ``dim`` is known."""
-    vector = np.frombuffer(blob, dtype="<f4")
-    if dim is not None and vector.shape[0] != dim:
-        raise ValueError(f"embedding has {vector.shape[0]} values, expected {dim}")
-    return vector.astype(np.float32)
 
 
 def sign_codes(vectors: np.ndarray) -> np.ndarray:

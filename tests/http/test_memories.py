@@ -9,7 +9,7 @@ import numpy as np
 from aiohttp.test_utils import TestClient
 
 from middleware.keys import CONFIG, VECTOR_INDEX
-from middleware.store.vectors import from_blob, normalize
+from middleware.vectormath import from_blob, normalize
 from tests.helpers import search, store
 
 JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)

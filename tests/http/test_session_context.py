@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient
 
 from middleware.app import create_app
 from middleware.keys import CONFIG
-from middleware.store.vectors import from_blob, normalize
+from middleware.vectormath import from_blob, normalize
 from tests.conftest import make_config
 
 TURNS = [

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
+from middleware.records import NewMemory
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
-from middleware.store.memories import NewMemory
-from middleware.store.vectors import VectorIndex, normalize, to_blob
+from middleware.store.vectors import VectorIndex
+from middleware.vectormath import normalize, to_blob
 
 MODEL = "fixed-3d"
 

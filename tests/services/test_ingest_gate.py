@@ -8,6 +8,7 @@ from pathlib import Path
 
 from middleware.config import IngestConfig, LLMConfig
 from middleware.models.embedders import SentenceTransformerEmbedder
+from middleware.records import MemoryFilter
 from middleware.services.extraction import ExtractionService
 from middleware.services.ingest import IngestRequest, IngestService
 from middleware.services.memories import MemoryService
@@ -45,7 +46,7 @@ async def test_turns_are_stored_while_the_gate_holds_the_job(
             await asyncio.sleep(0.02)
         stored = await db.read(
             lambda conn: memory_sql.list_memories(
-                conn, memory_sql.MemoryFilter(user_id="sam"), limit=10, before_id=None
+                conn, MemoryFilter(user_id="sam"), limit=10, before_id=None
             )
         )
         assert held and [(m.kind, m.fact) for m in stored] == [
@@ -60,7 +61,7 @@ async def test_turns_are_stored_while_the_gate_holds_the_job(
             m.kind
             for m in await db.read(
                 lambda conn: memory_sql.list_memories(
-                    conn, memory_sql.MemoryFilter(user_id="sam"), limit=10, before_id=None
+                    conn, MemoryFilter(user_id="sam"), limit=10, before_id=None
                 )
             )
         )

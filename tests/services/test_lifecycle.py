@@ -22,6 +22,7 @@ from middleware.config import LifecycleConfig
 from middleware.errors import LifecycleBusy
 from middleware.models.embedders import SentenceTransformerEmbedder
 from middleware.models.llm import LLM
+from middleware.records import NewMemory
 from middleware.services.lifecycle import (
     LifecycleReport,
     LifecycleService,
@@ -37,7 +38,6 @@ from middleware.services.search import SearchService
 from middleware.store import lifecycle as lifecycle_sql
 from middleware.store.db import Database
 from middleware.store.lifecycle import LifecycleRow
-from middleware.store.memories import NewMemory
 from middleware.store.vectors import VectorIndex
 from tests.fakes import MovableClock, ScriptedLLM
 

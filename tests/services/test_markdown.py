@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from middleware.records import MemoryRecord
 from middleware.services.markdown import (
     MIRROR_MARKER,
     heading_category,
@@ -23,7 +24,6 @@ from middleware.services.markdown import (
     workspace_file_kind,
 )
 from middleware.services.recalled import note_line
-from middleware.store.memories import MemoryRecord
 
 
 def record(memory_id: int, fact: str, **fields: Any) -> MemoryRecord:

@@ -12,12 +12,13 @@ import pytest
 from middleware.config import SearchConfig
 from middleware.errors import EmbedderUnavailable
 from middleware.models.embedders import EmbedderHealth, SentenceTransformerEmbedder
+from middleware.records import NewMemory
 from middleware.services.perspective import Perspective, speaker_perspective
 from middleware.services.search import SearchService
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
-from middleware.store.memories import NewMemory
-from middleware.store.vectors import VectorIndex, normalize, to_blob
+from middleware.store.vectors import VectorIndex
+from middleware.vectormath import normalize, to_blob
 from tests.services.fixed_store import MODEL, Row, open_store
 
 

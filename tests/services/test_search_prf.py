@@ -10,11 +10,12 @@ import pytest
 
 from middleware.config import SearchConfig
 from middleware.models.embedders import EmbedderHealth
+from middleware.records import NewMemory
 from middleware.services.search import SearchService
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
-from middleware.store.memories import NewMemory
-from middleware.store.vectors import VectorIndex, normalize, to_blob
+from middleware.store.vectors import VectorIndex
+from middleware.vectormath import normalize, to_blob
 
 MODEL = "fixed-3d"
 QUERY = np.array([1.0, 0.0, 0.0], dtype=np.float32)

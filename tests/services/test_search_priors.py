@@ -13,7 +13,8 @@ import pytest
 from middleware.config import SearchConfig
 from middleware.services.search import SearchService
 from middleware.store.db import Database
-from middleware.store.vectors import VectorIndex, normalize
+from middleware.store.vectors import VectorIndex
+from middleware.vectormath import normalize
 from tests.services.fixed_store import Row, open_store
 from tests.services.test_search_prf import FixedEmbedder
 

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from middleware.config import SearchConfig
+from middleware.records import NewMemory
 from middleware.services.search import SearchService
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, apply_migrations, connect
-from middleware.store.memories import NewMemory
-from middleware.store.vectors import VectorIndex, normalize, to_blob
+from middleware.store.vectors import VectorIndex
+from middleware.vectormath import normalize, to_blob
 from tests.services.test_search_prf import MODEL, FixedEmbedder
 
 # (fact, user, vector): the query is the x axis, so the first row is nearest.

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from middleware.config import SearchConfig
+from middleware.records import NewMemory
 from middleware.services.search import SearchService
 from middleware.services.timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
-from middleware.store.memories import NewMemory
-from middleware.store.vectors import VectorIndex, normalize, to_blob
+from middleware.store.vectors import VectorIndex
+from middleware.vectormath import normalize, to_blob
 from tests.services.test_search_prf import MODEL, FixedEmbedder
 
 NOW = datetime(2023, 10, 20, 12, 0, tzinfo=UTC)

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from middleware.records import NewMemory
 from middleware.store import memories as memory_sql
 from middleware.store.db import apply_migrations
 from middleware.store.fts import build_query, like_pattern, quote, word_terms
-from middleware.store.memories import NewMemory
 
 
 @pytest.fixture(scope="module")

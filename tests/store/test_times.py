@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from middleware.records import NewMemory
 from middleware.store import memories as memory_sql
 from middleware.store.db import apply_migrations
-from middleware.store.memories import NewMemory
 
 
 @pytest.fixture

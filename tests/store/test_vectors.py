@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from middleware.store.vectors import VectorIndex, from_blob, hamming_shortlist, normalize, sign_codes, to_blob
+from middleware.store.vectors import VectorIndex, hamming_shortlist, sign_codes
+from middleware.vectormath import from_blob, normalize, to_blob
 
 
 def brute_force(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:
