@@ -51,7 +51,9 @@ from .store.vectors import VectorIndex, use_one_blas_thread
 
 log = logging.getLogger(__name__)
 
-Part = Literal["database", "embedder", "index", "access", "llm", "hardware", "markdown", "ingest", "lifecycle"]
+Part = Literal[
+    "database", "embedder", "index", "access", "llm", "hardware", "markdown", "ingest", "lifecycle"
+]
 PARTS: tuple[Part, ...] = (
     "database",
     "embedder",
@@ -213,7 +215,11 @@ def build_services(
         access=AccessTracker(db, config.search.access_flush_s),
         llm=chat_model,
         recall=RecallService(
-            search, memories, chat_model, config.recall, synthesise=synthesis_wanted(config.recall, config.llm)
+            search,
+            memories,
+            chat_model,
+            config.recall,
+            synthesise=synthesis_wanted(config.recall, config.llm),
         ),
         metrics=metrics,
         hardware=hardware,
@@ -334,7 +340,9 @@ async def memory_service_over(config: Config, db: Database) -> AsyncIterator[Mem
         yield new_memory_service(config, db, index, embedder)
 
 
-async def open_database(db: Database, stack: contextlib.AsyncExitStack, *, checkpoint_interval_s: float) -> None:
+async def open_database(
+    db: Database, stack: contextlib.AsyncExitStack, *, checkpoint_interval_s: float
+) -> None:
     """Open ``db`` and checkpoint its WAL in the background; both undone by ``stack``."""
     await asyncio.to_thread(db.open)
     log.info("database open", extra={"path": str(db.path)})

@@ -11,7 +11,7 @@ from middleware.app import create_app
 from middleware.config import LLMConfig
 from middleware.models.llm import ChatMessage, LLMHealth
 from middleware.records import ConversationSession
-from middleware.services import session_summaries
+from middleware.services.lifecycle import session_summaries
 from tests.conftest import make_config
 from tests.fakes import MovableClock
 from tests.helpers import wait_idle

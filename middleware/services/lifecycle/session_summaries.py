@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..models.llm import LLM, ChatMessage, LLMUnavailable
-from ..records import ConversationSession, NewMemory
+from ...models.llm import LLM, ChatMessage, LLMUnavailable
+from ...records import ConversationSession, NewMemory
 
 CATEGORY = "session_summary"
 # Longest summary kept, in characters (a model that ignores max_tokens is cut here).
