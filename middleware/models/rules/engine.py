@@ -1,0 +1,303 @@
+"""The rules extractor's engine: which language a message is in, what of it is never a statement
+(code, quotes, role-play), sentences and clauses, wrappers applied, and the facts returned."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from ...redaction import has_secret
+from ..facts import ExtractedFact
+from .chinese import CHINESE
+from .english import ENGLISH
+from .japanese import JAPANESE
+from .shapes import (
+    CJK_TRAILING,
+    MAX_CLAUSE_CHARS,
+    MAX_FACTS_PER_MESSAGE,
+    SPACES,
+    USER_ROLES,
+    Draft,
+    Language,
+    Voice,
+    Wrapper,
+)
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_FIRST_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _language_of(text: str) -> Language:
+    """By the first letter: a Chinese sentence may hold an English name and vice versa."""
+    first = _FIRST_LETTER.search(text)
+    if first is None:
+        return ENGLISH
+    char = first.group()
+    if _KANA.match(char) or ("\u3400" <= char <= "\u9fff" and _KANA.search(text)):
+        return JAPANESE
+    if "\u3400" <= char <= "\u9fff":
+        return CHINESE
+    return ENGLISH
+
+
+_FENCED_CODE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`([^`\n]{1,80})`")
+_QUOTED_LINE = re.compile(r"^\s*>.*$", re.MULTILINE)
+_QUOTED_SPAN = re.compile(r"\"([^\"\n]{1,600})\"|“([^”\n]{1,600})”|「([^」\n]{1,600})」|『([^』\n]{1,600})』")
+_ROLE_PLAY = re.compile(
+    r"\b(?:pretend|role-?play|roleplay|let's\s+play|in\s+this\s+story|in\s+the\s+story|my\s+character|act\s+as|"
+    r"you\s+are\s+now|imagine\s+(?:that|you|i|we))\b|假装|假裝|扮演|角色|ロールプレイ|なりきって|演じて|ふりをして",
+    re.IGNORECASE,
+)
+_ROLE_PLAY_HINTS = (
+    "pretend",
+    "play",
+    "story",
+    "character",
+    "act as",
+    "you are now",
+    "imagine",
+    "假",
+    "扮演",
+    "角色",
+    "ロールプレイ",
+    "なりきって",
+    "演じて",
+    "ふり",
+)
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "＇": "'"})
+
+
+def _drop_long_quote(m: re.Match[str]) -> str:
+    """Quoted text is someone else's words (a pasted email, a line of dialogue), unless it is short."""
+    inner = next(g for g in m.groups() if g is not None)
+    long = len(inner.split()) >= 4 or len(re.findall(r"[\u3040-\u30ff\u3400-\u9fff]", inner)) >= 10
+    return " " if long else m.group()
+
+
+def _clean(text: str) -> str:
+    text = text.translate(_APOSTROPHES)
+    text = _FENCED_CODE.sub("\n", text)
+    text = _INLINE_CODE.sub(r"\1", text)
+    text = _QUOTED_LINE.sub("", text)
+    return _QUOTED_SPAN.sub(_drop_long_quote, text)
+
+
+_BOUNDARY = re.compile(r"[.!?…]+[\"')\]]*(?=\s|$)|[。！？!?；;]+[」』）)]*|\n+")
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st prof sr jr vs etc e.g i.e eg ie approx mt ft inc ltd co no dept univ ave rd".split()
+)
+
+
+_LAST_WORD = re.compile(r"[\w.]+$")
+
+
+def _sentences(text: str) -> list[str]:
+    sentences: list[str] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        if m.group().startswith("."):
+            previous = _LAST_WORD.search(text, max(start, m.start() - 12), m.start())
+            if previous and previous.group().lower() in _ABBREVIATIONS:
+                continue
+        piece = text[start : m.end()].strip()
+        if piece:
+            sentences.append(piece)
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def _strip_lead_in(clause: str, language: Language) -> str:
+    return language.lead_in.sub("", clause.strip()).strip()
+
+
+def _match_wrapper(clause: str, language: Language) -> Wrapper | None:
+    m = language.now_on.match(clause)
+    if m:
+        return Wrapper("now_on", m["marker"], m["body"].strip())
+    for pattern in language.strong_correction:
+        m = pattern.match(clause)
+        if m:
+            return Wrapper("correction", m["marker"], m["body"].strip())
+    for pattern in language.remember:
+        m = pattern.match(clause)
+        if m:
+            return Wrapper("remember", m["marker"], m["body"].strip())
+    m = language.weak_correction.match(clause)
+    if m:
+        return Wrapper("weak_correction", m["marker"], m["body"].strip())
+    return None
+
+
+def _resolve(wrapper: Wrapper, inner: Draft | None, language: Language, voice: Voice) -> Draft | None:
+    """What a wrapper makes of its body: the body's own fact, adjusted, or the wrapper's own rendering."""
+    if inner is not None:
+        return _apply_mode(inner, wrapper.kind)
+    if wrapper.kind == "now_on":
+        return language.render_now_on(wrapper.marker, wrapper.body, voice)
+    if wrapper.kind == "correction":
+        return language.render_correction(wrapper.body, voice)
+    if wrapper.kind == "weak_correction":
+        # "Actually, …" alone is chit-chat; only a contrast ("it's Ana, not Anna") makes it a correction.
+        return (
+            language.render_correction(wrapper.body, voice)
+            if language.contrast.search(wrapper.body)
+            else None
+        )
+    return language.render_remember(wrapper.body, voice)
+
+
+def _apply_mode(draft: Draft, mode: str | None) -> Draft:
+    if mode in ("correction", "weak_correction"):
+        return draft.as_correction()
+    if mode == "remember":
+        return draft.at_least(7, step=1)
+    if mode == "now_on":
+        return draft.at_least(8)
+    return draft
+
+
+def _trim(text: str, language: Language) -> str:
+    """Lead-ins and closing punctuation off; a question mark stays, it is evidence."""
+    return _strip_lead_in(text, language).rstrip(CJK_TRAILING)
+
+
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+def _is_statement(text: str, language: Language) -> bool:
+    """Not a question, a hypothetical, a hedge or a joke."""
+    if language.question.search(text) or language.hedge.search(text):
+        return False
+    return not (language.hedge_words and not language.hedge_words.isdisjoint(_WORDS.findall(text.lower())))
+
+
+def _from_clause(clause: str, language: Language, voice: Voice, depth: int = 0) -> Draft | None:
+    """One clause → at most one fact: the first wrapper or rule that recognises it wins."""
+    clause = _trim(clause, language)
+    if not clause or len(clause) > MAX_CLAUSE_CHARS:
+        return None
+    wrapper = _match_wrapper(clause, language) if depth < 2 else None
+    if wrapper is not None and wrapper.body:
+        inner = _from_clause(wrapper.body, _language_of(wrapper.body), voice, depth + 1)
+        return _resolve(wrapper, inner, language, voice)
+    for rule in language.rules_for(clause):
+        m = rule.pattern.match(clause)
+        if m:
+            draft = rule.handler(m, voice)
+            if draft is not None:
+                return draft
+    return None
+
+
+def _clauses(sentence: str, language: Language) -> list[str]:
+    """Split on commas and conjunctions that start a new statement ("…, and I live in Porto")."""
+    return [p.strip() for p in language.clause_split.split(sentence) if p and p.strip()]
+
+
+def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[list[Draft], Wrapper | None]:
+    """The facts in one sentence, and its wrapper when the sentence is nothing but one ("Remember this:")."""
+    head = _trim(sentence, language)
+    if language.polite is not None:
+        head = language.polite.sub("", head).rstrip("?？ ")  # "Can you remember that I'm vegan?"
+    wrapper = _match_wrapper(head, language) if head else None
+    if wrapper is not None and not wrapper.body:
+        return [], wrapper
+    body = wrapper.body if wrapper is not None else head
+    drafts: list[Draft] = []
+    hypothetical = asked = False
+    for clause in _clauses(body, language):
+        clause = _trim(clause, language)
+        if language.conditional.match(clause):
+            hypothetical = True
+            break  # "If I were rich, I'd live in Paris": the rest of the sentence is hypothetical
+        if not _is_statement(clause, language):
+            asked = asked or bool(language.question.search(clause))
+            continue
+        draft = _from_clause(clause, language, voice)
+        if draft is not None:
+            drafts.append(_apply_mode(draft, wrapper.kind if wrapper else None))
+    if asked:
+        # "I need to parse a CSV, how do I do it?" is a request for help, not a to-do to remember.
+        drafts = [draft for draft in drafts if draft.category != "todo"]
+    if wrapper is not None and not drafts and not hypothetical and _is_statement(body, language):
+        fallback = _resolve(wrapper, None, language, voice) if len(body) <= MAX_CLAUSE_CHARS else None
+        drafts = [fallback] if fallback is not None else []
+    return drafts, None
+
+
+def _from_message(text: str, voice: Voice) -> list[Draft]:
+    text = _clean(text)
+    lowered = text.lower()
+    if any(hint in lowered for hint in _ROLE_PLAY_HINTS) and _ROLE_PLAY.search(text):
+        return []  # a persona's "my name is…" is not the user's
+    drafts: list[Draft] = []
+    carried_mode: str | None = None  # a bare "Remember this:" / "Correction:" applies to the next sentence
+    previous_sentence: list[int] = []
+    for sentence in _sentences(text):
+        language = _language_of(sentence)
+        mode, carried_mode = carried_mode, None
+        found, bare = _from_sentence(sentence, language, voice)
+        if bare is not None:
+            if bare.kind == "remember" and previous_sentence:
+                for i in previous_sentence:  # "My PIN is 1234. Remember that."
+                    drafts[i] = drafts[i].at_least(7, step=1)
+            elif bare.kind in ("remember", "correction"):
+                carried_mode = bare.kind
+            previous_sentence = []
+            continue
+        previous_sentence = list(range(len(drafts), len(drafts) + len(found)))
+        drafts.extend(_apply_mode(draft, mode) for draft in found)
+    if len(drafts) > MAX_FACTS_PER_MESSAGE:
+        keep = sorted(range(len(drafts)), key=lambda i: -drafts[i].importance)[:MAX_FACTS_PER_MESSAGE]
+        drafts = [drafts[i] for i in sorted(keep)]
+    return drafts
+
+
+def _dedup_key(fact: str) -> str:
+    return SPACES.sub(" ", fact).strip().rstrip(".。").casefold()
+
+
+def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The user") -> list[ExtractedFact]:
+    """Facts stated explicitly by the user in ``messages``, rewritten about ``speaker``.
+
+    ``messages`` are ``(role, text)`` pairs in conversation order; only roles in
+    :data:`USER_ROLES` are read (what the assistant says is not a fact about the user).
+    ``speaker`` names the user in English facts ("The user" → "The user lives in Porto."); a
+    custom name is also used verbatim in Chinese and Japanese facts instead of 用户/ユーザー.
+
+    Returns validated :class:`ExtractedFact` objects, at most :data:`MAX_FACTS_PER_MESSAGE` per
+    message, without duplicates (the same fact stated twice keeps the higher importance).
+    """
+    voice = Voice.of(speaker)
+    facts: list[ExtractedFact] = []
+    index_of: dict[str, int] = {}
+    for role, text in messages:
+        if role.strip().lower() not in USER_ROLES or not text:
+            continue
+        for draft in _from_message(text, voice):
+            if has_secret(draft.fact) or has_secret(draft.topic):
+                continue  # memories are stored in plain text and recalled into prompts: never keep secrets
+            key = _dedup_key(draft.fact)
+            if key in index_of:
+                existing = facts[index_of[key]]
+                if draft.importance > existing.importance:
+                    facts[index_of[key]] = existing.model_copy(update={"importance": draft.importance})
+                continue
+            try:
+                fact = ExtractedFact(
+                    topic=draft.topic[:80],
+                    fact=draft.fact,
+                    importance=draft.importance,
+                    category=draft.category,
+                )
+            except ValidationError:
+                continue  # a rule produced something unusable (e.g. a topic of digits only): skip it
+            index_of[key] = len(facts)
+            facts.append(fact)
+    return facts

@@ -1,0 +1,145 @@
+"""The rules extractor's shapes: a draft fact, the voice it is told in, a rule, a wrapper
+("remember that…", "actually…"), a language's rule set, and the small text helpers every language uses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from ..facts import Category
+
+USER_ROLES = frozenset({"user", "human"})
+"""Roles whose messages are about the speaker; the assistant's words are never facts about the user."""
+
+MAX_FACTS_PER_MESSAGE = 5
+"""A long ramble yields its few most important statements, not one fact per sentence."""
+
+MAX_CLAUSE_CHARS = 300  # longer "statements" are pasted text or rambling, not a fact to quote
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A fact before validation; cheap to adjust when a wrapper ("remember", "actually") applies."""
+
+    fact: str
+    topic: str
+    category: Category
+    importance: int
+
+    def at_least(self, floor: int, step: int = 0) -> Draft:
+        return replace(self, importance=min(10, max(self.importance + step, floor)))
+
+    def as_correction(self) -> Draft:
+        return replace(self, category="correction", importance=max(self.importance, 7))
+
+
+@dataclass(frozen=True)
+class Voice:
+    """How the speaker is named in each output language."""
+
+    subject: str  # mid-sentence form: "the user"
+    possessive: str  # "the user's"
+    zh: str  # 用户
+    ja: str  # ユーザー
+
+    @classmethod
+    def of(cls, speaker: str) -> Voice:
+        name = " ".join(speaker.split()) or "The user"
+        if name.casefold() == "the user":
+            return cls("the user", "the user's", "用户", "ユーザー")
+        mid = name[0].lower() + name[1:] if name.lower().startswith("the ") else name
+        return cls(mid, f"{mid}'s", name, name)
+
+    @property
+    def title(self) -> str:
+        """The subject at the start of a sentence."""
+        return cap(self.subject)
+
+
+Handler = Callable[[re.Match[str], Voice], Draft | None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    pattern: re.Pattern[str]
+    handler: Handler
+    # The words a match can begin with (None: any). Only a fast pre-filter: the regex still decides,
+    # but a clause is no longer tried against ~60 patterns that cannot match its first word.
+    first_words: frozenset[str] | None = None
+
+
+def first_words_of(words: str | None) -> frozenset[str] | None:
+    """Space-separated lowercase words; a capital ``I`` stands for every form of "I" (I'm, I've…)."""
+    if words is None:
+        return None
+    return frozenset(words.replace("I", "i i'm im i've ive i'd i'll").split())
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A prefix that changes what the rest of the clause means ("remember that", "actually")."""
+
+    kind: str  # "now_on" | "correction" | "weak_correction" | "remember"
+    marker: str
+    body: str
+
+
+def cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+# Closing punctuation to drop; "?" is not here: it is evidence of a question. (str.rstrip, not a regex: a
+# trailing "[…]+$" pattern is retried at every position of the text.)
+_EN_TRAILING = " \t\n\r,;:.!…~-"
+CJK_TRAILING = _EN_TRAILING + "，；：。！～、"
+SPACES = re.compile(r"\s+")
+
+
+def en_sentence(text: str) -> str:
+    return cap(SPACES.sub(" ", text).strip().rstrip(_EN_TRAILING)) + "."
+
+
+def cjk_sentence(text: str) -> str:
+    return SPACES.sub(" ", text).strip().rstrip(CJK_TRAILING) + "。"
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    rules: tuple[Rule, ...]
+    lead_in: re.Pattern[str]
+    question: re.Pattern[str]
+    hedge: re.Pattern[str]
+    conditional: re.Pattern[str]  # a clause that makes the rest of its sentence hypothetical
+    clause_split: re.Pattern[str]
+    now_on: re.Pattern[str]
+    strong_correction: tuple[re.Pattern[str], ...]
+    weak_correction: re.Pattern[str]
+    contrast: re.Pattern[str]
+    remember: tuple[re.Pattern[str], ...]
+    render_now_on: Callable[[str, str, Voice], Draft | None]
+    render_correction: Callable[[str, Voice], Draft | None]
+    render_remember: Callable[[str, Voice], Draft | None]
+    polite: re.Pattern[str] | None = None  # a request phrased as a question that is not one
+    hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation
+    rule_index: dict[str, tuple[Rule, ...]] = field(init=False, repr=False)
+    any_word_rules: tuple[Rule, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        words = set().union(*(rule.first_words for rule in self.rules if rule.first_words))
+        index = {
+            w: tuple(r for r in self.rules if r.first_words is None or w in r.first_words) for w in words
+        }
+        object.__setattr__(self, "rule_index", index)
+        object.__setattr__(self, "any_word_rules", tuple(r for r in self.rules if r.first_words is None))
+
+    def rules_for(self, clause: str) -> tuple[Rule, ...]:
+        """The rules, in order, that could match a clause starting with its first word."""
+        first = _FIRST_WORD.match(clause)
+        if first is None:
+            return self.any_word_rules
+        return self.rule_index.get(first.group().lower(), self.any_word_rules)
+
+
+_FIRST_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)?")
