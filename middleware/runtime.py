@@ -45,7 +45,7 @@ from .services.scheduler import GpuScheduler
 from .services.search import SearchService
 from .services.stats import StatsService
 from .services.timeparse import TimeParser
-from .store import memories as memory_sql
+from .store import embeddings as embedding_sql
 from .store.db import Database
 from .store.vectors import VectorIndex, use_one_blas_thread
 
@@ -384,10 +384,10 @@ def load_vector_index(db: Database, index: VectorIndex) -> int:
     """Fill the index from the BLOBs of the live model (blocking; the benches call it directly)."""
 
     def read(conn: sqlite3.Connection) -> int:
-        counts = memory_sql.embedding_counts(conn, index.model)
+        counts = embedding_sql.embedding_counts(conn, index.model)
         rows = (
             (memory_id, user_id, blob, layer, kind)
-            for memory_id, user_id, blob, _, layer, kind in memory_sql.iter_embeddings(conn, index.model)
+            for memory_id, user_id, blob, _, layer, kind in embedding_sql.iter_embeddings(conn, index.model)
         )
         return index.load(counts, rows)
 

@@ -30,9 +30,10 @@ from tqdm import tqdm  # noqa: E402
 from middleware.config import load_config  # noqa: E402
 from middleware.models.embedders import create_embedder  # noqa: E402
 from middleware.services.memories import embedding_text, stored_embedding_text  # noqa: E402
+from middleware.store import embeddings as embedding_sql  # noqa: E402
 from middleware.store import memories as memory_sql  # noqa: E402
 from middleware.store.db import apply_migrations, connect  # noqa: E402
-from middleware.store.vectors import to_blob  # noqa: E402
+from middleware.vectormath import to_blob  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -58,7 +59,7 @@ async def backfill(args: argparse.Namespace) -> int:
     model = config.embeddings.model
     conn = connect(path, read_only=False, busy_timeout_ms=config.database.busy_timeout_ms)
     apply_migrations(conn)  # an older file gets the current schema first
-    total = memory_sql.count_needing_embedding(conn, model, args.user)
+    total = embedding_sql.count_needing_embedding(conn, model, args.user)
     scope = f" of user {args.user!r}" if args.user else ""
     print(f"{total} memories{scope} need a {model} embedding ({path})")
     if args.dry_run or total == 0:
@@ -70,7 +71,7 @@ async def backfill(args: argparse.Namespace) -> int:
     try:
         with tqdm(total=total, unit="memory", desc="embedding") as progress:
             while True:
-                batch = memory_sql.needing_embedding(
+                batch = embedding_sql.needing_embedding(
                     conn, model, user_id=args.user, after_id=after_id, limit=args.batch_size
                 )
                 if not batch:
@@ -90,7 +91,7 @@ async def backfill(args: argparse.Namespace) -> int:
                         # Only if the text is still what was embedded (the daemon may have edited it).
                         current = memory_sql.get(conn, memory_id)
                         if current is not None and (current.topic, current.fact) == (topic, fact):
-                            memory_sql.set_embedding(
+                            embedding_sql.set_embedding(
                                 conn, memory_id, to_blob(vector), model, int(vector.shape[0])
                             )
                     conn.execute("COMMIT")

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import sqlite3
 
-from ..store import memories as memory_sql
+from ..store import embeddings as embedding_sql
 from ..store.db import Database
 from ..store.vectors import VectorIndex
 from ..vectormath import from_blob
@@ -74,7 +74,7 @@ class IndexSync:
     def _reload(self, conn: sqlite3.Connection) -> int:
         wanted = {
             memory_id: (user_id, from_blob(blob), layer, kind)
-            for memory_id, user_id, blob, dim, layer, kind in memory_sql.iter_embeddings(conn, self._index.model)
+            for memory_id, user_id, blob, dim, layer, kind in embedding_sql.iter_embeddings(conn, self._index.model)
             if self._index.dim is None or dim == self._index.dim
         }
         return self._index.sync(wanted)

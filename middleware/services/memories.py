@@ -21,7 +21,9 @@ from ..errors import EmbedderUnavailable, InvalidRequest, MemoryNotFound, OnlyAS
 from ..models.embedders import Embedder
 from ..records import ConversationSession, MemoryFilter, MemoryHistory, MemoryRecord, NewMemory
 from ..redaction import is_only_secrets, redact
+from ..store import embeddings as embedding_sql
 from ..store import memories as memory_sql
+from ..store import retrieval as retrieval_sql
 from ..store.db import Database
 from ..store.vectors import VectorIndex
 from ..vectormath import from_blob, to_blob
@@ -46,7 +48,7 @@ def stored_embedding_text(conn: sqlite3.Connection, record: MemoryRecord) -> str
     """The text to (re-)embed an existing row with, using the context it was first embedded with."""
     context: list[tuple[str, str]] = []
     if record.embedding_context > 0 and record.source_session:
-        context = memory_sql.session_context(
+        context = retrieval_sql.session_context(
             conn, record.user_id, record.source_session, record.id, record.embedding_context
         )
     return embedding_text(record.topic, record.fact, context)
@@ -401,8 +403,8 @@ class MemoryService:
     async def live_count(self, user_id: str) -> int:
         return await self._db.read(lambda conn: memory_sql.live_count(conn, user_id))
 
-    async def counts(self) -> memory_sql.StoreCounts:
-        return await self._db.read(lambda conn: memory_sql.counts(conn, self.model or ""))
+    async def counts(self) -> embedding_sql.StoreCounts:
+        return await self._db.read(lambda conn: embedding_sql.counts(conn, self.model or ""))
 
     # -- helpers ---------------------------------------------------------------------------
     async def _embedding_texts(self, items: Sequence[NewMemory]) -> list[str]:
@@ -417,7 +419,7 @@ class MemoryService:
             sessions = {(item.user_id, str(item.source_session)) for _, item in wanted}
 
             def read(conn: sqlite3.Connection) -> dict[tuple[str, str], list[tuple[str, str]]]:
-                return {key: memory_sql.session_context(conn, *key, None, longest) for key in sessions}
+                return {key: retrieval_sql.session_context(conn, *key, None, longest) for key in sessions}
 
             stored = await self._db.read(read)
         texts: list[str] = []
@@ -452,7 +454,7 @@ class MemoryService:
         if self._index is None:
             return []
         entries = []
-        for row in memory_sql.vector_rows(conn, memory_ids):
+        for row in embedding_sql.vector_rows(conn, memory_ids):
             live = (
                 row.blob is not None
                 and row.model == self._index.model

@@ -41,6 +41,7 @@ from pydantic import (
 
 from .. import __version__
 from ..models.embedders import Embedder
+from ..store import embeddings as embedding_sql
 from ..store import memories as memory_sql
 from ..store import portability as portability_sql
 from ..store.portability import BackupResult, PortabilityError, TargetExists
@@ -433,7 +434,7 @@ async def reembed_memories(
                 for record, vector in zip(records, vectors, strict=True):
                     current = memory_sql.get(conn, record.id)
                     if current is not None and (current.topic, current.fact) == (record.topic, record.fact):
-                        memory_sql.set_embedding(
+                        embedding_sql.set_embedding(
                             conn, record.id, to_blob(vector), embedder.model, int(vector.shape[0])
                         )
                         stored += 1

@@ -53,6 +53,7 @@ from ..errors import EmbedderUnavailable
 from ..models.embedders import Embedder
 from ..records import MemoryRecord, RankTraits
 from ..store import memories as memory_sql
+from ..store import retrieval as retrieval_sql
 from ..store.db import Database
 from ..store.fts import FtsQuery, build_query
 from ..store.vectors import KINDS, VectorIndex
@@ -157,7 +158,7 @@ class SearchService:
         self._embedder = embedder
         self._config = config
         self._query_timeout_s = query_timeout_s
-        self._term_counts = memory_sql.TermRowCounts()
+        self._term_counts = retrieval_sql.TermRowCounts()
         self._users_with_turns: set[str] = set()  # see _has_turns
         self._users_without_turns: dict[str, int] = {}  # user → the index version it was asked at
         self._time_parser = (time_parser or TimeParser()) if config.time_boost > 0 else None
@@ -460,7 +461,7 @@ class SearchService:
         version = self._index.version if self._index is not None else None
         if version is not None and self._users_without_turns.get(user_id) == version:
             return False
-        answer = await self._db.read(lambda conn: memory_sql.has_turns(conn, user_id))
+        answer = await self._db.read(lambda conn: retrieval_sql.has_turns(conn, user_id))
         if len(self._users_with_turns) + len(self._users_without_turns) >= _USERS_WITH_TURNS_MAX:
             self._users_with_turns.clear()  # many users: start over rather than grow without bound
             self._users_without_turns.clear()
@@ -476,7 +477,7 @@ class SearchService:
         """``known`` with the traits of those of ``memory_ids`` it lacks, read in one query."""
         missing = [memory_id for memory_id in memory_ids if memory_id not in known]
         if missing:
-            known.update(await self._db.read(lambda conn: memory_sql.rank_traits(conn, missing)))
+            known.update(await self._db.read(lambda conn: retrieval_sql.rank_traits(conn, missing)))
         return known
 
     def _feedback_scores(
@@ -532,7 +533,7 @@ class SearchService:
         weight, count = self._config.follower_weight, self._config.followers
 
         def read(conn: sqlite3.Connection) -> dict[int, float]:
-            scores = memory_sql.fts_candidates(
+            scores = retrieval_sql.fts_candidates(
                 conn,
                 user_id,
                 fts_query,
@@ -550,7 +551,7 @@ class SearchService:
             # "It taught me self-acceptance"), whose own words miss the question's: the turns
             # after a hit get a share of its score, as if their context were indexed with them.
             credited = dict(scores)
-            for hit, followers in memory_sql.session_followers(
+            for hit, followers in retrieval_sql.session_followers(
                 conn, user_id, list(scores), count, layers, kinds
             ).items():
                 for follower in followers:
@@ -565,7 +566,7 @@ class SearchService:
             return ()
         now = self._clock()
         if self._config.time_anchor == "newest_memory":
-            newest = await self._db.read(lambda conn: memory_sql.newest_about_time(conn, user_id))
+            newest = await self._db.read(lambda conn: retrieval_sql.newest_about_time(conn, user_id))
             if newest is not None:
                 now = parse_timestamp(newest)
         try:
@@ -592,7 +593,7 @@ class SearchService:
             for time_range in ranges:
                 start, end = time_range.bounds()
                 found.update(
-                    dict.fromkeys(memory_sql.in_time_range(conn, user_id, start, end, count, layers, kinds))
+                    dict.fromkeys(retrieval_sql.in_time_range(conn, user_id, start, end, count, layers, kinds))
                 )
             return list(found)
 
@@ -601,7 +602,7 @@ class SearchService:
     async def _in_range(self, candidates: list[int], ranges: Sequence[TimeRange]) -> set[int]:
         """The candidates about a time inside one of ``ranges``."""
         bounds = [time_range.bounds() for time_range in ranges]
-        times = await self._db.read(lambda conn: memory_sql.about_times(conn, candidates))
+        times = await self._db.read(lambda conn: retrieval_sql.about_times(conn, candidates))
         return {
             memory_id
             for memory_id, moment in times.items()

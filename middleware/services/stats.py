@@ -9,7 +9,7 @@ from typing import Any
 
 from ..models.embedders import Embedder, EmbedderHealth
 from ..models.llm import LLM, LLMHealth
-from ..store.memories import StoreCounts
+from ..store.embeddings import StoreCounts
 from ..store.vectors import VectorIndex
 from .hardware import HardwareMonitor, HardwareStatus
 from .ingest import IngestService

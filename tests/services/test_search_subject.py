@@ -13,6 +13,7 @@ from middleware.config import SearchConfig
 from middleware.records import NewMemory
 from middleware.services.search import SearchService
 from middleware.store import memories as memory_sql
+from middleware.store import retrieval as retrieval_sql
 from middleware.store.db import Database, apply_migrations, connect
 from middleware.store.vectors import VectorIndex
 from middleware.vectormath import normalize, to_blob
@@ -93,7 +94,7 @@ def test_labels_are_capitalised_names_in_any_script(tmp_path: Path) -> None:
         "Bob",
     ]
     ids = [memory_sql.insert(conn, NewMemory(user_id="u", fact=fact)) for fact in facts]
-    speakers = {memory_id: traits.speaker for memory_id, traits in memory_sql.rank_traits(conn, ids).items()}
+    speakers = {memory_id: traits.speaker for memory_id, traits in retrieval_sql.rank_traits(conn, ids).items()}
     assert speakers == {ids[0]: "élodie", ids[1]: None, ids[2]: "dr. ann lee", ids[3]: None, ids[4]: None}
     conn.close()
 

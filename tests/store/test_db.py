@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from middleware.records import NewMemory
+from middleware.store import embeddings as embedding_sql
 from middleware.store import memories as memory_sql
+from middleware.store import retrieval as retrieval_sql
 from middleware.store.db import Database, apply_migrations, list_migrations
 
 
@@ -78,7 +80,7 @@ async def test_failed_write_rolls_back_everything(db: Database) -> None:
 
     with pytest.raises(RuntimeError):
         await db.write(half_then_fail)
-    assert await db.read(lambda conn: memory_sql.counts(conn, "m").total) == 0
+    assert await db.read(lambda conn: embedding_sql.counts(conn, "m").total) == 0
 
 
 async def test_readers_cannot_write(db: Database) -> None:
@@ -94,7 +96,7 @@ async def test_fts_follows_inserts_updates_and_deletes(db: Database) -> None:
     )
 
     async def hits(text: str) -> list[int]:
-        return list(await db.read(lambda conn: memory_sql.fts_candidates(conn, "u", build_query(text), 10)))
+        return list(await db.read(lambda conn: retrieval_sql.fts_candidates(conn, "u", build_query(text), 10)))
 
     assert await hits("bravo") == [memory_id]
     await db.write(lambda conn: memory_sql.update(conn, memory_id, {"fact": "charlie delta"}))

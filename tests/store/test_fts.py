@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from middleware.records import NewMemory
 from middleware.store import memories as memory_sql
+from middleware.store import retrieval as retrieval_sql
 from middleware.store.db import apply_migrations
 from middleware.store.fts import build_query, like_pattern, quote, word_terms
 
@@ -31,7 +32,7 @@ def conn(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
 
 
 def run_all(conn: sqlite3.Connection, text: str) -> dict[int, float]:
-    return memory_sql.fts_candidates(conn, "u", build_query(text), 10)
+    return retrieval_sql.fts_candidates(conn, "u", build_query(text), 10)
 
 
 def test_operators_and_quotes_are_only_words() -> None:
@@ -87,7 +88,7 @@ def test_a_user_crowded_out_of_the_ranking_window_still_gets_every_match(tmp_pat
         for i in range(3)
     ]
     # The claimed share is wrong on purpose (the window then holds only "crowd" rows).
-    found = memory_sql.fts_candidates(connection, "me", build_query("apple"), 10, user_share=1.0)
+    found = retrieval_sql.fts_candidates(connection, "me", build_query("apple"), 10, user_share=1.0)
     assert sorted(found) == sorted(mine)
 
 
@@ -99,13 +100,13 @@ def test_common_words_leave_the_query_but_the_two_rarest_always_stay(tmp_path: P
     quokka = memory_sql.insert(connection, NewMemory(user_id="u", fact="the quokka lives at home"))
     wombat = memory_sql.insert(connection, NewMemory(user_id="u", fact="a wombat digs"))
     query = build_query("home note quokka wombat")
-    found = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=0.05)
+    found = retrieval_sql.fts_candidates(connection, "u", query, 300, common_term_share=0.05)
     assert set(found) == {quokka, wombat}  # "home" and "note" are in nearly every row
-    everything = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0)
+    everything = retrieval_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0)
     assert len(everything) == 202
     # With only common words, the two rarest are kept: the query never becomes empty.
     assert (
-        len(memory_sql.fts_candidates(connection, "u", build_query("home note"), 300, common_term_share=0.05))
+        len(retrieval_sql.fts_candidates(connection, "u", build_query("home note"), 300, common_term_share=0.05))
         == 201
     )
 
@@ -120,9 +121,9 @@ def test_the_row_budget_drops_the_commonest_words_first(tmp_path: Path) -> None:
     quokka = memory_sql.insert(connection, NewMemory(user_id="u", fact="a quokka in the garden"))
     query = build_query("garden tomato quokka")
     # No share cut-off: only the budget decides. 1 + 30 rows fit in 40; "garden" (121 rows) does not.
-    found = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=40)
+    found = retrieval_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=40)
     assert quokka in found and len(found) == 31
-    unbounded = memory_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=None)
+    unbounded = retrieval_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=None)
     assert len(unbounded) == 151
 
 
@@ -132,13 +133,13 @@ def test_over_the_budget_only_the_newest_matches_are_ranked(tmp_path: Path) -> N
     apply_migrations(connection)
     ids = [memory_sql.insert(connection, NewMemory(user_id="u", fact=f"lisbon trip {i}")) for i in range(400)]
     query = build_query("lisbon")
-    found = memory_sql.fts_candidates(connection, "u", query, 500, common_term_share=1.0, row_budget=100)
+    found = retrieval_sql.fts_candidates(connection, "u", query, 500, common_term_share=1.0, row_budget=100)
     # About the newest quarter of the ids (100 of 400), never an old row.
     assert 90 <= len(found) <= 110
     assert min(found) >= ids[len(ids) - len(found) - 1]
     # A budget the matches fit in ranks them all.
     assert (
-        len(memory_sql.fts_candidates(connection, "u", query, 500, common_term_share=1.0, row_budget=400))
+        len(retrieval_sql.fts_candidates(connection, "u", query, 500, common_term_share=1.0, row_budget=400))
         == 400
     )
 
@@ -148,7 +149,7 @@ def test_term_row_counts_are_remembered_until_they_are_old() -> None:
     apply_migrations(connection)
     memory_sql.insert(connection, NewMemory(user_id="u", fact="a heron by the river"))
     now = [0.0]
-    counts = memory_sql.TermRowCounts(max_age_s=60.0, clock=lambda: now[0])
+    counts = retrieval_sql.TermRowCounts(max_age_s=60.0, clock=lambda: now[0])
     assert counts.get(connection, '"heron"') == 1
     memory_sql.insert(connection, NewMemory(user_id="u", fact="another heron"))
     now[0] = 59.0

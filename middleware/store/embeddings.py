@@ -1,0 +1,151 @@
+"""The SQL of the stored vectors: writing one, walking them to build the index, finding what still
+needs embedding, and the counts /stats reports."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: str, dim: int) -> bool:
+    """Store a vector without touching ``updated_at`` (the memory itself did not change)."""
+    cursor = conn.execute(
+        "UPDATE memories SET embedding = ?, embedding_model = ?, embedding_dim = ? WHERE id = ?",
+        (blob, model, dim, memory_id),
+    )
+    return cursor.rowcount > 0
+
+
+def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, bytes, int, str, str]]:
+    """``(id, user_id, blob, dim, layer, kind)`` of every live row embedded by ``model``: the index's source."""
+    yield from conn.execute(
+        "SELECT id, user_id, embedding, embedding_dim, layer, kind FROM memories"
+        " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL",
+        (model,),
+    )
+
+
+def embedding_counts(conn: sqlite3.Connection, model: str) -> dict[str, int]:
+    """Live rows embedded by ``model``, per user (to size the vector matrices at start-up)."""
+    return dict(
+        conn.execute(
+            "SELECT user_id, count(*) FROM memories"
+            " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL GROUP BY user_id",
+            (model,),
+        ).fetchall()
+    )
+
+
+def needing_embedding(
+    conn: sqlite3.Connection,
+    model: str,
+    *,
+    user_id: str | None,
+    after_id: int,
+    limit: int,
+) -> list[tuple[int, str, str]]:
+    """``(id, topic, fact)`` of rows with no vector or one from another model, by id."""
+    params: list[Any] = [model, after_id]
+    user_clause = ""
+    if user_id is not None:
+        user_clause = " AND user_id = ?"
+        params.append(user_id)
+    rows = conn.execute(
+        "SELECT id, topic, fact FROM memories"
+        " WHERE (embedding IS NULL OR embedding_model IS NOT ? OR embedding_model IS NULL)"
+        f" AND id > ?{user_clause} ORDER BY id LIMIT ?",
+        (*params, limit),
+    )
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def count_needing_embedding(conn: sqlite3.Connection, model: str, user_id: str | None) -> int:
+    params: list[Any] = [model]
+    user_clause = ""
+    if user_id is not None:
+        user_clause = " AND user_id = ?"
+        params.append(user_id)
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM memories WHERE (embedding IS NULL OR embedding_model IS NOT ?)"
+            f"{user_clause}",
+            params,
+        ).fetchone()[0]
+    )
+
+
+@dataclass(frozen=True)
+class StoreCounts:
+    total: int
+    live: int
+    superseded: int
+    per_user: dict[str, int]
+    per_layer: dict[str, int]  # live rows of every user
+    embedded: int
+    stale_embeddings: int
+    unembedded: int
+
+
+def counts(conn: sqlite3.Connection, model: str) -> StoreCounts:
+    """Numbers for /stats in one pass over the table."""
+    row = conn.execute(
+        "SELECT count(*),"
+        " coalesce(sum(superseded_by IS NULL), 0),"
+        " coalesce(sum(embedding IS NOT NULL AND embedding_model = ?), 0),"
+        " coalesce(sum(embedding IS NOT NULL AND embedding_model IS NOT ?), 0),"
+        " coalesce(sum(embedding IS NULL), 0)"
+        " FROM memories",
+        (model, model),
+    ).fetchone()
+    per_user = dict(
+        conn.execute(
+            "SELECT user_id, count(*) FROM memories WHERE superseded_by IS NULL GROUP BY user_id"
+        ).fetchall()
+    )
+    per_layer = {"working": 0, "core": 0, "archive": 0}
+    per_layer.update(
+        conn.execute(
+            "SELECT layer, count(*) FROM memories WHERE superseded_by IS NULL GROUP BY layer"
+        ).fetchall()
+    )
+    total, live, embedded, stale, unembedded = (int(v) for v in row)
+    return StoreCounts(
+        total=total,
+        live=live,
+        superseded=total - live,
+        per_user=per_user,
+        per_layer=per_layer,
+        embedded=embedded,
+        stale_embeddings=stale,
+        unembedded=unembedded,
+    )
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    """What the vector index needs to know about one row."""
+
+    memory_id: int
+    user_id: str | None
+    blob: bytes | None
+    model: str | None
+    dim: int | None
+    superseded_by: int | None
+    layer: str | None
+    kind: str | None
+
+
+def vector_rows(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> list[VectorRow]:
+    """The embedding columns of these rows; a deleted row comes back with everything None."""
+    found = {
+        row[0]: VectorRow(*row)
+        for row in conn.execute(
+            "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by, layer, kind"
+            " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(memory_ids)),),
+        )
+    }
+    return [found.get(mid, VectorRow(mid, None, None, None, None, None, None, None)) for mid in memory_ids]
