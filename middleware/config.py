@@ -298,7 +298,7 @@ class RankingConfig(_Section):
 
     enabled: bool = Field(
         False,
-        description="Rank by relevance × importance/recency/reads (results' score is then that; relevance stays the 0.4/0.6 score).",
+        description="Rank by relevance × importance/recency/reads (results' score is then that; relevance is unchanged).",
     )
     importance_weight: float = Field(
         0.1, ge=0, le=1, description="w_imp: share of the multiplier from importance."

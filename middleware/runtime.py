@@ -40,9 +40,8 @@ from .services.memories import MemoryService
 from .services.metrics import Metrics
 from .services.mirror import MarkdownSync, MarkdownWorkspaces
 from .services.recall import RecallService, synthesis_wanted
-from .services.rerank import LlmReranker, RerankingSearchService
 from .services.scheduler import GpuScheduler
-from .services.search import SearchService
+from .services.search import LlmReranker, SearchService
 from .services.stats import StatsService
 from .services.timeparse import TimeParser
 from .store import embeddings as embedding_sql
@@ -138,12 +137,18 @@ def new_search_service(
     time_parser: TimeParser,
 ) -> SearchService:
     """The search service: plain, or with the LLM reranker when ``rerank.enabled``."""
-    args = (db, index, embedder, config.search, config.embeddings.query_timeout_s)
-    options = {"ranking": config.ranking, "time_parser": time_parser}
-    if not config.rerank.enabled:
-        return SearchService(*args, **options)
-    reranker = LlmReranker(chat_model, config.rerank)
-    return RerankingSearchService(*args, **options, reranker=reranker, candidates=config.rerank.candidates)
+    reranker = LlmReranker(chat_model, config.rerank) if config.rerank.enabled else None
+    return SearchService(
+        db,
+        index,
+        embedder,
+        config.search,
+        config.embeddings.query_timeout_s,
+        ranking=config.ranking,
+        time_parser=time_parser,
+        reranker=reranker,
+        rerank_candidates=config.rerank.candidates,
+    )
 
 
 def build_services(

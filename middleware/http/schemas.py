@@ -235,8 +235,9 @@ class SearchDebugResponse(BaseModel):
     fts_only: list[DebugHit]
     vector_only: list[DebugHit]
     timings_ms: dict[str, dict[str, float]] = Field(
-        description="Per list (hybrid, fts, vector): fts_and_embed, vector, time (date ranges, speakers and"
-        " the speaker query), prf, priors, hydrate, total."
+        description="Per list (hybrid, fts, vector), ms per stage in the order run: fts_and_embed and vector"
+        " (gather), then those the config turns on: time, speakers, speaker_query, feedback, priors, then"
+        " hydrate, ranking, rerank, and total."
     )
 
 

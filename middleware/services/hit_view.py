@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from ..records import Layer
-from .search import SearchHit
+from .search.model import SearchHit
 
 
 class DebugHit(BaseModel):
@@ -22,8 +22,19 @@ class DebugHit(BaseModel):
     source: str = Field(description='"fts5+vector", "fts5" or "vector".')
     fts_score: float = Field(description="bm25 normalised to the best hit of this query, 0…1.")
     vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
-    relevance: float = Field(description="fts_weight·fts_score + vector_weight·vector_score.")
-    score: float = Field(description="What the list is ordered by (relevance unless ranking is on).")
+    relevance: float = Field(
+        description="(fts_weight·fts_score + vector_weight·vector_score) × every factor but ranking + bonus."
+    )
+    score: float = Field(
+        description="What the list is ordered by: relevance × factors.ranking (1 with ranking off), or"
+        " the reranker's rank score."
+    )
+    factors: dict[str, float] = Field(
+        description="The multiplier each stage set on this hit, by stage: time (a date the query names),"
+        " subject (a speaker it names), length (the length prior), ranking (importance, recency, reads)."
+        " A stage that did not touch the hit is absent (counts 1)."
+    )
+    bonus: float = Field(description="What session support added after the factors (0 for most hits).")
 
 
 def debug_hits(hits: Sequence[SearchHit]) -> list[DebugHit]:
@@ -42,6 +53,8 @@ def debug_hits(hits: Sequence[SearchHit]) -> list[DebugHit]:
             vector_score=round(hit.vector_score, 6),
             relevance=round(hit.relevance, 6),
             score=round(hit.score, 6),
+            factors={name: round(value, 6) for name, value in hit.factors.items()},
+            bonus=round(hit.bonus, 6),
         )
         for rank, hit in enumerate(hits, start=1)
     ]

@@ -37,7 +37,7 @@ async def test_the_llm_order_is_returned_when_it_answers_in_time(
     await store(client, *FACTS)
     service = client.app[SEARCH_SERVICE]
     fused = [
-        hit.memory.id for hit in (await super(type(service), service).search("Ann's cat", "ann", 4)).hits
+        hit.memory.id for hit in (await service.search("Ann's cat", "ann", 4, rerank=False)).hits
     ]
     assert len(fused) == 4
     # The LLM lists the 3rd candidate, then the 1st (a repeat and a number out of range are ignored).
@@ -68,7 +68,7 @@ async def test_a_slow_llm_costs_the_budget_and_no_more_then_rests(
     client = await start(aiohttp_client, tmp_path, minilm, llm, budget_ms=200, cooldown_s=60)
     await store(client, *FACTS)
     service = client.app[SEARCH_SERVICE]
-    plain = await super(type(service), service).search("Ann's cat", "ann", 3)
+    plain = await service.search("Ann's cat", "ann", 3, rerank=False)
     llm.mode = "slow"  # sleeps 30 s
     started = time.perf_counter()
     result = await service.search("Ann's cat", "ann", 3)
@@ -90,7 +90,7 @@ async def test_down_or_nonsense_answers_keep_the_fused_order(
     client = await start(aiohttp_client, tmp_path, minilm, llm, cooldown_s=0)
     await store(client, *FACTS)
     service = client.app[SEARCH_SERVICE]
-    plain = [hit.memory.id for hit in (await super(type(service), service).search("cat", "ann", 3)).hits]
+    plain = [hit.memory.id for hit in (await service.search("cat", "ann", 3, rerank=False)).hits]
     for mode, answer, status in (
         ("down", None, "unavailable"),
         ("ok", "I think 2 is best", "invalid"),

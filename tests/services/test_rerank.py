@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from middleware.config import RerankConfig
-from middleware.services.rerank import LlmReranker, parse_ranking, ranking_schema, reorder
 from middleware.services.search import SearchHit
+from middleware.services.search.rerank import LlmReranker, parse_ranking, ranking_schema, reorder
 from tests.fakes import ScriptedLLM
 from tests.helpers import memory_record
 

@@ -15,6 +15,7 @@ from middleware.models.embedders import EmbedderHealth, SentenceTransformerEmbed
 from middleware.records import NewMemory
 from middleware.services.perspective import Perspective, speaker_perspective
 from middleware.services.search import SearchService
+from middleware.services.search.stages import FeedbackStage
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
 from middleware.store.vectors import VectorIndex
@@ -229,21 +230,19 @@ async def test_a_query_naming_two_speakers_is_not_rewritten_for_either(tmp_path:
         db.close()
 
 
-class FeedbackSpy(SearchService):
-    """Records the query vector the feedback step starts from."""
-
-    feedback_from: np.ndarray | None = None
-
-    def _feedback_scores(
-        self, user_id: str, query: np.ndarray, feedback_ids: list[int], candidates: list[int]
-    ) -> dict[int, float] | None:
-        self.feedback_from = query
-        return super()._feedback_scores(user_id, query, feedback_ids, candidates)
-
-
-async def test_feedback_starts_from_both_forms_of_the_question(store: tuple[Database, VectorIndex]) -> None:
+async def test_feedback_starts_from_both_forms_of_the_question(
+    store: tuple[Database, VectorIndex], monkeypatch: pytest.MonkeyPatch
+) -> None:
     db, index = store
-    service = FeedbackSpy(
+    started_from: list[np.ndarray] = []
+    expand = FeedbackStage.expanded_query
+
+    def spy(self: FeedbackStage, query: np.ndarray, feedback: np.ndarray) -> np.ndarray:
+        started_from.append(query)
+        return expand(self, query, feedback)
+
+    monkeypatch.setattr(FeedbackStage, "expanded_query", spy)
+    service = SearchService(
         db,
         index,
         TextEmbedder(),
@@ -251,9 +250,9 @@ async def test_feedback_starts_from_both_forms_of_the_question(store: tuple[Data
         5.0,
     )  # type: ignore[arg-type]
     await service.search(QUERY, "u", 5, mode="vector")
-    assert service.feedback_from is not None
+    assert len(started_from) == 1
     expected = normalize(np.array([1.0, 1.0, 0.0]))[0]  # x and y, each normalised, summed (weight 1)
-    np.testing.assert_allclose(service.feedback_from, expected, atol=1e-6)
+    np.testing.assert_allclose(started_from[0], expected, atol=1e-6)
 
 
 async def test_both_forms_of_the_question_take_one_model_call(

@@ -123,6 +123,7 @@ function resultView(result) {
         { label: "Source", cell: (hit) => hit.source },
         { label: "FTS", class: "num", cell: (hit) => score(hit.fts_score) },
         { label: "Vector", class: "num", cell: (hit) => score(hit.vector_score) },
+        { label: "Factors", cell: factorsCell },
         { label: "Relevance", class: "num", cell: (hit) => score(hit.relevance) },
         { label: "Score", class: "num", cell: (hit) => score(hit.score) },
         { label: "Layer", cell: (hit) => hit.layer },
@@ -141,6 +142,16 @@ function resultView(result) {
       ]),
     ),
   ];
+}
+
+/**
+ * What each stage did to a hit's score: "time ×1.25 · subject ×1.3 · +0.041": relevance is
+ * (FTS·weight + vector·weight) × these factors + the bonus, and score is relevance × ranking.
+ */
+function factorsCell(hit) {
+  const parts = Object.entries(hit.factors ?? {}).map(([name, value]) => `${name.replaceAll("_", " ")} ×${num(value, 3)}`);
+  if (hit.bonus) parts.push(`+${num(hit.bonus, 3)} session`);
+  return parts.length ? parts.join(" · ") : "—";
 }
 
 /** {hybrid: {fts_and_embed: 1.2, …}, fts: {…}, vector: {…}}: a row per stage, a column per search. */

@@ -20,11 +20,10 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from ..config import RerankConfig
-from ..models.llm import LLM, ChatMessage, LLMUnavailable
-from .search import DEFAULT_LAYERS, SearchHit, SearchResult, SearchService
+from ...config import RerankConfig
+from ...models.llm import LLM, ChatMessage, LLMUnavailable
+from .model import SearchHit
 
 log = logging.getLogger(__name__)
 
@@ -153,36 +152,3 @@ def reorder(hits: Sequence[SearchHit], order: Sequence[int]) -> list[SearchHit]:
     ordered = [hits[i] for i in order] + [hit for i, hit in enumerate(hits) if i not in listed]
     count = len(ordered)
     return [dataclasses.replace(hit, score=(count - rank) / count) for rank, hit in enumerate(ordered)]
-
-
-class RerankingSearchService(SearchService):
-    """A :class:`SearchService` whose hybrid searches are reranked: the best ``rerank.candidates``
-    fused results go to the reranker, and the first ``limit`` of its order are returned.
-
-    Single-retriever searches (``mode`` fts or vector, for debugging and benchmarks) are not reranked.
-    """
-
-    def __init__(self, *args: Any, reranker: LlmReranker, candidates: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._reranker = reranker
-        self._rerank_candidates = candidates
-
-    async def search(
-        self,
-        query: str,
-        user_id: str,
-        limit: int,
-        mode: str = "hybrid",
-        layers: Sequence[str] = DEFAULT_LAYERS,
-        kinds: Sequence[str] | None = None,
-    ) -> SearchResult:
-        if mode != "hybrid":
-            return await super().search(query, user_id, limit, mode, layers, kinds)
-        result = await super().search(
-            query, user_id, max(limit, self._rerank_candidates), mode, layers, kinds
-        )
-        outcome = await self._reranker.rerank(query, result.hits)
-        hits = outcome.hits if outcome.status == "reranked" else result.hits
-        timings = {**result.timings_ms, "rerank": outcome.elapsed_ms}
-        timings["total"] = round(result.timings_ms["total"] + outcome.elapsed_ms, 2)
-        return dataclasses.replace(result, hits=hits[:limit], timings_ms=timings, rerank=outcome.status)
