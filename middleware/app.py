@@ -103,7 +103,7 @@ def create_app(
             from .mcp.http import McpHttp
             from .mcp.server import McpServices, acting_user, build_mcp_server
 
-            tools = McpServices(services.memories, services.search, services.recall, services.access)
+            tools = McpServices(services.memories, services.search, services.recall)
             return McpHttp(build_mcp_server(tools, config, acting_user(config)), config)
 
         mcp_http = LazyMcpHttp(build_mcp_http)  # the SDK loads on the first /mcp request

@@ -118,13 +118,17 @@ def new_vector_index(config: Config, embedder: Embedder) -> VectorIndex:
     )
 
 
-def new_memory_service(config: Config, db: Database, index: VectorIndex, embedder: Embedder) -> MemoryService:
+def new_memory_service(
+    config: Config, db: Database, index: VectorIndex, embedder: Embedder, time_parser: TimeParser | None = None
+) -> MemoryService:
     return MemoryService(
         db,
         index,
         embedder,
         dedup_threshold=config.ingest.dedup_threshold,
         supersede_threshold=config.ingest.supersede_threshold,
+        time_parser=time_parser,
+        session_context=config.embeddings.session_context,
     )
 
 
@@ -135,8 +139,12 @@ def new_search_service(
     embedder: Embedder,
     chat_model: LLM | None,
     time_parser: TimeParser,
+    *,
+    access: AccessTracker | None = None,
+    metrics: Metrics | None = None,
 ) -> SearchService:
-    """The search service: plain, or with the LLM reranker when ``rerank.enabled``."""
+    """The search service: plain, or with the LLM reranker when ``rerank.enabled``; ``access`` and
+    ``metrics`` count and time what its readers find."""
     reranker = LlmReranker(chat_model, config.rerank) if config.rerank.enabled else None
     return SearchService(
         db,
@@ -148,6 +156,8 @@ def new_search_service(
         time_parser=time_parser,
         reranker=reranker,
         rerank_candidates=config.rerank.candidates,
+        access=access,
+        metrics=metrics,
     )
 
 
@@ -173,10 +183,11 @@ def build_services(
     chat_model: LLM | None = create_llm(config.llm) if llm == "from_config" else llm
     db = new_database(config)
     index = new_vector_index(config, embedder)
-    memories = new_memory_service(config, db, index, embedder)
     time_parser = TimeParser()
-    search = new_search_service(config, db, index, embedder, chat_model, time_parser)
+    memories = new_memory_service(config, db, index, embedder, time_parser)
     metrics = Metrics()
+    access = AccessTracker(db, config.search.access_flush_s)
+    search = new_search_service(config, db, index, embedder, chat_model, time_parser, access=access, metrics=metrics)
     hardware = HardwareMonitor(config.hardware)
     scheduler = GpuScheduler(hardware, config.hardware)
     markdown = MarkdownWorkspaces(db, memories)
@@ -217,7 +228,7 @@ def build_services(
         memories=memories,
         time_parser=time_parser,
         search=search,
-        access=AccessTracker(db, config.search.access_flush_s),
+        access=access,
         llm=chat_model,
         recall=RecallService(
             search,
@@ -225,6 +236,7 @@ def build_services(
             chat_model,
             config.recall,
             synthesise=synthesis_wanted(config.recall, config.llm),
+            access=access,
         ),
         metrics=metrics,
         hardware=hardware,

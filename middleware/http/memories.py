@@ -8,8 +8,8 @@ from aiohttp import web
 from pydantic import TypeAdapter
 
 from ..errors import InvalidRequest
-from ..keys import CONFIG, MEMORY_SERVICE, TIME_PARSER
-from ..records import MemoryFilter, MemoryRecord, NewMemory, speaker_label, stored_timestamp
+from ..keys import MEMORY_SERVICE
+from ..records import MemoryFilter, MemoryRecord, NewMemory, stored_timestamp
 from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
     MAX_BATCH,
@@ -64,26 +64,11 @@ def memory_out(
     )
 
 
-def _occurred_at(request: web.Request, item: MemoryIn) -> str | None:
-    """The time the memory is about: ``occurred_at``, else a date in ``metadata.session_date``
-    (ISO 8601 or written out, "1:56 pm on 8 May, 2023", read by dateparser), else None."""
-    if item.occurred_at is not None:
-        return stored_timestamp(item.occurred_at)
-    session_date = item.metadata.get("session_date")
-    if isinstance(session_date, str) and session_date.strip():
-        moment = request.app[TIME_PARSER].moment(session_date[:200])
-        if moment is not None:
-            return stored_timestamp(moment)
-    return None
-
-
 def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
-    # A timestamp without a zone is taken as UTC; every stored time is UTC with a Z.
-    created_at = None if item.created_at is None else stored_timestamp(item.created_at)
-    return NewMemory(
-        user_id=resolve_user(request, item.user_id),
-        fact=item.fact.strip(),
-        topic=item.topic.strip(),
+    return request.app[MEMORY_SERVICE].written(
+        resolve_user(request, item.user_id),
+        item.fact,
+        topic=item.topic,
         importance=item.importance,
         category=item.category,
         source_session=item.source_session,
@@ -91,16 +76,8 @@ def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
         ref=item.ref,
         metadata=item.metadata,
         layer=item.layer,
-        created_at=created_at,
-        occurred_at=_occurred_at(request, item),
-        # Transcript turns a client stores with their session ("Melanie: …") are embedded after the
-        # turns before them; a fact without a speaker label stands alone even with a session (an
-        # agent's memory_store sends its session key), as extracted facts do.
-        embedding_context=(
-            request.app[CONFIG].embeddings.session_context
-            if item.source_session and speaker_label(item.fact.strip())
-            else 0
-        ),
+        created_at=item.created_at,
+        occurred_at=item.occurred_at,
     )
 
 

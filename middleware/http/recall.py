@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..keys import ACCESS_TRACKER, RECALL_SERVICE
+from ..keys import RECALL_SERVICE
 from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
 from .schemas import ContextRequest, ContextResponse, RecallRequest, RecallResponse
@@ -18,7 +18,6 @@ async def recall(request: web.Request) -> web.Response:
         layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
         kinds=body.kinds,
     )
-    request.app[ACCESS_TRACKER].record(answer.memory_ids)
     response = RecallResponse(
         response=answer.response,
         memories_searched=answer.memories_searched,
@@ -39,5 +38,4 @@ async def context(request: web.Request) -> web.Response:
         layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
         kinds=body.kinds,
     )
-    request.app[ACCESS_TRACKER].record(block.memory_ids)
     return web.json_response(ContextResponse(context=block.text, facts=len(block.memory_ids)).model_dump())

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 from aiohttp import web
 
 from ..errors import InvalidRequest
-from ..keys import ACCESS_TRACKER, CONFIG, METRICS, SEARCH_SERVICE
+from ..keys import CONFIG, SEARCH_SERVICE
 from ..services.hit_view import debug_hits
 from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
@@ -27,14 +25,8 @@ async def hybrid_search(request: web.Request) -> web.Response:
     body = await parse_body(request, HybridSearchRequest)
     limit = _limit(request, body.limit)
     user_id = resolve_user(request, body.user_id)
-    started = time.perf_counter()
     layers = body.layers if body.layers is not None else DEFAULT_LAYERS
-    result = await request.app[SEARCH_SERVICE].search(
-        body.query, user_id, limit, body.mode, layers, body.kinds
-    )
-    request.app[METRICS].observe_search(
-        body.mode, time.perf_counter() - started, vector_used=result.vector_used
-    )
+    result = await request.app[SEARCH_SERVICE].find(body.query, user_id, limit, body.mode, layers, body.kinds)
     items = [
         SearchResultItem(
             id=hit.memory.id,
@@ -56,7 +48,6 @@ async def hybrid_search(request: web.Request) -> web.Response:
         )
         for hit in result.hits
     ]
-    request.app[ACCESS_TRACKER].record(hit.memory.id for hit in result.hits)
     response = HybridSearchResponse(results=items, count=len(items))
     return web.json_response(response.model_dump())
 

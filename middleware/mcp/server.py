@@ -29,8 +29,7 @@ from .. import __version__
 from ..config import Config, RankingConfig, SearchConfig
 from ..errors import CortexError
 from ..models.facts import Category
-from ..records import Layer, NewMemory
-from ..services.access import AccessTracker
+from ..records import Layer
 from ..services.hit_view import DebugHit, debug_hits
 from ..services.memories import MemoryService
 from ..services.profile import ProfileService
@@ -176,12 +175,12 @@ class SearchDebugResult(BaseModel):
 # -- the server -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class McpServices:
-    """What the tools call: the same service objects the HTTP handlers use."""
+    """What the tools call: the same service objects the HTTP handlers use (which count reads and
+    time searches themselves, so a tool call counts exactly as an HTTP request does)."""
 
     memories: MemoryService
     search: SearchService
     recall: RecallService
-    access: AccessTracker
 
 
 def acting_user(config: Config, override: str | None = None) -> str:
@@ -253,10 +252,7 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         query: Query, limit: Limit = limits.default_limit, layers: Layers = None, kinds: Kinds = None
     ) -> SearchMemoryResult:
         with tool_errors():
-            result = await services.search.search(
-                query, user_id, limit, layers=layers or DEFAULT_LAYERS, kinds=kinds
-            )
-        services.access.record(hit.memory.id for hit in result.hits)
+            result = await services.search.find(query, user_id, limit, layers=layers or DEFAULT_LAYERS, kinds=kinds)
         found = [
             FoundMemory(
                 id=hit.memory.id,
@@ -302,10 +298,10 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
     ) -> RememberResult:
         if not fact.strip():
             raise ToolError("fact must not be blank")
-        memory = NewMemory(
-            user_id=user_id,
-            fact=fact.strip(),
-            topic=topic.strip(),
+        memory = services.memories.written(
+            user_id,
+            fact,
+            topic=topic,
             importance=importance,
             category=category,
             source_channel=SOURCE_CHANNEL,
@@ -371,7 +367,6 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
     ) -> RecallResult:
         with tool_errors():
             answer = await services.recall.recall(query, user_id, kinds=kinds)
-        services.access.record(answer.memory_ids)
         return RecallResult(
             answer=answer.response,
             memories_used=answer.memories_used,

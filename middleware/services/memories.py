@@ -13,13 +13,22 @@ import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 import numpy as np
 
 from ..errors import EmbedderUnavailable, InvalidRequest, MemoryNotFound, OnlyASecret
 from ..models.embedders import Embedder
-from ..records import ConversationSession, MemoryFilter, MemoryHistory, MemoryRecord, NewMemory
+from ..records import (
+    ConversationSession,
+    MemoryFilter,
+    MemoryHistory,
+    MemoryRecord,
+    NewMemory,
+    speaker_label,
+    stored_timestamp,
+)
 from ..redaction import is_only_secrets, redact
 from ..store import embeddings as embedding_sql
 from ..store import memories as memory_sql
@@ -27,6 +36,7 @@ from ..store import retrieval as retrieval_sql
 from ..store.db import Database
 from ..store.vectors import VectorIndex
 from ..vectormath import from_blob, to_blob
+from .timeparse import TimeParser
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +125,8 @@ class MemoryService:
         embedder: embeds on write; failures leave the row unembedded.
         dedup_threshold: cosine at which a new memory updates an existing one.
         supersede_threshold: cosine at which a correction supersedes an older memory.
+        time_parser: reads a written-out ``metadata.session_date`` (:meth:`written`).
+        session_context: earlier turns a transcript turn written with its session is embedded after.
     """
 
     def __init__(
@@ -125,7 +137,11 @@ class MemoryService:
         *,
         dedup_threshold: float = 0.92,
         supersede_threshold: float = 0.6,
+        time_parser: TimeParser | None = None,
+        session_context: int = 0,
     ) -> None:
+        self._time_parser = time_parser
+        self._session_context = session_context
         self._db = db
         self._index = index
         self._embedder = embedder
@@ -139,6 +155,60 @@ class MemoryService:
         return self._index.model if self._index is not None else None
 
     # -- writes ----------------------------------------------------------------------------
+    def written(
+        self,
+        user_id: str,
+        fact: str,
+        *,
+        topic: str = "",
+        importance: int = 5,
+        category: str = "fact",
+        source_session: str | None = None,
+        source_channel: str | None = None,
+        ref: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        layer: str = "core",
+        created_at: datetime | None = None,
+        occurred_at: datetime | None = None,
+    ) -> NewMemory:
+        """A memory someone writes on purpose (``POST /memories``, MCP ``remember``), with the rules
+        every such write follows whatever the transport:
+
+        - times are stored as UTC with a ``Z`` (a time without a zone is taken as UTC);
+        - the time it is about: ``occurred_at``, else a date in ``metadata.session_date`` (ISO 8601
+          or written out, "1:56 pm on 8 May, 2023"), else none (``created_at`` stands in);
+        - a transcript turn written with its session ("Melanie: …") is embedded after the turns
+          before it; a fact without a speaker label stands alone even with a session (an agent's
+          memory_store sends its session key), as extracted facts do.
+        """
+        metadata = metadata or {}
+        fact = fact.strip()
+        return NewMemory(
+            user_id=user_id,
+            fact=fact,
+            topic=topic.strip(),
+            importance=importance,
+            category=category,
+            source_session=source_session,
+            source_channel=source_channel,
+            ref=ref,
+            metadata=metadata,
+            layer=layer,
+            created_at=None if created_at is None else stored_timestamp(created_at),
+            occurred_at=self._about_time(occurred_at, metadata),
+            embedding_context=self._session_context if source_session and speaker_label(fact) else 0,
+        )
+
+    def _about_time(self, occurred_at: datetime | None, metadata: dict[str, Any]) -> str | None:
+        if occurred_at is not None:
+            return stored_timestamp(occurred_at)
+        session_date = metadata.get("session_date")
+        if self._time_parser is not None and isinstance(session_date, str) and session_date.strip():
+            moment = self._time_parser.moment(session_date[:200])
+            if moment is not None:
+                return stored_timestamp(moment)
+        return None
+
     async def create(
         self,
         items: Sequence[NewMemory],

@@ -508,6 +508,11 @@ class MarkdownSync:
     def enabled(self) -> bool:
         return self._directory is not None
 
+    @property
+    def pending(self) -> bool:
+        """A rewrite was asked for and waits for its debounce (or is under way)."""
+        return self._pending
+
     def request_sync(self) -> None:
         """Ask for the mirror to be rewritten soon. Cheap; call it from the event loop."""
         if not self.enabled:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..config import LLMConfig, RecallConfig
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
+from .access import AccessTracker
 from .memories import MemoryService
 from .recalled import RECALLED_LABEL, note_line
 from .search import DEFAULT_LAYERS, SearchHit, SearchService
@@ -73,6 +74,7 @@ class RecallService:
         llm: the synthesis model (None → always the degraded list).
         config: facts, TTL, timeout.
         max_cache_entries: bound on cached answers (oldest dropped first).
+        access: counts the memories an answer or a block used as read (every transport alike).
     """
 
     def __init__(
@@ -84,9 +86,11 @@ class RecallService:
         *,
         max_cache_entries: int = 1024,
         synthesise: bool = True,
+        access: AccessTracker | None = None,
     ) -> None:
         self._search = search
         self._memories = memories
+        self._access = access
         self._llm = llm if synthesise else None
         self._config = config
         self._cache: OrderedDict[
@@ -102,7 +106,36 @@ class RecallService:
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
     ) -> RecallAnswer:
-        """Synthesise an answer from the user's best memories (in ``layers``, of ``kinds``) for ``query``."""
+        """Synthesise an answer from the user's best memories (in ``layers``, of ``kinds``) for
+        ``query``; the memories it was built from are counted as read (a cached answer too)."""
+        answer = await self._answer(query, user_id, layers, kinds)
+        self._count_reads(answer.memory_ids)
+        return answer
+
+    async def context(
+        self,
+        query: str,
+        user_id: str,
+        *,
+        max_tokens: int,
+        max_facts: int,
+        layers: Sequence[str] = DEFAULT_LAYERS,
+        kinds: Sequence[str] | None = None,
+    ) -> ContextBlock:
+        """The prompt block, cut to ~``max_tokens``: facts first (by importance, then score), then
+        the turns that matter (by score) as dated, attributed quotes ("- 2025-05-21, Tim: …").
+        The memories in it are counted as read."""
+        block = await self._block(query, user_id, max_tokens, max_facts, layers, kinds)
+        self._count_reads(block.memory_ids)
+        return block
+
+    def _count_reads(self, memory_ids: Sequence[int]) -> None:
+        if self._access is not None:
+            self._access.record(memory_ids)
+
+    async def _answer(
+        self, query: str, user_id: str, layers: Sequence[str], kinds: Sequence[str] | None
+    ) -> RecallAnswer:
         layers = tuple(sorted(set(layers)))
         kinds = None if kinds is None else tuple(sorted(set(kinds)))
         key = (user_id, " ".join(query.lower().split()), self._memories.version, layers, kinds)
@@ -127,18 +160,15 @@ class RecallService:
         self._remember(key, answer)
         return answer
 
-    async def context(
+    async def _block(
         self,
         query: str,
         user_id: str,
-        *,
         max_tokens: int,
         max_facts: int,
-        layers: Sequence[str] = DEFAULT_LAYERS,
-        kinds: Sequence[str] | None = None,
+        layers: Sequence[str],
+        kinds: Sequence[str] | None,
     ) -> ContextBlock:
-        """The prompt block, cut to ~``max_tokens``: facts first (by importance, then score), then
-        the turns that matter (by score) as dated, attributed quotes ("- 2025-05-21, Tim: …")."""
         result = await self._search.search(query, user_id, max_facts, layers=layers, kinds=kinds)
         if not result.hits:
             return ContextBlock("", ())

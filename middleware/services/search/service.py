@@ -20,6 +20,8 @@ from ...store import memories as memory_sql
 from ...store.db import Database
 from ...store.fts import FtsQuery, build_query
 from ...store.vectors import KINDS, VectorIndex
+from ..access import AccessTracker
+from ..metrics import Metrics
 from ..timeparse import TimeParser
 from .gather import Gatherer, TurnsCache
 from .model import (
@@ -67,6 +69,8 @@ class SearchService:
         time_parser: finds date ranges in queries (used only when ``config.time_boost`` is on; made
             here if not given).
         reranker: reorders the best ``rerank_candidates`` of hybrid searches (``rerank.enabled``).
+        access: counts what :meth:`find` returns as read (the ranking and the lifecycle use reads).
+        metrics: times :meth:`find` for ``/metrics`` and ``/stats``.
     """
 
     def __init__(
@@ -81,6 +85,8 @@ class SearchService:
         time_parser: TimeParser | None = None,
         reranker: LlmReranker | None = None,
         rerank_candidates: int = 0,
+        access: AccessTracker | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._ranking = ranking if ranking is not None else RankingConfig()
         self._clock = clock
@@ -92,6 +98,8 @@ class SearchService:
         self._stages = build_stages(db, index, config, turns, time_aware=self._time_parser is not None)
         self._reranker = reranker
         self._rerank_candidates = rerank_candidates
+        self._access = access
+        self._metrics = metrics
 
     @property
     def stage_names(self) -> list[str]:
@@ -108,6 +116,26 @@ class SearchService:
         search is on). Blocking: call it from a thread at start-up."""
         if self._time_parser is not None:
             self._time_parser.warm_up()
+
+    async def find(
+        self,
+        query: str,
+        user_id: str,
+        limit: int,
+        mode: str = "hybrid",
+        layers: Sequence[str] = DEFAULT_LAYERS,
+        kinds: Sequence[str] | None = None,
+    ) -> SearchResult:
+        """A search someone reads (``/hybrid-search``, MCP ``search_memory``): :meth:`search`, then
+        timed in the metrics and every hit counted as read. The debug view and recall's own lookups
+        call :meth:`search` and count nothing themselves (recall counts what it used)."""
+        started = time.perf_counter()
+        result = await self.search(query, user_id, limit, mode, layers, kinds)
+        if self._metrics is not None:
+            self._metrics.observe_search(mode, time.perf_counter() - started, vector_used=result.vector_used)
+        if self._access is not None:
+            self._access.record(hit.memory.id for hit in result.hits)
+        return result
 
     async def search(
         self,
