@@ -126,7 +126,7 @@ def run_import_md(config: Config, args: argparse.Namespace) -> int:
         return 2
     from tqdm import tqdm
 
-    from .services.mirror import find_workspaces, read_workspace
+    from .services.mirror_files import find_workspaces, read_workspace
 
     workspaces = [
         (user, folder, read_workspace(folder))

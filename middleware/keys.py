@@ -15,7 +15,8 @@ from .services.ingest import IngestService
 from .services.lifecycle import LifecycleService
 from .services.memories import MemoryService
 from .services.metrics import Metrics
-from .services.mirror import MarkdownSync, MarkdownWorkspaces
+from .services.mirror import MarkdownWorkspaces
+from .services.mirror_sync import MarkdownSync
 from .services.recall import RecallService
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService

@@ -38,7 +38,8 @@ from .services.ingest import IngestService
 from .services.lifecycle import LifecycleReport, LifecycleService, utc_now
 from .services.memories import MemoryService
 from .services.metrics import Metrics
-from .services.mirror import MarkdownSync, MarkdownWorkspaces
+from .services.mirror import MarkdownWorkspaces
+from .services.mirror_sync import MarkdownSync
 from .services.recall import RecallService, synthesis_wanted
 from .services.scheduler import GpuScheduler
 from .services.search import LlmReranker, SearchService

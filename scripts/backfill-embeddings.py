@@ -29,7 +29,7 @@ from tqdm import tqdm  # noqa: E402
 
 from middleware.config import load_config  # noqa: E402
 from middleware.models.embedders import create_embedder  # noqa: E402
-from middleware.services.memories import embedding_text, stored_embedding_text  # noqa: E402
+from middleware.services.memory_text import embedding_text, stored_embedding_text  # noqa: E402
 from middleware.store import embeddings as embedding_sql  # noqa: E402
 from middleware.store import memories as memory_sql  # noqa: E402
 from middleware.store.db import apply_migrations, connect  # noqa: E402

@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import copy
 import json
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +158,30 @@ async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]
         if time.monotonic() > deadline:
             raise AssertionError(f"queue not empty after {timeout}s: {stats['ingest']}")
         await asyncio.sleep(0.05)
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: web.Application) -> Iterator[str]:
+    """Run ``app`` on 127.0.0.1, port 0, in a thread with its own event loop; yield its base URL.
+
+    Schemathesis calls the API synchronously (requests), so the server cannot share the test's loop.
+    """
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="fuzzed-daemon", daemon=True)
+    thread.start()
+    runner = web.AppRunner(app)
+
+    async def start() -> int:
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        return runner.addresses[0][1]
+
+    try:
+        port = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=120)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=60)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.close()

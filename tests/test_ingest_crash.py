@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_restart import call, free_port, start_daemon
+from tests.processes import call, free_port, start_daemon
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ from middleware.records import NewMemory
 from middleware.services.memories import MemoryService
 from middleware.store.db import Database
 from middleware.store.vectors import VectorIndex
-from tests.test_crash_durability import Daemon, Outcome, embedding_server, send
+from tests.processes import Daemon, Outcome, embedding_server, send
 
 SEED = 20261123
 RANDOM_KILLS = 3

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_portability import cli
+from tests.processes import cli
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "openclaw_workspace"
 

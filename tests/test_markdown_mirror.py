@@ -13,9 +13,10 @@ from aiohttp.test_utils import TestClient
 
 from middleware.app import create_app
 from middleware.keys import CONFIG, MARKDOWN_WORKSPACES
-from middleware.services import mirror
+from middleware.services import mirror_files
 from middleware.services.markdown import user_folder
-from middleware.services.mirror import ImportSummary, find_workspaces, read_workspace
+from middleware.services.mirror import ImportSummary
+from middleware.services.mirror_files import find_workspaces, read_workspace
 from tests.conftest import make_config
 from tests.helpers import store
 
@@ -295,7 +296,7 @@ async def test_export_writes_only_changed_files_atomically_and_keeps_the_bytes_s
         raise OSError(28, "No space left on device")
 
     with monkeypatch.context() as patched, pytest.raises(OSError, match="No space left"):
-        patched.setattr(mirror.os, "fsync", broken_fsync)
+        patched.setattr(mirror_files.os, "fsync", broken_fsync)
         await markdown.export(folder, user_id="sam")
 
     assert (folder / "MEMORY.md").read_bytes() == before

@@ -9,11 +9,8 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -37,9 +34,8 @@ from middleware.store import memories as memory_sql
 from middleware.store.db import apply_migrations, connect
 from middleware.store.portability import EXPORT_COLUMNS
 from middleware.vectormath import from_blob, to_blob
-from tests.test_restart import call, free_port, start_daemon
+from tests.processes import call, cli, free_port, start_daemon
 
-ROOT = Path(__file__).resolve().parent.parent
 MODEL = "all-MiniLM-L6-v2"
 
 
@@ -459,21 +455,6 @@ def test_backup_never_overwrites_a_database_in_use_even_when_forced(tmp_path: Pa
 
 
 # -- the CLI --------------------------------------------------------------------------------
-def cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
-    return subprocess.run(
-        [sys.executable, "-m", "middleware", *args],
-        cwd=ROOT,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=timeout,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize("verb", ["backup", "export", "import"])
 def test_every_maintenance_verb_has_help(verb: str) -> None:
     result = cli(verb, "--help")

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +13,7 @@ import pytest
 from middleware.keys import VECTOR_INDEX
 from middleware.vectormath import from_blob
 from tests.helpers import search, store
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import call, free_port, start_daemon
 
 
 async def test_restart_keeps_memories_and_rebuilds_the_vector_index(restartable: Any, config: Any) -> None:
@@ -45,53 +38,6 @@ async def test_restart_keeps_memories_and_rebuilds_the_vector_index(restartable:
     assert body["results"][0]["id"] == stored[0]["id"]
     body = await search(second, "physics", "r")
     assert body["results"][0]["fact"] == "Rosa teaches physics."
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def call(port: int, method: str, path: str, body: Any = None) -> Any:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}",
-        data=data,
-        method=method,
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
-
-
-def start_daemon(
-    db: Path, port: int, log: Path, extra_env: dict[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
-    env["MEMORY_CORTEX_LOGGING__FORMAT"] = "json"
-    # Rules-only extraction: these tests are about the daemon, not the model.
-    env["MEMORY_CORTEX_LLM__BACKEND"] = "rules"
-    env.update(extra_env or {})
-    with log.open("ab") as log_file:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen(
-            [sys.executable, "-m", "middleware", "serve", "--db", str(db), "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"daemon exited with {process.returncode}: {log.read_text()[-2000:]}")
-        try:
-            call(port, "GET", "/health")
-            return process
-        except OSError:
-            time.sleep(0.3)
-    process.kill()
-    raise AssertionError("daemon did not answer /health in 120 s")
 
 
 @pytest.mark.slow

@@ -36,57 +36,12 @@ from ..store import retrieval as retrieval_sql
 from ..store.db import Database
 from ..store.vectors import VectorIndex
 from ..vectormath import from_blob, to_blob
+from .memory_text import embedding_text, redacted_json, stored_embedding_text, without_secrets
 from .timeparse import TimeParser
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-def embedding_text(topic: str, fact: str, context: Sequence[tuple[str, str]] = ()) -> str:
-    """The text a memory is embedded as: its topic gives a short fact its context.
-
-    ``context``: the ``(topic, fact)`` of the memories said just before it in the same session,
-    oldest first. A short turn ("Yes, in Lisbon!") means little alone; embedded after the turns
-    it answers, its vector lands near the questions about it. Only the vector sees the context:
-    the memory returned, its FTS entry and its dedup are its own text.
-    """
-    return "\n".join(f"{t}: {f}" if t else f for t, f in [*context, (topic, fact)])
-
-
-def stored_embedding_text(conn: sqlite3.Connection, record: MemoryRecord) -> str:
-    """The text to (re-)embed an existing row with, using the context it was first embedded with."""
-    context: list[tuple[str, str]] = []
-    if record.embedding_context > 0 and record.source_session:
-        context = retrieval_sql.session_context(
-            conn, record.user_id, record.source_session, record.id, record.embedding_context
-        )
-    return embedding_text(record.topic, record.fact, context)
-
-
-def without_secrets(item: NewMemory) -> NewMemory:
-    """``item`` with every secret in its fact, topic and metadata masked (the one place every new
-    row passes: extraction, the API, MCP, imports and the lifecycle's summaries alike).
-
-    Raises :class:`OnlyASecret` when nothing but a secret is left of the fact.
-    """
-    fact = redact(item.fact).text
-    if is_only_secrets(fact):
-        raise OnlyASecret()
-    return dataclasses.replace(
-        item, fact=fact, topic=redact(item.topic).text, metadata=_redacted_json(item.metadata)
-    )
-
-
-def _redacted_json(value: Any) -> Any:
-    """Free-form metadata with its strings redacted, keys and structure kept."""
-    if isinstance(value, str):
-        return redact(value).text
-    if isinstance(value, dict):
-        return {key: _redacted_json(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted_json(item) for item in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -366,7 +321,7 @@ class MemoryService:
         if isinstance(changes.get("topic"), str):
             changes["topic"] = redact(changes["topic"]).text
         if "metadata" in changes:
-            changes["metadata"] = _redacted_json(changes["metadata"])
+            changes["metadata"] = redacted_json(changes["metadata"])
         if changes.get("superseded_by") == memory_id:
             raise InvalidRequest("a memory cannot supersede itself")
         new_topic = changes.get("topic", current.topic)

@@ -46,7 +46,7 @@ from ..store import memories as memory_sql
 from ..store import portability as portability_sql
 from ..store.portability import BackupResult, PortabilityError, TargetExists
 from ..vectormath import to_blob
-from .memories import stored_embedding_text
+from .memory_text import stored_embedding_text
 
 __all__ = [
     "EXPORT_FORMAT",

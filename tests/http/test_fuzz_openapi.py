@@ -10,16 +10,12 @@ refused. Generation is deterministic: a failure reproduces on the next run.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
 import schemathesis
-from aiohttp import web
 from schemathesis.core import NOT_SET
 
 from middleware.app import create_app
@@ -27,36 +23,10 @@ from middleware.config import IngestConfig, SearchConfig
 from middleware.http.openapi import build_openapi
 from middleware.http.routes import ENDPOINTS
 from tests.conftest import make_config
+from tests.helpers import serve_in_thread
 
 # Per operation, for the fuzzing phase (the coverage phase has its own, fixed set of cases).
 MAX_EXAMPLES = 25
-
-
-@contextlib.contextmanager
-def serve_in_thread(app: web.Application) -> Iterator[str]:
-    """Run ``app`` on 127.0.0.1, port 0, in a thread with its own event loop; yield its base URL.
-
-    Schemathesis calls the API synchronously (requests), so the server cannot share the test's loop.
-    """
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="fuzzed-daemon", daemon=True)
-    thread.start()
-    runner = web.AppRunner(app)
-
-    async def start() -> int:
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        return runner.addresses[0][1]
-
-    try:
-        port = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=120)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=60)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient
 
 from middleware.app import create_app
 from middleware.keys import MARKDOWN_SYNC
-from middleware.services.mirror import read_workspace
+from middleware.services.mirror_files import read_workspace
 from tests.conftest import make_config
 from tests.helpers import store
 

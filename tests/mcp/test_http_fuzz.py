@@ -29,7 +29,7 @@ from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 from middleware.app import create_app
 from middleware.models.facts import CATEGORIES
 from tests.conftest import make_config
-from tests.http.test_fuzz_openapi import serve_in_thread
+from tests.helpers import serve_in_thread
 from tests.mcp.helpers import TOOLS
 
 JSON_VALUES = st.recursive(

@@ -3,11 +3,13 @@ exact geometry build one from :class:`Row` values."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from middleware.models.embedders import EmbedderHealth
 from middleware.records import NewMemory
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
@@ -15,6 +17,8 @@ from middleware.store.vectors import VectorIndex
 from middleware.vectormath import normalize, to_blob
 
 MODEL = "fixed-3d"
+# The one query vector of FixedEmbedder: the x axis.
+QUERY = np.array([1.0, 0.0, 0.0], dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -54,3 +58,27 @@ def open_store(path: Path, rows: list[Row]) -> tuple[Database, VectorIndex]:
                 index.upsert(memory_id, row.user, unit)
     conn.close()
     return db, index
+
+
+class FixedEmbedder:
+    """Every query is the x axis: the test controls all geometry."""
+
+    backend = "fixed"
+    model = MODEL
+    dim = 3
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
+        return QUERY
+
+    def available(self) -> bool:
+        return True
+
+    def health(self) -> EmbedderHealth:
+        return EmbedderHealth(backend=self.backend, model=MODEL, ok=True, dim=3)

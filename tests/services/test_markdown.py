@@ -12,15 +12,17 @@ from hypothesis import strategies as st
 from middleware.records import MemoryRecord
 from middleware.services.markdown import (
     MIRROR_MARKER,
-    heading_category,
     is_mirror_file,
     mirror_user,
-    parse_markdown,
-    parse_workspace,
     render_workspace,
     section_heading,
     user_folder,
     user_from_folder,
+)
+from middleware.services.markdown_parse import (
+    heading_category,
+    parse_markdown,
+    parse_workspace,
     workspace_file_kind,
 )
 from middleware.services.recalled import note_line

@@ -2,53 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from middleware.config import SearchConfig
-from middleware.models.embedders import EmbedderHealth
 from middleware.records import NewMemory
 from middleware.services.search import SearchService
 from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
 from middleware.store.vectors import VectorIndex
 from middleware.vectormath import normalize, to_blob
+from tests.services.fixed_store import MODEL, FixedEmbedder
 
-MODEL = "fixed-3d"
-QUERY = np.array([1.0, 0.0, 0.0], dtype=np.float32)
 VECTORS = {
     "alpha": [1.0, 0.2, 0.0],  # the two best results point the same way off the query's axis…
     "beta": [0.9, 0.45, 0.0],
     "gamma": [0.3, 1.0, 0.0],  # …as this one does, which the query alone ranks last
     "delta": [0.6, -0.8, 0.0],  # closer to the query alone, but on the other side
 }
-
-
-class FixedEmbedder:
-    """Every query is the x axis: the test controls all geometry."""
-
-    backend = "fixed"
-    model = MODEL
-    dim = 3
-
-    async def start(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        raise NotImplementedError
-
-    async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
-        return QUERY
-
-    def available(self) -> bool:
-        return True
-
-    def health(self) -> EmbedderHealth:
-        return EmbedderHealth(backend=self.backend, model=MODEL, ok=True, dim=3)
 
 
 @pytest.fixture

@@ -15,8 +15,7 @@ from middleware.services.search import SearchService
 from middleware.store.db import Database
 from middleware.store.vectors import VectorIndex
 from middleware.vectormath import normalize
-from tests.services.fixed_store import Row, open_store
-from tests.services.test_search_prf import FixedEmbedder
+from tests.services.fixed_store import FixedEmbedder, Row, open_store
 
 
 async def ranked(store: tuple[Database, VectorIndex], **settings: object) -> list[tuple[str, float]]:

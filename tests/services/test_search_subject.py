@@ -17,7 +17,7 @@ from middleware.store import retrieval as retrieval_sql
 from middleware.store.db import Database, apply_migrations, connect
 from middleware.store.vectors import VectorIndex
 from middleware.vectormath import normalize, to_blob
-from tests.services.test_search_prf import MODEL, FixedEmbedder
+from tests.services.fixed_store import MODEL, FixedEmbedder
 
 # (fact, user, vector): the query is the x axis, so the first row is nearest.
 ROWS = [

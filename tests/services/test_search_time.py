@@ -17,7 +17,7 @@ from middleware.store import memories as memory_sql
 from middleware.store.db import Database, connect
 from middleware.store.vectors import VectorIndex
 from middleware.vectormath import normalize, to_blob
-from tests.services.test_search_prf import MODEL, FixedEmbedder
+from tests.services.fixed_store import MODEL, FixedEmbedder
 
 NOW = datetime(2023, 10, 20, 12, 0, tzinfo=UTC)
 # (fact, user, vector, the time it is about): the query is the x axis.

@@ -369,6 +369,14 @@ async def test_search_debug_ranks_like_hybrid_search(dashboard: Dashboard, daemo
     await expect(timings.locator("tbody tr")).to_have_count(len(stages))
     for search in debug["timings_ms"]:
         await expect(timings.get_by_role("columnheader", name=search, exact=True)).to_be_visible()
+    # What each stage did to each hit's score: the factors the API reports, or a dash.
+    factors = page.locator("#fused tbody tr td:nth-child(7)")
+    expected = [
+        " · ".join(f"{name.replace('_', ' ')} ×" for name in hit["factors"]) or "—" for hit in debug["fused"]
+    ]
+    await expect(page.locator("#fused thead th").nth(6)).to_have_text("Factors")
+    for cell, names in zip(await factors.all_inner_texts(), expected, strict=True):
+        assert all(part.split(" ×")[0] in cell for part in names.split(" · ")), (cell, names)
     await dashboard.screenshot()
     dashboard.assert_no_console_errors()
 
