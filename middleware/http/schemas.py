@@ -187,9 +187,14 @@ class SearchResultItem(BaseModel):
     fact: str
     importance: int
     score: float = Field(
-        description="w_fts·fts_norm + w_vec·cosine; with ranking.enabled, that × the importance/recency/reads multiplier."
+        description="What results are ordered by: relevance, × the importance/recency/reads multiplier with"
+        " ranking.enabled, or the LLM reranker's rank score."
     )
-    relevance: float = Field(description="w_fts·fts_norm + w_vec·cosine (equals score unless ranking is on).")
+    relevance: float = Field(
+        description="(w_fts·fts_norm + w_vec·cosine) × the factors the search stages set (time, subject,"
+        " length) + session support; just w_fts·fts_norm + w_vec·cosine when no stage touched the hit"
+        " (see /search/debug for each hit's factors)."
+    )
     source: str = Field(description='"fts5+vector", "fts5" or "vector": which retriever proposed it.')
     category: str
     ref: str | None
