@@ -101,16 +101,6 @@ class SearchService:
         self._access = access
         self._metrics = metrics
 
-    @property
-    def stage_names(self) -> list[str]:
-        """The stages every search runs, in order (those the config turns on)."""
-        names = ["gather", *(stage.name for stage in self._stages), "hydrate"]
-        if self._ranking.enabled:
-            names.append("ranking")
-        if self._reranker is not None:
-            names.append("rerank")
-        return names
-
     def warm_up(self) -> None:
         """Load what the first search would otherwise load (dateparser's data, when time-aware
         search is on). Blocking: call it from a thread at start-up."""

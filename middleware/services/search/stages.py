@@ -21,6 +21,7 @@ and ranks the pool again; the score itself is always computed from those parts
 from __future__ import annotations
 
 import math
+import sqlite3
 import time
 from typing import Protocol
 
@@ -101,7 +102,7 @@ class TimeStage:
         if count <= 0 or not request.layers:
             return []
 
-        def read(conn: object) -> list[int]:
+        def read(conn: sqlite3.Connection) -> list[int]:
             found: dict[int, None] = {}
             for start, end in bounds:
                 found.update(
@@ -113,7 +114,7 @@ class TimeStage:
                 )
             return list(found)
 
-        return await self._db.read(read)  # type: ignore[arg-type]
+        return await self._db.read(read)
 
 
 class SpeakersStage:
