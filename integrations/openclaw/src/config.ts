@@ -26,8 +26,10 @@ export type MemoryCortexConfig = {
   synthesisCacheTtlMs: number;
   /** Leave heartbeat and cron turns alone (no recall, no ingest). */
   skipHeartbeat: boolean;
-  /** Whose memories these are; unset: the daemon's default user (users.default_user_id). */
+  /** The owner: whose memories a turn without a sender id is about; unset: the daemon's default user. */
   userId: string | undefined;
+  /** Senders → user ids: `"<channel>:<senderId>"` or `"<senderId>"` → user id (see identity.ts). */
+  identities: Readonly<Record<string, string>>;
   /** The daemon's `server.api_token`, when it has one (a daemon on another machine must). */
   token: string | undefined;
 };
@@ -44,6 +46,7 @@ export const DEFAULT_CONFIG: Readonly<MemoryCortexConfig> = Object.freeze({
   synthesisCacheTtlMs: 300_000,
   skipHeartbeat: true,
   userId: undefined,
+  identities: Object.freeze({}),
   token: undefined,
 });
 
@@ -109,7 +112,13 @@ export const CONFIG_JSON_SCHEMA = {
     },
     userId: {
       type: "string",
-      description: "Whose memories these are; unset: the daemon's default user.",
+      description: "The owner: whose memories a turn without a sender id is about; unset: the daemon's default user.",
+    },
+    identities: {
+      type: "object",
+      additionalProperties: { type: "string", minLength: 1 },
+      description:
+        'Senders to user ids: "<channel>:<senderId>" or "<senderId>" -> user id. A sender not listed is "<channel>:<senderId>".',
     },
     token: {
       type: "string",
@@ -147,6 +156,7 @@ export function resolveConfig(raw: unknown, warn: Warn = () => {}): MemoryCortex
   } else if (userId !== undefined && userId !== null && userId !== "") {
     warn("memory-cortex: config userId must be a string; using the daemon's default user");
   }
+  config.identities = pickIdentities(source.identities, warn);
   const token = source.token;
   if (typeof token === "string" && token.trim()) {
     config.token = token.trim();
@@ -162,6 +172,24 @@ export function baseUrl(config: Pick<MemoryCortexConfig, "middlewareHost" | "mid
     ? `[${config.middlewareHost}]`
     : config.middlewareHost;
   return `http://${host}:${config.middlewarePort}`;
+}
+
+/** The identities table: string keys to non-empty string values; anything else is dropped with a warning. */
+function pickIdentities(value: unknown, warn: Warn): Readonly<Record<string, string>> {
+  if (value === undefined || value === null) return DEFAULT_CONFIG.identities;
+  if (!isRecord(value)) {
+    warn("memory-cortex: config identities must be an object of sender -> user id; ignoring it");
+    return DEFAULT_CONFIG.identities;
+  }
+  const table: Record<string, string> = {};
+  for (const [sender, user] of Object.entries(value)) {
+    if (typeof user === "string" && user.trim() && sender.trim()) {
+      table[sender.trim()] = user.trim();
+    } else {
+      warn(`memory-cortex: config identities[${JSON.stringify(sender)}] must be a non-empty user id; ignoring it`);
+    }
+  }
+  return Object.freeze(table);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -9,12 +9,20 @@
  *   before_reset,        journaled and extracted now. before_compaction carries only counts on the
  *   session_end          overflow path, so the session's latest transcript is kept from the earlier
  *                        hooks of the turn.
+ *   OpenClaw's memory    (trigger "memory", run when the plugin holds the memory slot and its flush
+ *   flush turn           plan says so): the same flush for the session it is about; a transcript
+ *                        already flushed is not sent twice.
+ *
+ * Every request carries the caller's scope (user, agent, private or group, channel: identity.ts).
  *
  * Every handler returns within its own deadline and never throws: memory is an extra, and a daemon
  * that is down, slow or wrong must cost the turn at most `recallTimeoutMs`, and never the turn.
  */
+import { createHash } from "node:crypto";
+
 import type { DaemonClient } from "./client.ts";
 import type { MemoryCortexConfig } from "./config.ts";
+import { type OriginContext, type Scope, ScopeBook, parseSessionKey } from "./identity.ts";
 import {
   INJECTED_CLOSE,
   INJECTED_OPEN,
@@ -47,7 +55,10 @@ type Synthesis = { text: string; query: string; at: number };
 type SessionState = {
   /** The latest transcript seen for the session, in the daemon's shape: what a flush sends. */
   messages: IngestMessage[];
-  channel: string | undefined;
+  /** Who spoke last in the session, to which agent, in what conversation (identity.ts). */
+  scope: Scope;
+  /** Digest of the last transcript flushed with debounce:false: the same one is not sent again. */
+  flushed: string | undefined;
   synthesis: Synthesis | undefined;
   /** The /recall in flight; a newer turn aborts it (its answer would be for an older question). */
   synthesisRequest: AbortController | undefined;
@@ -62,13 +73,15 @@ export class MemoryHooks {
   readonly config: MemoryCortexConfig;
   readonly client: DaemonClient;
   readonly logger: PluginLogger;
+  readonly scopes: ScopeBook;
   readonly #sessions = new Map<string, SessionState>();
   readonly #background = new Set<Promise<void>>();
 
-  constructor(config: MemoryCortexConfig, client: DaemonClient, logger: PluginLogger) {
+  constructor(config: MemoryCortexConfig, client: DaemonClient, logger: PluginLogger, scopes?: ScopeBook) {
     this.config = config;
     this.client = client;
     this.logger = logger;
+    this.scopes = scopes ?? new ScopeBook(config);
   }
 
   // -- hooks ------------------------------------------------------------------------------------
@@ -77,6 +90,10 @@ export class MemoryHooks {
     ctx: HookContext<"before_prompt_build">,
   ): Promise<HookResult<"before_prompt_build">> {
     try {
+      if (ctx.trigger === "memory") {
+        await this.#memoryFlushTurn(event.messages, ctx);
+        return undefined;
+      }
       if (this.#skipped(ctx)) return undefined;
       const key = sessionKeyOf(ctx);
       const session = this.#session(key, ctx);
@@ -110,7 +127,7 @@ export class MemoryHooks {
       const messages = toIngestMessages(event.messages);
       if (messages.length > 0) session.messages = messages;
       if (!this.config.autoIngest) return;
-      await this.#ingest(key, session, messages, false, "agent_end");
+      await this.#ingest(key, session.scope, messages, false, "agent_end");
     } catch (error) {
       this.logger.warn(`memory-cortex: ingest after the turn failed: ${describe(error)}`);
     }
@@ -120,16 +137,16 @@ export class MemoryHooks {
     event: HookEvent<"before_compaction">,
     ctx: HookContext<"before_compaction">,
   ): Promise<void> {
-    await this.#flush("before_compaction", sessionKeyOf(ctx), event.messages, false);
+    await this.#flush("before_compaction", sessionKeyOf(ctx), ctx, event.messages, false);
   }
 
   async beforeReset(event: HookEvent<"before_reset">, ctx: HookContext<"before_reset">): Promise<void> {
-    await this.#flush("before_reset", sessionKeyOf(ctx), event.messages, true);
+    await this.#flush("before_reset", sessionKeyOf(ctx), ctx, event.messages, true);
   }
 
   async sessionEnd(event: HookEvent<"session_end">, ctx: HookContext<"session_end">): Promise<void> {
     const key = sessionKeyOf(ctx) ?? sessionKeyOf(event);
-    await this.#flush("session_end", key, undefined, true);
+    await this.#flush("session_end", key, { ...ctx, sessionKey: key }, undefined, true);
   }
 
   /** Resolves when the background /recall requests started so far have settled (tests, shutdown). */
@@ -158,7 +175,7 @@ export class MemoryHooks {
       "/context",
       {
         query,
-        user_id: this.config.userId,
+        ...session.scope,
         max_tokens: contextTokens,
         max_facts: this.config.recallMaxFacts,
       },
@@ -192,7 +209,7 @@ export class MemoryHooks {
     const controller = new AbortController();
     session.synthesisRequest = controller;
     const request = this.client
-      .post<RecallResponse>("/recall", { query, user_id: this.config.userId }, SYNTHESIS_TIMEOUT_MS, controller.signal)
+      .post<RecallResponse>("/recall", { query, ...session.scope }, SYNTHESIS_TIMEOUT_MS, controller.signal)
       .then((result) => {
         if (session.synthesisRequest === controller) session.synthesisRequest = undefined;
         if (!result.ok) {
@@ -210,7 +227,13 @@ export class MemoryHooks {
   }
 
   // -- ingest -----------------------------------------------------------------------------------
-  async #flush(reason: string, key: string | undefined, eventMessages: unknown[] | undefined, endOfSession: boolean): Promise<void> {
+  async #flush(
+    reason: string,
+    key: string | undefined,
+    ctx: OriginContext,
+    eventMessages: unknown[] | undefined,
+    endOfSession: boolean,
+  ): Promise<void> {
     try {
       const session = this.#sessions.get(key ?? "");
       if (endOfSession) {
@@ -222,27 +245,70 @@ export class MemoryHooks {
       const kept = session?.messages ?? [];
       // The longer one is the more complete: an event may carry only the part being compacted.
       const messages = fromEvent.length >= kept.length ? fromEvent : kept;
-      await this.#ingest(key, session, messages, true, reason);
+      // A session flushed by OpenClaw's memory-flush turn and then compacted: the same transcript
+      // once (the daemon's watermark would make the second a no-op anyway; this saves the post).
+      const digest = digestOf(messages);
+      if (session && session.flushed === digest) {
+        this.#debug(`${reason}: this transcript was flushed already`);
+        return;
+      }
+      const scope = session?.scope ?? this.scopes.forSession(key, ctx.agentId);
+      const sent = await this.#ingest(key, scope, messages, true, reason);
+      if (sent && session && !endOfSession) session.flushed = digest;
     } catch (error) {
       this.logger.warn(`memory-cortex: flush (${reason}) failed: ${describe(error)}`);
     }
   }
 
+  /**
+   * OpenClaw's pre-compaction memory-flush turn (trigger "memory"). It runs in a detached session
+   * of its own whose history is a copy of the session it is about; that session is the one kept
+   * here whose latest user message the copy ends with (same agent). Its transcript is flushed as
+   * before a compaction; the turn itself is told by the flush plan that nothing is left to write.
+   */
+  async #memoryFlushTurn(eventMessages: unknown[] | undefined, ctx: OriginContext): Promise<void> {
+    try {
+      const copy = toIngestMessages(eventMessages);
+      const key = this.#sourceOfFlushTurn(copy, ctx);
+      if (!key) {
+        this.#debug("memory flush turn: no known session matches it; the compaction flush will send it");
+        return;
+      }
+      await this.#flush("memory_flush", key, { ...ctx, sessionKey: key }, eventMessages, false);
+    } catch (error) {
+      this.logger.warn(`memory-cortex: memory flush turn failed: ${describe(error)}`);
+    }
+  }
+
+  #sourceOfFlushTurn(copy: IngestMessage[], ctx: OriginContext): string | undefined {
+    const own = sessionKeyOf(ctx);
+    if (own && this.#sessions.has(own)) return own;
+    const lastUser = copy.findLast((message) => message.role === "user")?.content;
+    if (!lastUser) return undefined;
+    const agent = ctx.agentId ?? parseSessionKey(own)?.agentId;
+    // Most recently used first (Map order is the LRU order, newest last).
+    for (const [key, session] of [...this.#sessions].reverse()) {
+      if (agent && session.scope.agent_id && session.scope.agent_id !== agent) continue;
+      if (session.messages.findLast((message) => message.role === "user")?.content === lastUser) return key;
+    }
+    return undefined;
+  }
+
+  /** True when the daemon took the session. */
   async #ingest(
     key: string | undefined,
-    session: SessionState | undefined,
+    scope: Scope,
     messages: IngestMessage[],
     now: boolean,
     reason: string,
-  ): Promise<void> {
-    if (!hasUserText(messages)) return;
+  ): Promise<boolean> {
+    if (!hasUserText(messages)) return false;
     const result = await this.client.post<{ pending?: number }>(
       "/ingest",
       {
         messages: newestWithin(messages),
         session_id: key,
-        channel: session?.channel,
-        user_id: this.config.userId,
+        ...scope,
         debounce: !now,
       },
       INGEST_TIMEOUT_MS,
@@ -252,19 +318,21 @@ export class MemoryHooks {
     } else {
       this.logger.warn(`memory-cortex: ${reason}: the session was not handed to the daemon: ${result.message}`);
     }
+    return result.ok;
   }
 
   // -- state ------------------------------------------------------------------------------------
-  #session(key: string | undefined, ctx: { channel?: string; messageProvider?: string }): SessionState {
+  #session(key: string | undefined, ctx: OriginContext): SessionState {
     const id = key ?? "";
+    const scope = this.scopes.observe({ ...ctx, sessionKey: key });
     let session = this.#sessions.get(id);
     if (session) {
       this.#sessions.delete(id); // re-inserted below: Map order is the LRU order
+      // A CLI turn names no provider: the one an earlier turn of the session named stays.
+      session.scope = { ...scope, channel: scope.channel ?? session.scope.channel };
     } else {
-      session = { messages: [], channel: undefined, synthesis: undefined, synthesisRequest: undefined };
+      session = { messages: [], scope, flushed: undefined, synthesis: undefined, synthesisRequest: undefined };
     }
-    const channel = ctx.channel || ctx.messageProvider;
-    if (channel) session.channel = channel.slice(0, 200);
     this.#sessions.set(id, session);
     while (this.#sessions.size > MAX_SESSIONS) {
       const oldest = this.#sessions.keys().next().value as string;
@@ -285,6 +353,13 @@ export class MemoryHooks {
   #debug(message: string): void {
     this.logger.debug?.(`memory-cortex: ${message}`);
   }
+}
+
+/** A transcript's identity for "already flushed": count and content of every message. */
+function digestOf(messages: readonly IngestMessage[]): string {
+  const hash = createHash("sha256");
+  for (const message of messages) hash.update(`${message.role}\u0000${message.content}\u0001`);
+  return `${messages.length}:${hash.digest("hex")}`;
 }
 
 /** The user's request of this turn, without any block a plugin put in front of it. */

@@ -1,7 +1,18 @@
 /**
  * Memory Cortex for OpenClaw: long-term memory without patching OpenClaw's agent runner.
  *
- * `register(api)` wires the hooks of {@link MemoryHooks} and the tools of {@link createMemoryTools}.
+ * `register(api)` picks what the host offers:
+ *
+ *   - a host with `api.registerMemoryCapability` (OpenClaw ≥ 2026.9, plugin in the memory slot):
+ *     the capability of memory.ts (OpenClaw's memory search, its memory_search / memory_get tools,
+ *     prompt section and flush plan answered by the daemon), plus the hooks it still needs;
+ *   - an older host: the hooks alone, as before.
+ *
+ * The hooks of {@link MemoryHooks} run in both: recall (before_prompt_build: the capability's
+ * prompt builder is synchronous and cannot ask the daemon), ingest (agent_end) and the flushes
+ * (before_compaction, before_reset, session_end). The `cortex_*` tools of {@link createMemoryTools}
+ * are registered in both.
+ *
  * OpenClaw calls `register` more than once per process (discovery, then the live runtime), so it has
  * no side effect beyond registering: no timers, no connections, nothing at module load.
  */
@@ -10,6 +21,8 @@ import { buildJsonPluginConfigSchema, definePluginEntry } from "openclaw/plugin-
 import { DaemonClient } from "./client.ts";
 import { CONFIG_JSON_SCHEMA, baseUrl, resolveConfig } from "./config.ts";
 import { INGEST_TIMEOUT_MS, MemoryHooks } from "./hooks.ts";
+import { ScopeBook } from "./identity.ts";
+import { CortexSearchManager, SLOT_TOOL_NAMES, createMemoryCapability, createSlotTools } from "./memory.ts";
 import type { OpenClawPluginApi } from "./openclaw-types.ts";
 import { TOOL_NAMES, createMemoryTools } from "./tools.ts";
 
@@ -18,12 +31,18 @@ export const PLUGIN_ID = "memory-cortex";
 /** Grace on top of the plugin's own deadlines before OpenClaw stops waiting for a handler. */
 const HOST_GRACE_MS = 250;
 
-/** Registers hooks and tools; returns the hooks object (tests and the benchmark drive it). */
+/** Registers the capability (when the host has the API), hooks and tools; returns the hooks object
+ * (tests and the benchmark drive it). */
 export function registerMemoryCortex(api: OpenClawPluginApi): MemoryHooks {
   const config = resolveConfig(api.pluginConfig, (message) => api.logger.warn(message));
   const client = new DaemonClient(baseUrl(config), config.token);
-  const hooks = new MemoryHooks(config, client, api.logger);
+  const scopes = new ScopeBook(config);
+  const hooks = new MemoryHooks(config, client, api.logger, scopes);
   if (api.registrationMode === "full") warnWithoutConversationAccess(api);
+
+  // Feature test, not a version check: a host without the unified memory API gets the hooks only.
+  const inSlot = typeof (api as Partial<OpenClawPluginApi>).registerMemoryCapability === "function";
+  if (inSlot) api.registerMemoryCapability(createMemoryCapability(config, client, hooks));
 
   const recallBudget = { timeoutMs: config.recallTimeoutMs + HOST_GRACE_MS };
   const ingestBudget = { timeoutMs: INGEST_TIMEOUT_MS + HOST_GRACE_MS };
@@ -34,13 +53,26 @@ export function registerMemoryCortex(api: OpenClawPluginApi): MemoryHooks {
   api.on("session_end", (event, ctx) => hooks.sessionEnd(event, ctx), ingestBudget);
 
   api.registerTool(
-    (toolContext) =>
-      createMemoryTools(config, client, {
+    (toolContext) => {
+      const scope = scopes.observe(toolContext);
+      return createMemoryTools(client, {
         sessionKey: toolContext.sessionKey || toolContext.sessionId,
-        channel: toolContext.messageChannel,
-      }),
+        provider: toolContext.messageChannel,
+        scope,
+      });
+    },
     { names: [...TOOL_NAMES] },
   );
+  if (inSlot) {
+    api.registerTool(
+      (toolContext) => {
+        const scope = scopes.observe(toolContext);
+        const manager = new CortexSearchManager(client, scopes, scope.agent_id, scope);
+        return createSlotTools(manager, toolContext.sessionKey || toolContext.sessionId);
+      },
+      { names: [...SLOT_TOOL_NAMES] },
+    );
+  }
   return hooks;
 }
 
@@ -61,10 +93,11 @@ function warnWithoutConversationAccess(api: OpenClawPluginApi): void {
 
 export default definePluginEntry({
   id: PLUGIN_ID,
+  kind: "memory",
   name: "Memory Cortex",
   description:
-    "Long-term memory from the Memory Cortex daemon: recall before each prompt, ingest after each turn, " +
-    "flush before compaction, and memory_search / memory_store / memory_forget tools.",
+    "Long-term memory from the Memory Cortex daemon in OpenClaw's memory slot: recall before each prompt, " +
+    "ingest after each turn, flush before compaction, memory_search / memory_get and cortex_* tools.",
   configSchema: buildJsonPluginConfigSchema(CONFIG_JSON_SCHEMA),
   register(api) {
     registerMemoryCortex(api);

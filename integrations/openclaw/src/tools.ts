@@ -1,20 +1,24 @@
 /**
- * Agent tools over the daemon's memory endpoints:
+ * The plugin's own agent tools over the daemon's memory endpoints (named `cortex_*`, so they never
+ * clash with OpenClaw's `memory_search` / `memory_get`, which memory.ts answers in the memory slot):
  *
- *   memory_search  → POST /hybrid-search
- *   memory_store   → POST /memories (dedup and corrections apply, as for extracted facts)
- *   memory_forget  → PATCH /memories/{id} {layer: "archive"}, or DELETE /memories/{id} when asked
+ *   cortex_search  → POST /hybrid-search (facts and/or turns, with ids for cortex_forget)
+ *   cortex_store   → POST /memories (dedup and corrections apply, as for extracted facts)
+ *   cortex_forget  → PATCH /memories/{id} {layer: "archive"}, or DELETE /memories/{id} when asked
+ *
+ * Every call carries the caller's scope (identity.ts): a tool sees and writes only what the
+ * requester may (a memory stored from a group is shared with that group, from a private chat private).
  *
  * Unlike the hooks, a tool that fails throws: that is OpenClaw's tool contract ("throw on failure
  * instead of encoding errors in content"), and the model then sees the error as the tool's result.
  * Every call still has its own deadline, so a dead daemon costs a tool call at most TOOL_TIMEOUT_MS.
  */
 import type { DaemonClient, DaemonResult } from "./client.ts";
-import type { MemoryCortexConfig } from "./config.ts";
+import { type Scope, scopeQuery } from "./identity.ts";
 import { RECALLED_LABEL, noteLine } from "./messages.ts";
 import type { AgentTool } from "./openclaw-types.ts";
 
-export const TOOL_NAMES = ["memory_search", "memory_store", "memory_forget"] as const;
+export const TOOL_NAMES = ["cortex_search", "cortex_store", "cortex_forget"] as const;
 /** A store embeds the fact before it answers; a few seconds on a busy CPU. */
 export const TOOL_TIMEOUT_MS = 10_000;
 export const CATEGORIES = [
@@ -36,8 +40,8 @@ export const CATEGORIES = [
  */
 export const TOOL_DIRECTORY_DESCRIPTION_CHARS = 180;
 
-/** Where a tool call comes from (the tool factory's context). */
-export type ToolOrigin = { sessionKey: string | undefined; channel: string | undefined };
+/** Where a tool call comes from (the tool factory's context): its session, provider and scope. */
+export type ToolOrigin = { sessionKey: string | undefined; provider: string | undefined; scope: Scope };
 
 type SearchHit = {
   id: number;
@@ -51,15 +55,16 @@ type SearchHit = {
 };
 type MemoryOut = { id: number; fact: string; topic: string; action?: string | null; superseded?: number | null; layer: string };
 
-export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClient, origin: ToolOrigin): AgentTool[] {
-  const userScope = { user_id: config.userId ?? "" }; // blank: the daemon's default user
+export function createMemoryTools(client: DaemonClient, origin: ToolOrigin): AgentTool[] {
+  const { scope } = origin;
+  const query = scopeQuery(scope); // blank user_id: the daemon's default user
 
   const memorySearch: AgentTool = {
-    name: "memory_search",
-    label: "Memory search",
+    name: "cortex_search",
+    label: "Cortex search",
     description:
-      "Search the user's long-term memory (what they said before: facts, people, preferences, " +
-      "plans) when the recalled memories are not enough. Results have ids for memory_forget.",
+      "Search Memory Cortex for facts and/or past messages (turns) of the user, with the memory ids " +
+      "that cortex_forget takes. Use when the recalled memories are not enough.",
     parameters: {
       type: "object",
       additionalProperties: false,
@@ -76,26 +81,26 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
       },
     },
     async execute(_toolCallId, params, signal) {
-      const query = requireString(params, "query").slice(0, 2_000);
+      const text = requireString(params, "query").slice(0, 2_000);
       const limit = optionalInteger(params, "limit", 1, 20) ?? 5;
       const kinds = optionalKinds(params);
       const result = await client.post<{ results: SearchHit[] }>(
         "/hybrid-search",
-        { query, user_id: config.userId, limit, ...(kinds ? { kinds } : {}) },
+        { query: text, ...scope, limit, ...(kinds ? { kinds } : {}) },
         TOOL_TIMEOUT_MS,
         signal,
       );
       const hits = unwrap(result, "search the memories").results ?? [];
-      const text = hits.length
+      const listing = hits.length
         ? RECALLED_LABEL + "\n" + hits.map((hit) => `#${hit.id} ${hit.topic ? `[${noteLine(hit.topic)}] ` : ""}${noteLine(hit.fact)} (importance ${hit.importance}, ${hit.created_at.slice(0, 10)})`).join("\n")
         : "No matching memories.";
-      return { content: [{ type: "text", text }], details: { count: hits.length, results: hits } };
+      return { content: [{ type: "text", text: listing }], details: { count: hits.length, results: hits } };
     },
   };
 
   const memoryStore: AgentTool = {
-    name: "memory_store",
-    label: "Memory store",
+    name: "cortex_store",
+    label: "Cortex store",
     description:
       "Save a lasting fact about the user (when asked to remember, or a stated preference, decision or " +
       "correction) as one self-contained sentence. Duplicates merge. No secrets.",
@@ -125,9 +130,14 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
           topic: topic.slice(0, 500),
           importance,
           category,
-          user_id: config.userId,
+          user_id: scope.user_id,
+          agent_id: scope.agent_id,
+          // Said in a group: that group may recall it; said in private: private sessions only.
+          visibility: scope.session_kind === "group" ? "shared" : "private",
           source_session: origin.sessionKey?.slice(0, 500),
-          source_channel: (origin.channel ?? "openclaw").slice(0, 500),
+          // The conversation it is from: the group's identity in a group, else the provider. The
+          // daemon reads a shared memory's source_channel as the one group that recalls it.
+          source_channel: (scope.channel ?? origin.provider ?? "openclaw").slice(0, 500),
         },
         TOOL_TIMEOUT_MS,
         signal,
@@ -141,8 +151,8 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
   };
 
   const memoryForget: AgentTool = {
-    name: "memory_forget",
-    label: "Memory forget",
+    name: "cortex_forget",
+    label: "Cortex forget",
     description:
       "Forget a memory by id: it is archived (no longer recalled, restorable). hard=true deletes it for good: " +
       "only when the user explicitly asks for deletion.",
@@ -157,11 +167,11 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
     },
     async execute(_toolCallId, params, signal) {
       const id = optionalInteger(params, "id", 1, Number.MAX_SAFE_INTEGER);
-      if (id === undefined) throw new Error("id is required: the memory's id from memory_search");
+      if (id === undefined) throw new Error("id is required: the memory's id from cortex_search");
       const hard = optionalBoolean(params, "hard") ?? false;
       if (hard) {
         const result = await client.request<{ deleted: boolean }>("DELETE", `/memories/${id}`, {
-          query: userScope,
+          query,
           timeoutMs: TOOL_TIMEOUT_MS,
           signal,
         });
@@ -170,7 +180,7 @@ export function createMemoryTools(config: MemoryCortexConfig, client: DaemonClie
       }
       const result = await client.request<MemoryOut>("PATCH", `/memories/${id}`, {
         body: { layer: "archive" },
-        query: userScope,
+        query,
         timeoutMs: TOOL_TIMEOUT_MS,
         signal,
       });

@@ -61,9 +61,9 @@ describe("daemon stopped: nothing listens on the port", () => {
   test("the tools fail fast with an error the model can read", async () => {
     const openclaw = new FakeOpenClaw({ middlewarePort: port });
     for (const [name, params] of [
-      ["memory_search", { query: "Ana" }],
-      ["memory_store", { fact: "Sam's sister is called Ana." }],
-      ["memory_forget", { id: 1 }],
+      ["cortex_search", { query: "Ana" }],
+      ["cortex_store", { fact: "Sam's sister is called Ana." }],
+      ["cortex_forget", { id: 1 }],
     ] as const) {
       const started = performance.now();
       await assert.rejects(openclaw.tool(name).execute("call", params), /Memory Cortex daemon is unavailable .*ECONNREFUSED/);
@@ -104,7 +104,7 @@ describe("daemon hung: it accepts connections and never answers", () => {
     const openclaw = new FakeOpenClaw({ middlewarePort: blackhole.port });
     const started = performance.now();
     await assert.rejects(
-      openclaw.tool("memory_search").execute("call", { query: "Ana" }, AbortSignal.timeout(100)),
+      openclaw.tool("cortex_search").execute("call", { query: "Ana" }, AbortSignal.timeout(100)),
       /unavailable .*cancelled/,
     );
     assert.ok(performance.now() - started < 1_000);

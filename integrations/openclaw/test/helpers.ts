@@ -13,6 +13,7 @@ import path from "node:path";
 
 import { registerMemoryCortex } from "../src/index.ts";
 import type { MemoryHooks } from "../src/hooks.ts";
+import type { MemoryCapability } from "../src/memory.ts";
 import type { AgentTool, HookContext, HookEvent, HookName, OpenClawPluginApi } from "../src/openclaw-types.ts";
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, "..", "..", "..");
@@ -241,10 +242,16 @@ export class FakeOpenClaw {
   readonly logs: { level: string; message: string }[] = [];
   readonly api: OpenClawPluginApi;
   readonly hooks: MemoryHooks;
+  /** What the plugin passed to `api.registerMemoryCapability` (a host with the memory slot API). */
+  readonly capabilities: MemoryCapability[] = [];
 
+  /**
+   * `memorySlot: false` is a host without `api.registerMemoryCapability` (before the unified memory
+   * API): the plugin then registers its hooks and its own tools only.
+   */
   constructor(
     pluginConfig: Record<string, unknown>,
-    options: { allowConversationAccess?: boolean; registrationMode?: string } = {},
+    options: { allowConversationAccess?: boolean; registrationMode?: string; memorySlot?: boolean } = {},
   ) {
     const log = (level: string) => (message: string) => this.logs.push({ level, message });
     const entry = options.allowConversationAccess === false ? {} : { hooks: { allowConversationAccess: true } };
@@ -265,6 +272,9 @@ export class FakeOpenClaw {
         this.toolFactories.push(factory);
         this.toolNames.push(...(opts?.names ?? []));
       },
+      ...(options.memorySlot === false
+        ? {}
+        : { registerMemoryCapability: (capability: MemoryCapability) => this.capabilities.push(capability) }),
     } as unknown as OpenClawPluginApi;
     this.hooks = registerMemoryCortex(this.api);
   }
@@ -301,6 +311,12 @@ export class FakeOpenClaw {
       }
     }
     throw new Error(`no tool ${name}`);
+  }
+
+  /** The one capability the plugin registered. */
+  capability(): MemoryCapability {
+    if (this.capabilities.length !== 1) throw new Error(`expected one memory capability, found ${this.capabilities.length}`);
+    return this.capabilities[0]!;
   }
 
   warnings(): string[] {

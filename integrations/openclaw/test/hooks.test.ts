@@ -297,9 +297,9 @@ describe("ingest (agent_end) and flushes", () => {
 });
 
 describe("tools", () => {
-  test("memory_store, memory_search and memory_forget (archive, then delete) on the user's memories", async () => {
+  test("cortex_store, cortex_search and cortex_forget (archive, then delete) on the user's memories", async () => {
     const openclaw = plugin({ userId: "tool-user" });
-    const stored = await openclaw.tool("memory_store").execute("call-1", {
+    const stored = await openclaw.tool("cortex_store").execute("call-1", {
       fact: "Tool User keeps bees on the roof.",
       topic: "hobby",
       importance: 7,
@@ -312,43 +312,43 @@ describe("tools", () => {
     assert.equal(memory.source_session, "agent:main:test");
     assert.equal(memory.source_channel, "webchat");
 
-    const again = await openclaw.tool("memory_store").execute("call-2", { fact: "Tool User keeps bees on the roof." });
+    const again = await openclaw.tool("cortex_store").execute("call-2", { fact: "Tool User keeps bees on the roof." });
     assert.equal((again.details as { action: string }).action, "merged");
 
-    const found = await openclaw.tool("memory_search").execute("call-3", { query: "beekeeping", limit: 3 });
+    const found = await openclaw.tool("cortex_search").execute("call-3", { query: "beekeeping", limit: 3 });
     assert.match((found.content[0] as { text: string }).text, new RegExp(`#${id} \\[hobby\\] Tool User keeps bees`));
 
-    const turnsOnly = await openclaw.tool("memory_search").execute("call-3b", { query: "beekeeping", kinds: ["turn"] });
+    const turnsOnly = await openclaw.tool("cortex_search").execute("call-3b", { query: "beekeeping", kinds: ["turn"] });
     assert.equal((turnsOnly.details as { count: number }).count, 0); // a stored fact is no turn
-    const factsOnly = await openclaw.tool("memory_search").execute("call-3c", { query: "beekeeping", kinds: ["fact"] });
+    const factsOnly = await openclaw.tool("cortex_search").execute("call-3c", { query: "beekeeping", kinds: ["fact"] });
     assert.equal((factsOnly.details as { count: number }).count, 1);
 
-    await openclaw.tool("memory_forget").execute("call-4", { id });
+    await openclaw.tool("cortex_forget").execute("call-4", { id });
     assert.equal((await daemon.call("GET", `/memories/${id}`)).layer, "archive");
-    const after = await openclaw.tool("memory_search").execute("call-5", { query: "beekeeping" });
+    const after = await openclaw.tool("cortex_search").execute("call-5", { query: "beekeeping" });
     assert.equal((after.details as { count: number }).count, 0);
 
-    await openclaw.tool("memory_forget").execute("call-6", { id, hard: true });
+    await openclaw.tool("cortex_forget").execute("call-6", { id, hard: true });
     await assert.rejects(daemon.call("GET", `/memories/${id}`), /404/);
   });
 
   test("a tool never touches another user's memory", async () => {
     const { id } = await daemon.call("POST", "/memories", { user_id: "someone-else", fact: "Someone else's secret plan." });
     const openclaw = plugin({ userId: "tool-user" });
-    await assert.rejects(openclaw.tool("memory_forget").execute("call-7", { id }), /no such memory for this user/);
-    await assert.rejects(openclaw.tool("memory_forget").execute("call-8", { id, hard: true }), /no such memory/);
+    await assert.rejects(openclaw.tool("cortex_forget").execute("call-7", { id }), /no such memory for this user/);
+    await assert.rejects(openclaw.tool("cortex_forget").execute("call-8", { id, hard: true }), /no such memory/);
     assert.equal((await daemon.call("GET", `/memories/${id}`)).layer, "core");
     // With no userId the plugin is the daemon's default user, and scoped as such.
-    await assert.rejects(plugin({ userId: undefined }).tool("memory_forget").execute("call-9", { id }), /no such memory/);
+    await assert.rejects(plugin({ userId: undefined }).tool("cortex_forget").execute("call-9", { id }), /no such memory/);
   });
 
   test("bad arguments are errors the model can read, not crashes", async () => {
     const openclaw = plugin();
-    await assert.rejects(openclaw.tool("memory_store").execute("c", { fact: "  " }), /fact is required/);
-    await assert.rejects(openclaw.tool("memory_store").execute("c", { fact: "x", importance: 11 }), /importance must be/);
-    await assert.rejects(openclaw.tool("memory_store").execute("c", { fact: "x", category: "gossip" }), /category must be/);
-    await assert.rejects(openclaw.tool("memory_search").execute("c", {}), /query is required/);
-    await assert.rejects(openclaw.tool("memory_search").execute("c", { query: "x", kinds: ["gossip"] }), /kinds must be/);
-    await assert.rejects(openclaw.tool("memory_forget").execute("c", { id: "3" }), /id must be an integer/);
+    await assert.rejects(openclaw.tool("cortex_store").execute("c", { fact: "  " }), /fact is required/);
+    await assert.rejects(openclaw.tool("cortex_store").execute("c", { fact: "x", importance: 11 }), /importance must be/);
+    await assert.rejects(openclaw.tool("cortex_store").execute("c", { fact: "x", category: "gossip" }), /category must be/);
+    await assert.rejects(openclaw.tool("cortex_search").execute("c", {}), /query is required/);
+    await assert.rejects(openclaw.tool("cortex_search").execute("c", { query: "x", kinds: ["gossip"] }), /kinds must be/);
+    await assert.rejects(openclaw.tool("cortex_forget").execute("c", { id: "3" }), /id must be an integer/);
   });
 });

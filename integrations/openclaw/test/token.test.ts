@@ -36,9 +36,9 @@ describe("a daemon with an API token", () => {
     const { jobs } = await daemon.call("GET", "/ingest/jobs?limit=50");
     assert.ok(jobs.some((job: any) => job.session_id === "agent:main:token"));
 
-    const stored = await openclaw.tool("memory_store").execute("t1", { fact: "Tok plays the oboe." });
+    const stored = await openclaw.tool("cortex_store").execute("t1", { fact: "Tok plays the oboe." });
     const id = (stored.details as { id: number }).id;
-    await openclaw.tool("memory_forget").execute("t2", { id, hard: true });
+    await openclaw.tool("cortex_forget").execute("t2", { id, hard: true });
     await assert.rejects(daemon.call("GET", `/memories/${id}`), /404/);
   });
 
@@ -47,7 +47,7 @@ describe("a daemon with an API token", () => {
     const recalled = await openclaw.emit("before_prompt_build", { prompt: "What is my cat called?", messages: [] }, userTurn("agent:main:no-token"));
     assert.equal(recalled.result, undefined);
     assert.equal(recalled.error, undefined);
-    await assert.rejects(openclaw.tool("memory_search").execute("t3", { query: "cat" }), /401/);
-    await assert.rejects(plugin({ token: "wrong" }).tool("memory_search").execute("t4", { query: "cat" }), /401/);
+    await assert.rejects(openclaw.tool("cortex_search").execute("t3", { query: "cat" }), /401/);
+    await assert.rejects(plugin({ token: "wrong" }).tool("cortex_search").execute("t4", { query: "cat" }), /401/);
   });
 });

@@ -15,6 +15,7 @@ import {
   toIngestMessages,
   withoutInjectedContext,
 } from "../src/messages.ts";
+import { SLOT_TOOL_NAMES } from "../src/memory.ts";
 import { TOOL_DIRECTORY_DESCRIPTION_CHARS, TOOL_NAMES } from "../src/tools.ts";
 import { FakeOpenClaw, said } from "./helpers.ts";
 
@@ -33,6 +34,7 @@ describe("config", () => {
       synthesisCacheTtlMs: 300000,
       skipHeartbeat: true,
       userId: undefined,
+      identities: {},
       token: undefined,
     });
   });
@@ -44,7 +46,8 @@ describe("config", () => {
     for (const [key, spec] of Object.entries(CONFIG_JSON_SCHEMA.properties)) {
       if ("default" in spec) assert.equal(spec.default, DEFAULT_CONFIG[key as keyof typeof DEFAULT_CONFIG], key);
     }
-    assert.deepEqual(manifest.contracts.tools, [...TOOL_NAMES]);
+    assert.deepEqual(manifest.contracts.tools, [...TOOL_NAMES, ...SLOT_TOOL_NAMES]);
+    assert.equal(manifest.kind, "memory");
   });
 
   test("a wrong value falls back to its default with a warning, never an exception", () => {
@@ -64,6 +67,14 @@ describe("config", () => {
     assert.equal(resolveConfig({ token: 42 }, (message) => tokenWarnings.push(message)).token, undefined);
     assert.equal(tokenWarnings.length, 1);
     assert.ok(!tokenWarnings[0]!.includes("42"), "a token's value is never logged");
+  });
+
+  test("identities keep string user ids and drop the rest with a warning", () => {
+    const warnings: string[] = [];
+    const config = resolveConfig({ identities: { " telegram:42 ": " sam ", "7": "", "8": 9 } }, (message) => warnings.push(message));
+    assert.deepEqual(config.identities, { "telegram:42": "sam" });
+    assert.equal(warnings.length, 2);
+    assert.deepEqual(resolveConfig({ identities: "sam" }, () => {}).identities, {});
   });
 
   test("the base URL brackets an IPv6 literal", () => {
@@ -128,8 +139,25 @@ describe("messages", () => {
 });
 
 describe("registration", () => {
-  test("register wires the five hooks and the three tools, with timeouts", () => {
+  test("a host with the memory slot API gets the capability, the five hooks and all five tools", () => {
     const openclaw = new FakeOpenClaw({});
+    const capability = openclaw.capability();
+    assert.equal(typeof capability.promptBuilder, "function");
+    assert.equal(typeof capability.flushPlanResolver, "function");
+    assert.equal(typeof capability.runtime?.getMemorySearchManager, "function");
+    assert.equal(typeof capability.runtime?.authorizeSearchHits, "function");
+    assert.equal(typeof capability.publicArtifacts?.listArtifacts, "function");
+    assert.deepEqual(capability.runtime?.resolveMemoryBackendConfig({ cfg: {}, agentId: "main" } as never), { backend: "builtin" });
+    assert.deepEqual(
+      [...openclaw.handlers.keys()].sort(),
+      ["agent_end", "before_compaction", "before_prompt_build", "before_reset", "session_end"],
+    );
+    assert.deepEqual(openclaw.toolNames, [...TOOL_NAMES, ...SLOT_TOOL_NAMES]);
+    for (const name of [...TOOL_NAMES, ...SLOT_TOOL_NAMES]) assert.equal(openclaw.tool(name).name, name);
+  });
+
+  test("a host without it gets the hooks and the plugin's own tools, never OpenClaw's memory tool names", () => {
+    const openclaw = new FakeOpenClaw({}, { memorySlot: false });
     assert.deepEqual(
       [...openclaw.handlers.keys()].sort(),
       ["agent_end", "before_compaction", "before_prompt_build", "before_reset", "session_end"],
@@ -143,7 +171,7 @@ describe("registration", () => {
 
   test("each tool description fits OpenClaw's 180-character tool directory", () => {
     const openclaw = new FakeOpenClaw({});
-    for (const name of TOOL_NAMES) {
+    for (const name of [...TOOL_NAMES, ...SLOT_TOOL_NAMES]) {
       const { description } = openclaw.tool(name);
       assert.ok(description.length <= TOOL_DIRECTORY_DESCRIPTION_CHARS, `${name}: ${description.length} characters`);
     }
