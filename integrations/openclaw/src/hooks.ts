@@ -245,6 +245,7 @@ export class MemoryHooks {
       const kept = session?.messages ?? [];
       // The longer one is the more complete: an event may carry only the part being compacted.
       const messages = fromEvent.length >= kept.length ? fromEvent : kept;
+      if (session && !endOfSession) session.messages = messages;
       // A session flushed by OpenClaw's memory-flush turn and then compacted: the same transcript
       // once (the daemon's watermark would make the second a no-op anyway; this saves the post).
       const digest = digestOf(messages);

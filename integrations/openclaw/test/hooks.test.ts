@@ -1,12 +1,12 @@
 /**
- * The registered hooks and tools against a real daemon (`python -m middleware` on a temp database,
+ * The registered hooks, tools and memory-slot runtime against a real daemon (`python -m middleware` on a temp database,
  * the real MiniLM embedder, a loopback LLM for /recall), driven as OpenClaw's hook runner drives them.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { INJECTED_CLOSE, INJECTED_OPEN, RECALLED_LABEL, withoutInjectedContext } from "../src/messages.ts";
-import { Daemon, FakeLlm, FakeOpenClaw, said, sleep, userTurn, waitFor } from "./helpers.ts";
+import { Daemon, FakeLlm, FakeOpenClaw, freePort, said, sleep, userTurn, waitFor } from "./helpers.ts";
 
 let daemon: Daemon;
 let llm: FakeLlm;
@@ -350,5 +350,104 @@ describe("tools", () => {
     await assert.rejects(openclaw.tool("cortex_search").execute("c", {}), /query is required/);
     await assert.rejects(openclaw.tool("cortex_search").execute("c", { query: "x", kinds: ["gossip"] }), /kinds must be/);
     await assert.rejects(openclaw.tool("cortex_forget").execute("c", { id: "3" }), /id must be an integer/);
+  });
+});
+
+describe("the memory slot (registerMemoryCapability) against the daemon", () => {
+  async function manager(openclaw: FakeOpenClaw, agentId = "main") {
+    const { manager } = await openclaw.capability().runtime!.getMemorySearchManager({ cfg: {}, agentId } as never);
+    assert.ok(manager);
+    return manager;
+  }
+
+  test("OpenClaw's memory search: the daemon's hits as memory-cortex/<id>, facts as memory, turns as sessions", async () => {
+    const openclaw = plugin();
+    const search = await manager(openclaw);
+    const hits = await search.search("Who is Sam's sister?", { maxResults: 3 });
+    assert.ok(hits.length > 0 && hits.length <= 3);
+    const top = hits.find((hit) => /sister is called Ana/.test(hit.snippet));
+    assert.ok(top, JSON.stringify(hits));
+    assert.match(top.path, /^memory-cortex\/\d+$/);
+    assert.equal(top.source, "memory");
+    assert.equal(top.startLine, 1);
+    // Turns (what was said, ingested by earlier tests) are session hits; a stored fact never is one.
+    const turns = await search.search("Remember that my bike is a blue Brompton", { sources: ["sessions"], maxResults: 5 });
+    assert.ok(turns.length > 0);
+    for (const turn of turns) assert.equal(turn.source, "sessions");
+    assert.ok(!turns.some((turn) => /sister is called Ana/.test(turn.snippet)));
+    assert.equal(search.status().provider, "memory-cortex");
+    assert.equal(search.status().backend, "builtin");
+    assert.equal((await search.probeEmbeddingAvailability()).ok, true);
+    assert.equal(await search.probeVectorAvailability(), true);
+  });
+
+  test("memory_get reads one memory, not_found for another user's or a path that is not ours", async () => {
+    const openclaw = plugin();
+    const search = await manager(openclaw);
+    const [hit] = await search.search("espresso every morning", { maxResults: 1 });
+    const read = await search.readFile({ relPath: hit!.path });
+    assert.equal(read.status, "ok");
+    assert.match(read.text, /^Sam has an espresso every morning before work\./);
+    const { id: foreign } = await daemon.call("POST", "/memories", { user_id: "not-sam", fact: "Not Sam's diary entry." });
+    assert.deepEqual(await search.readFile({ relPath: `memory-cortex/${foreign}` }), { status: "not_found", text: "", path: `memory-cortex/${foreign}` });
+    assert.deepEqual(await search.readFile({ relPath: "MEMORY.md" }), { status: "not_found", text: "", path: "MEMORY.md" });
+  });
+
+  test("the memory_search and memory_get tools answer from the slot's runtime for the caller", async () => {
+    const openclaw = plugin();
+    const ctx = { agentId: "main", sessionKey: "agent:main:main", messageChannel: "webchat" };
+    const found = await openclaw.tool("memory_search", ctx).execute("t1", { query: "cello orchestra", maxResults: 2 });
+    const results = (found.details as { results: { path: string; snippet: string }[] }).results;
+    assert.match(results[0]?.snippet ?? "", /cello/);
+    const got = await openclaw.tool("memory_get", ctx).execute("t2", { path: results[0]!.path });
+    assert.equal((got.details as { status: string }).status, "ok");
+  });
+
+  test("authorizeSearchHits keeps what the daemon says the requester may see; it fails closed", async () => {
+    const openclaw = plugin();
+    const search = await manager(openclaw);
+    const hits = await search.search("Ana", { maxResults: 3 });
+    assert.ok(hits.length > 0);
+    const { id: foreign } = await daemon.call("POST", "/memories", { user_id: "someone-else", fact: "Someone else's Ana." });
+    const foreignHit = { ...hits[0]!, path: `memory-cortex/${foreign}` };
+    const workspaceHit = { path: "MEMORY.md", startLine: 1, endLine: 2, score: 0.5, snippet: "x", source: "memory" as const };
+    const authorize = openclaw.capability().runtime!.authorizeSearchHits!;
+    const allowed = await authorize({ cfg: {}, agentId: "main", requesterSessionKey: "agent:main:main", sandboxed: false, hits: [...hits, foreignHit, workspaceHit] } as never);
+    assert.deepEqual(allowed.map((hit) => hit.path), [...hits.map((hit) => hit.path), "MEMORY.md"]);
+    // A daemon that cannot answer shows none of its hits.
+    const down = new FakeOpenClaw({ middlewarePort: await freePort(), userId: "sam" });
+    const denied = await down.capability().runtime!.authorizeSearchHits!({ cfg: {}, agentId: "main", requesterSessionKey: undefined, sandboxed: false, hits: [...hits, workspaceHit] } as never);
+    assert.deepEqual(denied.map((hit) => hit.path), ["MEMORY.md"]);
+  });
+
+  test("a group session's scope reaches /ingest: agent, group kind, the group as channel, the sender's user", async () => {
+    const openclaw = plugin({ identities: { "telegram:42": "sam" } });
+    const key = "agent:main:telegram:group:-100777";
+    await openclaw.emit(
+      "agent_end",
+      { success: true, messages: [said("user", "Remember that the band rehearses on Fridays."), said("assistant", "Noted.")] },
+      userTurn(key, { senderId: "99" }),
+    );
+    const job = await pendingJob(key);
+    assert.ok(job);
+    assert.equal(job.user_id, "telegram:99", "a sender not in identities is never the owner");
+    assert.equal(job.channel, "telegram:group:-100777");
+  });
+
+  test("OpenClaw's memory-flush turn flushes the session it copies, once", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000 });
+    const key = "agent:main:flush-turn";
+    const history = [said("user", "Remember that my passport expires in 2031."), said("assistant", "Noted.")];
+    await openclaw.emit("before_prompt_build", promptEvent("Remember that my passport expires in 2031.", []), userTurn(key));
+    // The flush turn: its own detached session key, the source transcript as history.
+    const flushCtx = userTurn("agent:main:internal-effects:run-1", { trigger: "memory" });
+    const emitted = await openclaw.emit("before_prompt_build", promptEvent("Pre-compaction memory flush.", history), flushCtx);
+    assert.equal(emitted.result, undefined, "the flush turn gets no recall block");
+    const fact = await waitFor("the passport fact", async () => (await memoriesOf("sam")).find((text) => text.includes("2031")), 20_000);
+    assert.match(fact, /passport expires in 2031/);
+    // The compaction that follows sends nothing new.
+    const logsBefore = openclaw.logs.length;
+    await openclaw.emit("before_compaction", { messageCount: 2 }, userTurn(key));
+    assert.ok(openclaw.logs.slice(logsBefore).some((entry) => /before_compaction: this transcript was flushed already/.test(entry.message)));
   });
 });
