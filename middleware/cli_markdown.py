@@ -86,6 +86,7 @@ def add_markdown_commands(
     )
     import_.add_argument("dir", type=Path, help="a workspace, or a folder of per-user workspaces")
     import_.add_argument("--user", help="DIR is this user's workspace")
+    import_.add_argument("--agent", help="the OpenClaw agent whose workspace it is (default: every agent's)")
     import_.add_argument(
         "--batch-size", type=int, default=64, help="memories per embedding and transaction (default 64)"
     )
@@ -137,7 +138,7 @@ def run_import_md(config: Config, args: argparse.Namespace) -> int:
         async with _workspaces(config, importing=True, batch_size=args.batch_size) as markdown:
             for user, folder, files in workspaces:
                 with tqdm(unit="memory", desc=f"importing {user}", file=sys.stderr) as bar:
-                    summary = await markdown.import_files(user, files, progress=bar)
+                    summary = await markdown.import_files(user, files, progress=bar, agent_id=args.agent)
                 ignored = f"; ignored: {', '.join(summary.ignored_files)}" if summary.ignored_files else ""
                 too_long = f", {summary.too_long} too long" if summary.too_long else ""
                 secrets = f", {summary.secrets} only a secret (not imported)" if summary.secrets else ""

@@ -17,6 +17,91 @@ from typing import Any, Literal
 
 Layer = Literal["working", "core", "archive"]
 Kind = Literal["fact", "turn"]
+Visibility = Literal["private", "shared"]
+SessionKind = Literal["private", "group"]
+VISIBILITIES: tuple[Visibility, ...] = ("private", "shared")
+SESSION_KINDS: tuple[SessionKind, ...] = ("private", "group")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where one memory may be recalled, beside its user (migration 010).
+
+    ``agent_id``: the agent it belongs to (None: every agent of the user). ``visibility``:
+    ``private`` (said in a one-to-one session, or written as private) or ``shared`` (said in a
+    group conversation, or written as shared). ``channel``: the conversation it came from; a
+    shared memory with a channel is recalled in that channel's group sessions only, a shared one
+    without a channel in every group session of the user.
+    """
+
+    agent_id: str | None = None
+    visibility: Visibility = "private"
+    channel: str | None = None
+
+    @property
+    def reach(self) -> Scope:
+        """This scope as recall sees it: the channel of a private memory plays no part."""
+        return self if self.visibility == "shared" else Scope(self.agent_id, "private", None)
+
+    def recalled_alike(self, other: Scope) -> bool:
+        """Whether every requester who may see one may see the other: only such memories are
+        merged, summarised together, or one supersedes the other."""
+        return self.reach == other.reach
+
+
+@dataclass(frozen=True)
+class Audience:
+    """Whom a read answers, beside its user: the requester's context. The one rule of who may see
+    what lives here and in :meth:`sql`, which say the same thing in Python and in SQL.
+
+    ``agent_id``: the agent asking; it sees memories of every agent (``agent_id`` None) and its
+    own, never another agent's. None: the owner's own tools (dashboard, CLI, an MCP client that
+    names no agent), which see every agent's memories. ``session_kind``: ``private`` (a one-to-one
+    session: every memory of the user) or ``group`` (only ``shared`` memories of ``channel`` and
+    the user's shared memories without a channel).
+    """
+
+    agent_id: str | None = None
+    session_kind: SessionKind = "private"
+    channel: str | None = None
+
+    @classmethod
+    def of(
+        cls, agent_id: str | None, session_kind: SessionKind = "private", channel: str | None = None
+    ) -> Audience:
+        """From a request's fields, where a blank name means none (clients send "" for unset)."""
+        return cls(agent_id or None, session_kind, channel or None)
+
+    @property
+    def unrestricted(self) -> bool:
+        """Whether it sees every memory of the user (no agent named, a private session)."""
+        return self.agent_id is None and self.session_kind == "private"
+
+    def admits(self, scope: Scope) -> bool:
+        if self.agent_id is not None and scope.agent_id not in (None, self.agent_id):
+            return False
+        if self.session_kind == "private":
+            return True
+        return scope.visibility == "shared" and scope.channel in (None, self.channel)
+
+    def sql(self, alias: str = "") -> tuple[str, tuple[Any, ...]]:
+        """`` AND …`` keeping the rows :meth:`admits` (columns ``agent_id``, ``visibility``,
+        ``source_channel`` of the table aliased ``alias``), and its parameters."""
+        sql, params = "", []  # type: tuple[str, list[Any]]
+        if self.agent_id is not None:
+            sql += f" AND ({alias}agent_id IS NULL OR {alias}agent_id = ?)"
+            params.append(self.agent_id)
+        if self.session_kind != "private":
+            sql += (
+                f" AND {alias}visibility = 'shared'"
+                f" AND ({alias}source_channel IS NULL OR {alias}source_channel = ?)"
+            )
+            params.append(self.channel)
+        return sql, tuple(params)
+
+
+EVERYONE = Audience()  # no agent named, a private session: every memory of the user
+PRIVATE_TO_ALL_AGENTS = Scope()  # what every memory was before scopes (migration 010)
 
 
 def stored_timestamp(moment: datetime) -> str:
@@ -57,6 +142,12 @@ class MemoryRecord:
     has_embedding: bool
     occurred_at: str | None = None  # the time it is about, when not created_at (migration 006)
     kind: str = "fact"  # fact | turn (migration 009)
+    agent_id: str | None = None  # migration 010: see Scope
+    visibility: str = "private"
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.agent_id, self.visibility, self.source_channel)  # type: ignore[arg-type]
 
     @property
     def about_time(self) -> str:
@@ -93,6 +184,12 @@ class NewMemory:
     layer: str = "core"  # working | core | archive (see migration 004)
     occurred_at: str | None = None  # the time it is about, when not created_at (migration 006)
     kind: str = "fact"  # fact | turn: a message of a conversation, kept verbatim (migration 009)
+    agent_id: str | None = None  # migration 010: see Scope (the channel is source_channel)
+    visibility: str = "private"
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.agent_id, self.visibility, self.source_channel)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -111,6 +208,10 @@ class MemoryFilter:
     include_superseded: bool = False
     kinds: tuple[str, ...] | None = None  # fact and/or turn
     source_session: str | None = None  # one conversation (the dashboard's session view)
+    agent_id: str | None = None  # memories of exactly this agent (a filter, not an Audience)
+    visibility: str | None = None
+    channel: str | None = None
+    audience: Audience | None = None  # only what this requester may see (None: no such rule)
 
 
 # "Melanie: I ran a charity race…": a turn of a transcript, a group chat or a replayed conversation
@@ -150,6 +251,12 @@ class ConversationSession:
     last_received: str  # when its newest turn was stored: the session is quiet since then
     last_turn_id: int
     summary_id: int | None  # its live session summary, if one was written
+    agent_id: str | None = None  # its turns' agent, and private unless every turn is shared
+    visibility: str = "private"
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.agent_id, self.visibility, self.channel)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -163,3 +270,20 @@ class MemoryHistory:
     merged_into: list[MemoryRecord]
     summarises: list[MemoryRecord]  # archived rows this history summary covers
     summary: MemoryRecord | None  # the summary this archived row was folded into
+
+    def visible_to(self, audience: Audience) -> MemoryHistory:
+        """The links ``audience`` may see (a history never shows what a search would not)."""
+
+        def seen(rows: list[MemoryRecord]) -> list[MemoryRecord]:
+            return [row for row in rows if audience.admits(row.scope)]
+
+        summary = self.summary if self.summary is not None and audience.admits(self.summary.scope) else None
+        return MemoryHistory(
+            memory=self.memory,
+            replaces=seen(self.replaces),
+            replaced_by=seen(self.replaced_by),
+            merged_from=seen(self.merged_from),
+            merged_into=seen(self.merged_into),
+            summarises=seen(self.summarises),
+            summary=summary,
+        )

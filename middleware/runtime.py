@@ -404,8 +404,8 @@ def load_vector_index(db: Database, index: VectorIndex) -> int:
     def read(conn: sqlite3.Connection) -> int:
         counts = embedding_sql.embedding_counts(conn, index.model)
         rows = (
-            (memory_id, user_id, blob, layer, kind)
-            for memory_id, user_id, blob, _, layer, kind in embedding_sql.iter_embeddings(conn, index.model)
+            (memory_id, user_id, blob, layer, kind, scope)
+            for memory_id, user_id, blob, _, layer, kind, scope in embedding_sql.iter_embeddings(conn, index.model)
         )
         return index.load(counts, rows)
 

@@ -40,6 +40,7 @@ from hypothesis.stateful import (
 from middleware.app import create_app
 from middleware.models.embedders import SentenceTransformerEmbedder
 from tests.conftest import make_config
+from tests.helpers import wait_idle
 
 # "default" is who a request without user_id speaks for (users.default_user_id).
 USERS = ("alpha", "bravo", "charlie", "delta", "echo", "default")
@@ -210,11 +211,7 @@ class UserScoping(RuleBasedStateMachine):
             body["user_id"] = user
         status, answer = self.call("POST", "/ingest", json=body)
         assert status == 202, answer
-        for _ in range(400):
-            queue = self.call("GET", "/stats")[1]["ingest"]
-            if queue["pending"] == 0 and queue["running"] == 0:
-                break
-            self.run(asyncio.sleep(0.02))
+        self.run(wait_idle(self.client))
         me = user or "default"
         status, listed = self.call("GET", "/memories", params={"user_id": me, "limit": 1000})
         assert status == 200, listed

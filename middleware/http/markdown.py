@@ -13,7 +13,10 @@ async def import_workspace(request: web.Request) -> web.Response:
     """The files come in the body, never as a path: the daemon reads no file an HTTP client names."""
     body = await parse_body(request, MarkdownImportRequest)
     summary = await request.app[MARKDOWN_WORKSPACES].import_files(
-        resolve_user(request, body.user_id), body.files, max_memories=MAX_IMPORT_MEMORIES
+        resolve_user(request, body.user_id),
+        body.files,
+        max_memories=MAX_IMPORT_MEMORIES,
+        agent_id=body.agent_id or None,
     )
     if summary.added or summary.merged:
         request.app[MARKDOWN_SYNC].request_sync()

@@ -9,7 +9,7 @@ from pydantic import TypeAdapter
 
 from ..errors import InvalidRequest
 from ..keys import MEMORY_SERVICE
-from ..records import MemoryFilter, MemoryRecord, NewMemory, stored_timestamp
+from ..records import Audience, MemoryFilter, MemoryRecord, NewMemory, stored_timestamp
 from .common import int_from_path, json_body, parse_body, parse_query, resolve_user
 from .schemas import (
     MAX_BATCH,
@@ -27,6 +27,8 @@ from .schemas import (
     SessionListQuery,
     SessionListResponse,
     SessionOut,
+    VisibleRequest,
+    VisibleResponse,
 )
 
 _BATCH_LIST = TypeAdapter(list[MemoryIn])
@@ -56,6 +58,8 @@ def memory_out(
         superseded_by=record.superseded_by,
         layer=record.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
         kind=record.kind,  # type: ignore[arg-type]  # held to Kind by its CHECK constraint
+        agent_id=record.agent_id,
+        visibility=record.visibility,  # type: ignore[arg-type]  # held by its CHECK constraint
         derived_from=_ids(record.metadata.get("derived_from")),
         layer_since=record.layer_since,
         compressed_into=record.compressed_into,
@@ -73,6 +77,8 @@ def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:
         category=item.category,
         source_session=item.source_session,
         source_channel=item.source_channel,
+        agent_id=item.agent_id,
+        visibility=item.visibility,
         ref=item.ref,
         metadata=item.metadata,
         layer=item.layer,
@@ -130,6 +136,9 @@ async def list_memories(request: web.Request) -> web.Response:
         include_superseded=query.include_superseded,
         kinds=tuple(query.kinds.split(",")) if query.kinds else None,
         source_session=query.session,
+        visibility=query.visibility,
+        channel=query.source_channel,
+        audience=query.audience(),
     )
     # One row more than the page: the cursor is null on the last page, even when it is exactly full.
     records = await request.app[MEMORY_SERVICE].list_memories(
@@ -151,18 +160,7 @@ async def list_sessions(request: web.Request) -> web.Response:
     found = await request.app[MEMORY_SERVICE].sessions(user_id, limit=query.limit + 1, offset=query.offset)
     page = found[: query.limit]
     body = SessionListResponse(
-        sessions=[
-            SessionOut(
-                session=s.session,
-                channel=s.channel,
-                turns=s.turns,
-                first_said=s.first_said,
-                last_said=s.last_said,
-                last_received=s.last_received,
-                summary_id=s.summary_id,
-            )
-            for s in page
-        ],
+        sessions=[SessionOut.model_validate(s, from_attributes=True) for s in page],
         count=len(page),
         next_offset=query.offset + len(page) if len(found) > query.limit else None,
     )
@@ -196,8 +194,9 @@ def _time_bound(name: str, text: str | None, *, end_of_day: bool) -> str | None:
 
 
 async def memory_history(request: web.Request) -> web.Response:
+    owner, audience = _owner(request)
     history = await request.app[MEMORY_SERVICE].history(
-        int_from_path(request, "memory_id"), user_id=_owner(request)
+        int_from_path(request, "memory_id"), user_id=owner, audience=audience
     )
     job = history.memory.metadata.get("ingest_job")
     body = MemoryHistoryOut(
@@ -213,25 +212,34 @@ async def memory_history(request: web.Request) -> web.Response:
     return web.json_response(body.model_dump())
 
 
-def _owner(request: web.Request) -> str | None:
+def _owner(request: web.Request) -> tuple[str | None, Audience]:
     """The owner check of ``?user_id=``: absent → none; blank → the default user, as in bodies (a
-    client that leaves the user to the daemon, e.g. the OpenClaw plugin, can still scope its calls)."""
+    client that leaves the user to the daemon, e.g. the OpenClaw plugin, can still scope its calls);
+    and the requester (``agent_id``, ``session_kind``, ``channel``) the memory must be visible to."""
     scope = parse_query(request, ScopeQuery)
-    return None if scope.user_id is None else resolve_user(request, scope.user_id)
+    return None if scope.user_id is None else resolve_user(request, scope.user_id), scope.audience()
 
 
 async def get_memory(request: web.Request) -> web.Response:
+    owner, audience = _owner(request)
     record = await request.app[MEMORY_SERVICE].get(
-        int_from_path(request, "memory_id"), user_id=_owner(request)
+        int_from_path(request, "memory_id"), user_id=owner, audience=audience
     )
     return web.json_response(memory_out(record).model_dump())
 
 
+async def visible_memories(request: web.Request) -> web.Response:
+    body = await parse_body(request, VisibleRequest)
+    user_id = resolve_user(request, body.user_id)
+    ids = await request.app[MEMORY_SERVICE].visible(body.ids, user_id, body.audience())
+    return web.json_response(VisibleResponse(ids=ids).model_dump())
+
+
 async def patch_memory(request: web.Request) -> web.Response:
-    owner = _owner(request)
+    owner, audience = _owner(request)
     patch = await parse_body(request, MemoryPatch)
     changes = patch.model_dump(exclude_unset=True)
-    for field in ("fact", "topic", "importance", "category", "metadata", "layer"):
+    for field in ("fact", "topic", "importance", "category", "metadata", "layer", "visibility"):
         if field in changes and changes[field] is None:
             raise InvalidRequest(f"{field} cannot be null")
     if "fact" in changes:
@@ -240,14 +248,16 @@ async def patch_memory(request: web.Request) -> web.Response:
         changes["fact"] = changes["fact"].strip()
     if changes.get("occurred_at") is not None:
         changes["occurred_at"] = stored_timestamp(changes["occurred_at"])
+    if "agent_id" in changes:
+        changes["agent_id"] = changes["agent_id"] or None  # blank: every agent, as null
     record = await request.app[MEMORY_SERVICE].update(
-        int_from_path(request, "memory_id"), changes, user_id=owner
+        int_from_path(request, "memory_id"), changes, user_id=owner, audience=audience
     )
     return web.json_response(memory_out(record).model_dump())
 
 
 async def delete_memory(request: web.Request) -> web.Response:
-    owner = _owner(request)
+    owner, audience = _owner(request)
     memory_id = int_from_path(request, "memory_id")
-    await request.app[MEMORY_SERVICE].delete(memory_id, user_id=owner)
+    await request.app[MEMORY_SERVICE].delete(memory_id, user_id=owner, audience=audience)
     return web.json_response(DeletedResponse(deleted=True, id=memory_id).model_dump())

@@ -17,6 +17,7 @@ async def recall(request: web.Request) -> web.Response:
         resolve_user(request, body.user_id),
         layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
         kinds=body.kinds,
+        audience=body.audience(),
     )
     response = RecallResponse(
         response=answer.response,
@@ -37,5 +38,6 @@ async def context(request: web.Request) -> web.Response:
         max_facts=body.max_facts,
         layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
         kinds=body.kinds,
+        audience=body.audience(),
     )
     return web.json_response(ContextResponse(context=block.text, facts=len(block.memory_ids)).model_dump())

@@ -54,6 +54,8 @@ from .schemas import (
     StatsResponse,
     SystemHistoryQuery,
     SystemHistoryResponse,
+    VisibleRequest,
+    VisibleResponse,
 )
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -130,6 +132,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "One memory by id.",
         query=ScopeQuery,
         responses={200: MemoryOut, 404: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/memories/visible",
+        memories.visible_memories,
+        "Which of these memories a requester (user, agent, private or group session, channel) may see:"
+        " what a host asks before it shows hits it got elsewhere (OpenClaw's authorizeSearchHits).",
+        request=VisibleRequest,
+        responses={200: VisibleResponse, 400: ErrorResponse},
     ),
     Endpoint(
         "GET",

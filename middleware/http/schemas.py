@@ -26,7 +26,7 @@ from pydantic import (
 )
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 
-from ..records import Kind, Layer
+from ..records import Audience, Kind, Layer, SessionKind, Visibility
 from ..services.hit_view import DebugHit
 
 # Most memories one POST /memories may carry.
@@ -77,6 +77,15 @@ UserId = Annotated[
     ),
 ]
 SessionName = Annotated[str, Field(max_length=500, pattern=NO_CONTROL_CHARS)]
+AgentId = Annotated[
+    str,
+    Field(
+        max_length=200,
+        pattern=NO_CONTROL_CHARS,
+        description="The agent (OpenClaw's agent id); absent/null/empty → none named.",
+    ),
+]
+ChannelName = Annotated[str, Field(max_length=200, pattern=NO_CONTROL_CHARS)]
 
 
 # No NUL in a request's text: SQLite's text functions and FTS would cut the text there. Free-form
@@ -148,6 +157,30 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
+# -- scopes ---------------------------------------------------------------------------------
+class _AudienceFields(_Request):
+    """Who asks, beside the user: every read that returns memories takes these and answers only
+    with what that requester may see (the rule of ``middleware.records.Audience``)."""
+
+    agent_id: AgentId | None = Field(
+        None,
+        description="The agent asking: it sees memories of every agent and its own, never another"
+        " agent's. Absent: the owner's own tools, which see every agent's memories.",
+    )
+    session_kind: SessionKind = Field(
+        "private",
+        description="private (a one-to-one session: every memory of the user) or group (a group"
+        " conversation: only shared memories of this channel and the user's shared memories without"
+        " a channel).",
+    )
+    channel: ChannelName | None = Field(
+        None, description="The conversation asking from (in a group session: which group it is)."
+    )
+
+    def audience(self) -> Audience:
+        return Audience.of(self.agent_id, self.session_kind, self.channel)
+
+
 # -- search ---------------------------------------------------------------------------------
 LayerFilter = Annotated[
     list[Layer] | None,
@@ -165,7 +198,7 @@ KindFilter = Annotated[
 ]
 
 
-class HybridSearchRequest(_Request):
+class HybridSearchRequest(_AudienceFields):
     """``POST /hybrid-search``: the seed's exact shape."""
 
     query: str = Field(description="Free text; any characters are safe (never raw FTS syntax).")
@@ -204,6 +237,9 @@ class SearchResultItem(BaseModel):
     vector_score: float = Field(description="Cosine similarity to the query (0 when unknown).")
     layer: Layer = Field(description="working, core or archive.")
     kind: Kind = Field(description="fact (extracted, imported or written) or turn (a message as said).")
+    agent_id: str | None = Field(None, description="The agent it belongs to (null: every agent).")
+    visibility: Visibility = Field("private", description="private or shared.")
+    channel: str | None = Field(None, description="The conversation it came from (source_channel).")
 
 
 class HybridSearchResponse(BaseModel):
@@ -212,7 +248,7 @@ class HybridSearchResponse(BaseModel):
 
 
 # -- memories -------------------------------------------------------------------------------
-class SearchDebugRequest(_Request):
+class SearchDebugRequest(_AudienceFields):
     """``POST /search/debug``: the same inputs as a hybrid search."""
 
     query: str = Field(max_length=20000, description="Free text, as for /hybrid-search.")
@@ -262,7 +298,18 @@ class MemoryIn(_Request):
     importance: Importance = Field(5, description="1 (trivia) … 10 (identity).")
     category: str = Field("fact", min_length=1, max_length=64, description="identity, preference, fact…")
     source_session: SessionName | None = None
-    source_channel: SessionName | None = None
+    source_channel: SessionName | None = Field(
+        None,
+        description="The conversation it is from; a shared memory with one is recalled in that group only.",
+    )
+    agent_id: AgentId | None = Field(
+        None, description="The agent it belongs to; absent → every agent of the user."
+    )
+    visibility: Visibility = Field(
+        "private",
+        description="private (recalled in the user's one-to-one sessions only) or shared (also in group"
+        " sessions: of source_channel when given, else of every group).",
+    )
     ref: str | None = Field(None, max_length=500, description="Caller's reference (e.g. a dialogue id).")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form JSON object.")
     layer: Layer = Field("core", description="working, core (default: written on purpose) or archive.")
@@ -330,6 +377,8 @@ class MemoryPatch(_Request):
     metadata: dict[str, Any] | SkipJsonSchema[None] = None
     superseded_by: RowId | None = Field(None, description="Id of the memory that replaces this one.")
     layer: Layer | SkipJsonSchema[None] = Field(None, description="Move it: archive, restore to core…")
+    visibility: Visibility | SkipJsonSchema[None] = Field(None, description="private or shared.")
+    agent_id: AgentId | None = Field(None, description="The agent it belongs to; null → every agent.")
     occurred_at: datetime | None = Field(
         None,
         description="The time it is about (ISO 8601); null → created_at.",
@@ -361,6 +410,10 @@ class MemoryOut(BaseModel):
     superseded_by: int | None
     layer: Layer
     kind: Kind = Field(description="fact (extracted, imported or written) or turn (a message as said).")
+    agent_id: str | None = Field(None, description="The agent it belongs to (null: every agent of the user).")
+    visibility: Visibility = Field(
+        "private", description="private (one-to-one sessions only) or shared (group sessions too)."
+    )
     derived_from: list[int] = Field(
         default_factory=list, description="An extracted fact: the ids of the turns it was extracted from."
     )
@@ -404,6 +457,8 @@ class SessionOut(BaseModel):
     last_said: str
     last_received: str = Field(description="When its newest turn was stored.")
     summary_id: int | None = Field(description="Its live session summary (the lifecycle's sessions stage).")
+    agent_id: str | None = None
+    visibility: Visibility = Field("private", description="shared when every turn was said in a group.")
 
 
 class SessionListResponse(BaseModel):
@@ -436,7 +491,7 @@ class MemoryCreated(RootModel[MemoryOut | MemoryBatchResponse]):
     """The stored memory when one was sent, else the batch, in the order sent."""
 
 
-class MemoryListQuery(_Request):
+class MemoryListQuery(_AudienceFields):
     """Query string of ``GET /memories`` (strings, so types are coerced here)."""
 
     model_config = ConfigDict(strict=False, extra="ignore")
@@ -470,6 +525,8 @@ class MemoryListQuery(_Request):
     q: str | None = Field(
         None, max_length=500, description="Text the topic or fact contains (case-insensitive)."
     )
+    visibility: Visibility | None = Field(None, description="Only private or only shared memories.")
+    source_channel: ChannelName | None = Field(None, description="Only memories from this conversation.")
 
 
 class MemoryCreateQuery(_Request):
@@ -482,12 +539,29 @@ class MemoryCreateQuery(_Request):
     )
 
 
-class ScopeQuery(_Request):
-    """Optional owner check on ``/memories/{id}``: another user's memory answers 404 (blank: the default user)."""
+class ScopeQuery(_AudienceFields):
+    """Optional owner check on ``/memories/{id}``: another user's memory, or one the requester
+    (agent, session kind, channel) may not see, answers 404 (blank user: the default user)."""
 
     model_config = ConfigDict(strict=False, extra="ignore")
 
     user_id: UserId | None = None
+
+
+class VisibleRequest(_AudienceFields):
+    """``POST /memories/visible``: which of these memories a requester may see (a host asks before it
+    shows hits it got elsewhere: OpenClaw's ``authorizeSearchHits``)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    ids: list[RowId] = Field(max_length=MAX_BATCH, description="Memory ids, at most 1000.")
+    user_id: UserId | None = None
+
+
+class VisibleResponse(BaseModel):
+    ids: list[int] = Field(
+        description="The live ones of the user that the requester may see, in the order asked."
+    )
 
 
 class DeletedResponse(BaseModel):
@@ -513,11 +587,19 @@ class IngestRequestBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     messages: list[IngestMessage] = Field(description="The full session history, oldest first.")
-    session_id: Annotated[StrictStr, Field(max_length=500, pattern=NO_CONTROL_CHARS)] | Integer | None = Field(
-        None, union_mode="left_to_right", description="Session; absent → one default session per user."
+    session_id: Annotated[StrictStr, Field(max_length=500, pattern=NO_CONTROL_CHARS)] | Integer | None = (
+        Field(None, union_mode="left_to_right", description="Session; absent → one default session per user.")
     )
     channel: Annotated[str, Field(max_length=200, pattern=NO_CONTROL_CHARS)] | None = Field(None, strict=True)
     user_id: UserId | None = Field(None, strict=True)
+    agent_id: AgentId | None = Field(
+        None, strict=True, description="The agent of the conversation: its memories are that agent's."
+    )
+    session_kind: SessionKind = Field(
+        "private",
+        description="private (one-to-one: its memories are private) or group (its memories are shared in"
+        " this channel; without a channel, in this session_id's).",
+    )
     debounce: bool = Field(
         True, strict=True, description="false: extract now (before a compaction, at session end)."
     )
@@ -581,7 +663,7 @@ class RetryResponse(BaseModel):
     id: int
 
 
-class RecallRequest(_Request):
+class RecallRequest(_AudienceFields):
     """``POST /recall``: the seed's shape."""
 
     query: str = Field(max_length=20000)
@@ -598,7 +680,7 @@ class RecallResponse(BaseModel):
     cached: bool
 
 
-class ContextRequest(_Request):
+class ContextRequest(_AudienceFields):
     """``POST /context``: the prompt block every client would otherwise rebuild."""
 
     query: str = Field(max_length=20000)
@@ -627,6 +709,9 @@ class MarkdownImportRequest(_Request):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     user_id: UserId | None = None
+    agent_id: AgentId | None = Field(
+        None, description="The agent whose workspace it is: its memories are that agent's; absent → every agent's."
+    )
     files: dict[
         Annotated[str, Field(min_length=1, max_length=500)],
         Annotated[str, Field(max_length=MAX_IMPORT_FILE_CHARS)],
@@ -769,6 +854,16 @@ class SearchLatency(BaseModel):
     p99_ms: float | None
 
 
+class MirrorState(BaseModel):
+    """Where the Markdown mirror is, for a host that lists it (OpenClaw's memory publicArtifacts)."""
+
+    dir: str = Field(description="markdown.sync_dir, absolute, on the daemon's host.")
+    folders: dict[str, str] = Field(
+        description="user_id → that user's sub-folder (MEMORY.md, memory/YYYY-MM-DD.md), for users with memories."
+    )
+    default_user_id: str = Field(description="The user a request without user_id speaks for.")
+
+
 class StatsResponse(BaseModel):
     total_memories: int = Field(description="Every row, superseded ones included.")
     live_memories: int = Field(description="Rows that search can return.")
@@ -789,6 +884,9 @@ class StatsResponse(BaseModel):
     hardware: HardwareState
     scheduler: SchedulerStats
     search_latency: SearchLatency
+    markdown_mirror: MirrorState | None = Field(
+        None, description="The Markdown mirror the daemon keeps (markdown.sync_dir); null when off."
+    )
 
 
 class SystemHistoryQuery(_Request):

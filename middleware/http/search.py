@@ -26,7 +26,9 @@ async def hybrid_search(request: web.Request) -> web.Response:
     limit = _limit(request, body.limit)
     user_id = resolve_user(request, body.user_id)
     layers = body.layers if body.layers is not None else DEFAULT_LAYERS
-    result = await request.app[SEARCH_SERVICE].find(body.query, user_id, limit, body.mode, layers, body.kinds)
+    result = await request.app[SEARCH_SERVICE].find(
+        body.query, user_id, limit, body.mode, layers, body.kinds, audience=body.audience()
+    )
     items = [
         SearchResultItem(
             id=hit.memory.id,
@@ -45,6 +47,9 @@ async def hybrid_search(request: web.Request) -> web.Response:
             vector_score=round(hit.vector_score, 6),
             layer=hit.memory.layer,
             kind=hit.memory.kind,
+            agent_id=hit.memory.agent_id,
+            visibility=hit.memory.visibility,
+            channel=hit.memory.source_channel,
         )
         for hit in result.hits
     ]
@@ -73,7 +78,9 @@ async def search_debug(request: web.Request) -> web.Response:
     config = request.app[CONFIG]
     search = request.app[SEARCH_SERVICE]
     results = {
-        mode: await search.search(body.query, user_id, limit, mode, layers, body.kinds)
+        mode: await search.search(
+            body.query, user_id, limit, mode, layers, body.kinds, audience=body.audience()
+        )
         for mode in SEARCH_MODES
     }
     hybrid = results["hybrid"]

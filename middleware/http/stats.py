@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from pathlib import Path
 
 from aiohttp import web
 
 from ..keys import CONFIG, HARDWARE_MONITOR, METRICS, STATS_SERVICE
 from ..records import stored_timestamp
 from ..services.hardware import HardwareStatus
+from ..services.markdown import user_folder
 from ..services.metrics import CONTENT_TYPE
 from ..services.scheduler import SchedulerState
 from .common import parse_query
@@ -24,12 +27,20 @@ from .schemas import (
     HostState,
     IngestState,
     LLMState,
+    MirrorState,
     SchedulerStats,
     SearchLatency,
     StatsResponse,
     SystemHistoryQuery,
     SystemHistoryResponse,
 )
+
+
+def mirror_state(sync_dir: Path | None, users: Iterable[str], default_user: str) -> MirrorState | None:
+    if sync_dir is None:
+        return None
+    folders = {user: user_folder(user) for user in users}
+    return MirrorState(dir=str(sync_dir.resolve()), folders=folders, default_user_id=default_user)
 
 
 async def stats(request: web.Request) -> web.Response:
@@ -58,6 +69,9 @@ async def stats(request: web.Request) -> web.Response:
         ),
         hardware=hardware_state(result.hardware),
         scheduler=scheduler_stats(result.scheduler),
+        markdown_mirror=mirror_state(
+            request.app[CONFIG].markdown.sync_dir, counts.per_user, request.app[CONFIG].users.default_user_id
+        ),
         search_latency=SearchLatency(**dataclasses.asdict(request.app[METRICS].recent_search_latency())),
     )
     return web.json_response(body.model_dump())

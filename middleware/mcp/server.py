@@ -29,7 +29,7 @@ from .. import __version__
 from ..config import Config, RankingConfig, SearchConfig
 from ..errors import CortexError
 from ..models.facts import Category
-from ..records import Layer
+from ..records import Audience, Layer
 from ..services.hit_view import DebugHit, debug_hits
 from ..services.memories import MemoryService
 from ..services.profile import ProfileService
@@ -131,6 +131,9 @@ class FoundMemory(BaseModel):
         description="The time it is about (UTC, ISO 8601): when it happened if known, else when stored."
     )
     score: float = Field(description="How well it matches the query; higher is better.")
+    agent_id: str | None = Field(None, description="The agent it belongs to (null: every agent).")
+    visibility: str = Field("private", description="private (one-to-one sessions) or shared (groups too).")
+    channel: str | None = Field(None, description="The conversation it came from.")
 
 
 class SearchMemoryResult(BaseModel):
@@ -240,6 +243,23 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         ),
     ]
     MemoryId = Annotated[int, Field(ge=1, le=2**63 - 1, description="The memory's id, from search_memory.")]
+    # Whose context a read answers, as on HTTP (middleware.records.Audience): absent, every memory.
+    AgentId = Annotated[
+        str | None,
+        Field(
+            max_length=200,
+            description="Only what this agent may see: memories of every agent and its own. Absent: all.",
+        ),
+    ]
+    SessionKindArg = Annotated[
+        Literal["private", "group"],
+        Field(
+            description="private: every memory; group: only shared ones (of channel, or shared everywhere)."
+        ),
+    ]
+    Channel = Annotated[
+        str | None, Field(max_length=200, description="The group asking from (with session_kind group).")
+    ]
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(
@@ -249,10 +269,19 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         annotations=read_only,
     )
     async def search_memory(
-        query: Query, limit: Limit = limits.default_limit, layers: Layers = None, kinds: Kinds = None
+        query: Query,
+        limit: Limit = limits.default_limit,
+        layers: Layers = None,
+        kinds: Kinds = None,
+        agent_id: AgentId = None,
+        session_kind: SessionKindArg = "private",
+        channel: Channel = None,
     ) -> SearchMemoryResult:
+        audience = Audience.of(agent_id, session_kind, channel)
         with tool_errors():
-            result = await services.search.find(query, user_id, limit, layers=layers or DEFAULT_LAYERS, kinds=kinds)
+            result = await services.search.find(
+                query, user_id, limit, layers=layers or DEFAULT_LAYERS, kinds=kinds, audience=audience
+            )
         found = [
             FoundMemory(
                 id=hit.memory.id,
@@ -265,6 +294,9 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
                 created_at=hit.memory.created_at,
                 about_time=hit.memory.about_time,
                 score=round(hit.score, 6),
+                agent_id=hit.memory.agent_id,
+                visibility=hit.memory.visibility,
+                channel=hit.memory.source_channel,
             )
             for hit in result.hits
         ]
@@ -295,6 +327,13 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             Category,
             Field(description="What kind of fact; 'correction' replaces the older fact it contradicts."),
         ] = "fact",
+        agent_id: Annotated[
+            str | None, Field(max_length=200, description="The agent it belongs to; absent: every agent.")
+        ] = None,
+        visibility: Annotated[
+            Literal["private", "shared"],
+            Field(description="private (recalled one-to-one only) or shared (in every group session too)."),
+        ] = "private",
     ) -> RememberResult:
         if not fact.strip():
             raise ToolError("fact must not be blank")
@@ -304,8 +343,11 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             topic=topic,
             importance=importance,
             category=category,
-            source_channel=SOURCE_CHANNEL,
+            # A shared fact written here is shared in every group; the channel would name one group.
+            source_channel=SOURCE_CHANNEL if visibility == "private" else None,
             layer="core",  # said on purpose, like POST /memories
+            agent_id=agent_id,
+            visibility=visibility,
         )
         with tool_errors():
             (outcome,) = await services.memories.create([memory], dedup=True)
@@ -364,9 +406,13 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             ),
         ],
         kinds: Kinds = None,
+        agent_id: AgentId = None,
+        session_kind: SessionKindArg = "private",
+        channel: Channel = None,
     ) -> RecallResult:
+        audience = Audience.of(agent_id, session_kind, channel)
         with tool_errors():
-            answer = await services.recall.recall(query, user_id, kinds=kinds)
+            answer = await services.recall.recall(query, user_id, kinds=kinds, audience=audience)
         return RecallResult(
             answer=answer.response,
             memories_used=answer.memories_used,
@@ -389,9 +435,15 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             Literal["hybrid", "fts", "vector"],
             Field(description="hybrid (as search_memory), or one retriever alone: fts or vector."),
         ] = "hybrid",
+        agent_id: AgentId = None,
+        session_kind: SessionKindArg = "private",
+        channel: Channel = None,
     ) -> SearchDebugResult:
+        audience = Audience.of(agent_id, session_kind, channel)
         with tool_errors():
-            result = await services.search.search(query, user_id, limit, mode, layers or DEFAULT_LAYERS, kinds)
+            result = await services.search.search(
+                query, user_id, limit, mode, layers or DEFAULT_LAYERS, kinds, audience=audience
+            )
         # Not counted as read: inspecting the ranking must not change it (reads feed the ranking).
         return SearchDebugResult(
             results=debug_hits(result.hits),

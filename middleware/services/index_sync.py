@@ -73,8 +73,10 @@ class IndexSync:
 
     def _reload(self, conn: sqlite3.Connection) -> int:
         wanted = {
-            memory_id: (user_id, from_blob(blob), layer, kind)
-            for memory_id, user_id, blob, dim, layer, kind in embedding_sql.iter_embeddings(conn, self._index.model)
+            memory_id: (user_id, from_blob(blob), layer, kind, scope)
+            for memory_id, user_id, blob, dim, layer, kind, scope in embedding_sql.iter_embeddings(
+                conn, self._index.model
+            )
             if self._index.dim is None or dim == self._index.dim
         }
         return self._index.sync(wanted)

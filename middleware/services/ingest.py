@@ -272,7 +272,7 @@ class IngestService:
             delta.new,
             user_id=job.user_id,
             session_id=job.session_id,
-            channel=job.channel,
+            scope=job.scope,
             received_at=job.received_at,
             occurred_at=job.occurred_at,
             job_id=job.id,
@@ -282,7 +282,10 @@ class IngestService:
 
         def remember(conn: sqlite3.Connection) -> None:
             ingest_sql.save_turn_hashes(
-                conn, session_key=job.session_key, user_id=job.user_id, hashes=delta.history_hashes[-MAX_WATERMARK_HASHES:]
+                conn,
+                session_key=job.session_key,
+                user_id=job.user_id,
+                hashes=delta.history_hashes[-MAX_WATERMARK_HASHES:],
             )
 
         if items:
@@ -306,6 +309,7 @@ class IngestService:
             derived_from = await self._db.read(
                 lambda conn: memory_sql.turn_ids_of(conn, job.user_id, job.session_id, digests)
             )
+        scope = job.scope
         items = [
             NewMemory(
                 user_id=job.user_id,
@@ -314,7 +318,9 @@ class IngestService:
                 importance=fact.importance,
                 category=fact.category,
                 source_session=job.session_id,
-                source_channel=job.channel,
+                source_channel=scope.channel,
+                agent_id=scope.agent_id,
+                visibility=scope.visibility,
                 metadata={
                     "ingest_job": job.id,
                     "extractor": result.method,

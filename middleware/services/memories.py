@@ -21,11 +21,15 @@ import numpy as np
 from ..errors import EmbedderUnavailable, InvalidRequest, MemoryNotFound, OnlyASecret
 from ..models.embedders import Embedder
 from ..records import (
+    EVERYONE,
+    PRIVATE_TO_ALL_AGENTS,
+    Audience,
     ConversationSession,
     MemoryFilter,
     MemoryHistory,
     MemoryRecord,
     NewMemory,
+    Scope,
     speaker_label,
     stored_timestamp,
 )
@@ -38,6 +42,7 @@ from ..store.vectors import VectorIndex
 from ..vectormath import from_blob, to_blob
 from .memory_text import embedding_text, redacted_json, stored_embedding_text, without_secrets
 from .timeparse import TimeParser
+from .write_plan import WritePlan, plan_writes
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +59,6 @@ class WriteOutcome:
 
 
 @dataclass(frozen=True)
-class _Plan:
-    merge_into: int | None = None  # an existing memory to update
-    merge_with_batch: int | None = None  # an earlier item of the same batch
-    supersede: int | None = None  # an older memory this correction replaces
-
-
-@dataclass(frozen=True)
 class _IndexEntry:
     """What the after-commit hook needs to mirror one row into the vector index."""
 
@@ -69,6 +67,7 @@ class _IndexEntry:
     vector: np.ndarray | None = None  # None → remove from the index
     layer: str = "core"
     kind: str = "fact"
+    scope: Scope = PRIVATE_TO_ALL_AGENTS
 
 
 class MemoryService:
@@ -125,6 +124,8 @@ class MemoryService:
         layer: str = "core",
         created_at: datetime | None = None,
         occurred_at: datetime | None = None,
+        agent_id: str | None = None,
+        visibility: str = "private",
     ) -> NewMemory:
         """A memory someone writes on purpose (``POST /memories``, MCP ``remember``), with the rules
         every such write follows whatever the transport:
@@ -146,6 +147,8 @@ class MemoryService:
             category=category,
             source_session=source_session,
             source_channel=source_channel,
+            agent_id=agent_id or None,
+            visibility=visibility,
             ref=ref,
             metadata=metadata,
             layer=layer,
@@ -191,9 +194,16 @@ class MemoryService:
             self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
         ]
         plans = (
-            self._plan(rows, vectors, supersede=supersede)
-            if dedup and vectors is not None
-            else [_Plan() for _ in rows]
+            plan_writes(
+                self._index,
+                rows,
+                vectors,
+                dedup_threshold=self._dedup_threshold,
+                supersede_threshold=self._supersede_threshold,
+                supersede=supersede,
+            )
+            if dedup and vectors is not None and self._index is not None
+            else [WritePlan() for _ in rows]
         )
         if vectors is not None:
             rows = await self._embed_merged(rows, plans, texts)
@@ -220,7 +230,7 @@ class MemoryService:
         return outcomes
 
     async def _embed_merged(
-        self, rows: list[NewMemory], plans: list[_Plan], texts: list[str]
+        self, rows: list[NewMemory], plans: list[WritePlan], texts: list[str]
     ) -> list[NewMemory]:
         """Give each row that merges into a stored memory the vector of what will be stored.
 
@@ -253,49 +263,18 @@ class MemoryService:
             rows[i] = self._with_vector(rows[i], vector)
         return rows
 
-    def _plan(self, rows: list[NewMemory], vectors: np.ndarray, *, supersede: bool = True) -> list[_Plan]:
-        """Decide, before the transaction, what each new memory does (reads the vector index)."""
-        assert self._index is not None
-        plans: list[_Plan] = []
-        for i, row in enumerate(rows):
-            vector = vectors[i]
-            if row.kind == "turn":
-                plans.append(_Plan())  # stored as said, whatever it resembles
-                continue
-            # A near-duplicate earlier in the same batch: merge into whatever that one became.
-            for j in range(i):
-                if (
-                    rows[j].user_id == row.user_id
-                    and rows[j].kind != "turn"
-                    and float(vectors[j] @ vector) >= self._dedup_threshold
-                ):
-                    plans.append(_Plan(merge_with_batch=j))
-                    break
-            else:
-                # Only facts: a turn is what was said, never merged into and never superseded.
-                hits = self._index.search(row.user_id, vector, 1, kinds=("fact",))
-                best = hits[0] if hits else None
-                if (
-                    best is not None
-                    and supersede
-                    and row.category == "correction"
-                    and best.cosine >= self._supersede_threshold
-                ):
-                    # A correction never merges: the older fact stays, hidden, for the record.
-                    plans.append(_Plan(supersede=best.memory_id))
-                elif best is not None and best.cosine >= self._dedup_threshold:
-                    plans.append(_Plan(merge_into=best.memory_id))
-                else:
-                    plans.append(_Plan())
-        return plans
-
     def _write_one(
         self, conn: sqlite3.Connection, row: NewMemory, merge_into: int | None, supersede: int | None
     ) -> WriteOutcome:
         if merge_into is not None:
             existing = memory_sql.get(conn, merge_into)
             # Re-checked inside the transaction: it may have been deleted or superseded meanwhile.
-            if existing is not None and existing.user_id == row.user_id and existing.superseded_by is None:
+            if (
+                existing is not None
+                and existing.user_id == row.user_id
+                and existing.scope.recalled_alike(row.scope)
+                and existing.superseded_by is None
+            ):
                 memory_sql.merge_into(conn, merge_into, row)
                 return WriteOutcome(existing, "merged")
         memory_id = memory_sql.insert(conn, row)
@@ -303,16 +282,35 @@ class MemoryService:
         assert record is not None
         if supersede is not None:
             older = memory_sql.get(conn, supersede)
-            if older is not None and older.user_id == row.user_id and older.superseded_by is None:
+            if (
+                older is not None
+                and older.user_id == row.user_id
+                and older.scope.recalled_alike(row.scope)
+                and older.superseded_by is None
+            ):
                 memory_sql.update(conn, supersede, {"superseded_by": memory_id})
                 return WriteOutcome(record, "created", superseded_id=supersede)
         return WriteOutcome(record, "created")
 
     async def update(
-        self, memory_id: int, changes: dict[str, Any], *, user_id: str | None = None
+        self,
+        memory_id: int,
+        changes: dict[str, Any],
+        *,
+        user_id: str | None = None,
+        audience: Audience = EVERYONE,
     ) -> MemoryRecord:
-        """Change some fields; a new topic or fact is re-embedded."""
-        current = await self.get(memory_id, user_id=user_id)
+        """Change some fields; a new topic or fact is re-embedded. Only a memory ``audience`` may see
+        (else: not found), and only into a scope it may see: a group cannot make a memory private
+        or another agent's and go on editing it unseen, nor an agent hand its memory to another."""
+        current = await self.get(memory_id, user_id=user_id, audience=audience)
+        after = Scope(
+            changes.get("agent_id", current.agent_id),
+            changes.get("visibility", current.visibility),
+            current.source_channel,
+        )
+        if not audience.admits(after):
+            raise InvalidRequest("this change would move the memory out of the requester's reach")
         changes = dict(changes)
         if isinstance(changes.get("fact"), str):
             changes["fact"] = redact(changes["fact"]).text
@@ -354,13 +352,15 @@ class MemoryService:
         record, _ = await self._db.write(work, after_commit=self._apply_index)
         return record
 
-    async def delete(self, memory_id: int, *, user_id: str | None = None) -> None:
+    async def delete(
+        self, memory_id: int, *, user_id: str | None = None, audience: Audience = EVERYONE
+    ) -> None:
         """Remove a memory for good (its FTS rows go with it through the triggers).
 
         The memories it superseded are live again (the foreign key sets their ``superseded_by``
         to NULL), so their vectors go back into the index in the same step.
         """
-        await self.get(memory_id, user_id=user_id)
+        await self.get(memory_id, user_id=user_id, audience=audience)
 
         def work(conn: sqlite3.Connection) -> tuple[None, list[_IndexEntry]]:
             restored = memory_sql.superseded_by(conn, memory_id)
@@ -396,12 +396,32 @@ class MemoryService:
         return result
 
     # -- reads -----------------------------------------------------------------------------
-    async def get(self, memory_id: int, *, user_id: str | None = None) -> MemoryRecord:
-        """One memory; with ``user_id`` it must belong to that user (else: not found)."""
+    async def get(
+        self, memory_id: int, *, user_id: str | None = None, audience: Audience = EVERYONE
+    ) -> MemoryRecord:
+        """One memory; with ``user_id`` it must belong to that user, and ``audience`` must be
+        allowed to see it (else: not found, the same answer as for a memory that never was)."""
         record = await self._db.read(lambda conn: memory_sql.get(conn, memory_id))
-        if record is None or (user_id is not None and record.user_id != user_id):
+        if (
+            record is None
+            or (user_id is not None and record.user_id != user_id)
+            or not audience.admits(record.scope)
+        ):
             raise MemoryNotFound(memory_id)
         return record
+
+    async def visible(self, memory_ids: Sequence[int], user_id: str, audience: Audience) -> list[int]:
+        """Which of these live memories of ``user_id`` ``audience`` may see, in the order given (a
+        host that got them from a search asks before it shows them: OpenClaw's authorizeSearchHits)."""
+        records = await self._db.read(lambda conn: memory_sql.get_many(conn, list(dict.fromkeys(memory_ids))))
+        return [
+            mid
+            for mid in dict.fromkeys(memory_ids)
+            if (record := records.get(mid)) is not None
+            and record.user_id == user_id
+            and record.superseded_by is None
+            and audience.admits(record.scope)
+        ]
 
     async def list_memories(
         self, where: MemoryFilter, *, limit: int, before_id: int | None
@@ -416,17 +436,21 @@ class MemoryService:
             lambda conn: memory_sql.conversation_sessions(conn, user_id, limit=limit, offset=offset)
         )
 
-    async def history(self, memory_id: int, *, user_id: str | None = None) -> MemoryHistory:
-        """What ``memory_id`` replaced, what replaced it, and its merge and summary links."""
-        record = await self.get(memory_id, user_id=user_id)
-        return await self._db.read(lambda conn: memory_sql.history(conn, record))
+    async def history(
+        self, memory_id: int, *, user_id: str | None = None, audience: Audience = EVERYONE
+    ) -> MemoryHistory:
+        """What ``memory_id`` replaced, what replaced it, and its merge and summary links (only the
+        linked memories ``audience`` may see)."""
+        record = await self.get(memory_id, user_id=user_id, audience=audience)
+        history = await self._db.read(lambda conn: memory_sql.history(conn, record))
+        return history if audience.unrestricted else history.visible_to(audience)
 
     async def live_in_layer(self, user_id: str, layer: str, limit: int) -> list[MemoryRecord]:
         """Up to ``limit`` live memories of ``user_id`` in ``layer``, most important first."""
         return await self._db.read(lambda conn: memory_sql.live_in_layer(conn, user_id, layer, limit))
 
-    async def live_count(self, user_id: str) -> int:
-        return await self._db.read(lambda conn: memory_sql.live_count(conn, user_id))
+    async def live_count(self, user_id: str, audience: Audience = EVERYONE) -> int:
+        return await self._db.read(lambda conn: memory_sql.live_count(conn, user_id, audience))
 
     async def counts(self) -> embedding_sql.StoreCounts:
         return await self._db.read(lambda conn: embedding_sql.counts(conn, self.model or ""))
@@ -487,7 +511,11 @@ class MemoryService:
                 and row.superseded_by is None
             )
             vector = from_blob(row.blob) if live and row.blob is not None else None
-            entries.append(_IndexEntry(row.memory_id, row.user_id, vector, row.layer or "core", row.kind or "fact"))
+            entries.append(
+                _IndexEntry(
+                    row.memory_id, row.user_id, vector, row.layer or "core", row.kind or "fact", row.scope
+                )
+            )
         return entries
 
     def _apply_index(self, result: tuple[Any, list[_IndexEntry]]) -> None:
@@ -498,4 +526,6 @@ class MemoryService:
             if entry.vector is None or entry.user_id is None:
                 self._index.remove(entry.memory_id)
             else:
-                self._index.upsert(entry.memory_id, entry.user_id, entry.vector, entry.layer, entry.kind)
+                self._index.upsert(
+                    entry.memory_id, entry.user_id, entry.vector, entry.layer, entry.kind, entry.scope
+                )

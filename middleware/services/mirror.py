@@ -151,6 +151,7 @@ class MarkdownWorkspaces:
         *,
         max_memories: int | None = None,
         progress: Progress | None = None,
+        agent_id: str | None = None,
     ) -> ImportSummary:
         """Bring a workspace given as ``{relative path: content}`` into ``user_id``'s memories.
 
@@ -165,6 +166,8 @@ class MarkdownWorkspaces:
             files: the workspace; paths that are not memory files are listed as ignored.
             max_memories: refuse (InvalidRequest) a workspace with more distinct memories.
             progress: told the number of memories found, then each one handled.
+            agent_id: the agent whose workspace it is (OpenClaw keeps one per agent): its memories
+                are that agent's; None: every agent's. Imported memories are private.
         """
         if self._memories is None:
             raise RuntimeError("this MarkdownWorkspaces was built without a MemoryService")
@@ -189,7 +192,7 @@ class MarkdownWorkspaces:
         for start in range(0, len(pending), self._batch_size):
             batch = pending[start : start + self._batch_size]
             outcomes = await self._memories.create(
-                [_new_memory(user_id, memory) for memory in batch], dedup=True, supersede=False
+                [_new_memory(user_id, memory, agent_id) for memory in batch], dedup=True, supersede=False
             )
             wordings: dict[int, list[str]] = {}
             for memory, outcome in zip(batch, outcomes, strict=True):
@@ -250,7 +253,7 @@ def _distinct_facts(memories: Sequence[ParsedMemory]) -> tuple[dict[str, ParsedM
     return distinct, repeated, too_long
 
 
-def _new_memory(user_id: str, memory: ParsedMemory) -> NewMemory:
+def _new_memory(user_id: str, memory: ParsedMemory, agent_id: str | None = None) -> NewMemory:
     """A parsed memory as a row; the lines under a "Conversation" heading (the mirror's turns) come
     back as turns, said on their day, so they are searched, aged and never merged as turns are."""
     turn = memory.category == TURN_CATEGORY
@@ -261,6 +264,7 @@ def _new_memory(user_id: str, memory: ParsedMemory) -> NewMemory:
         importance=memory.importance,
         category=memory.category,
         source_channel=SOURCE_CHANNEL,
+        agent_id=agent_id,
         ref=memory.ref,
         metadata={"markdown": {"file": memory.file, "line": memory.line, "heading": memory.heading}},
         created_at=memory.created_at,

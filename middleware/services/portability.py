@@ -143,6 +143,9 @@ class ExportedMemory(BaseModel):
     occurred_at: str | None = None
     # Absent from files written before migration 009: every row then was a fact.
     kind: Literal["fact", "turn"] = "fact"
+    # Absent from files written before migration 010: every row then was private, for every agent.
+    agent_id: str | None = None
+    visibility: Literal["private", "shared"] = "private"
 
     _blob: bytes | None = PrivateAttr(default=None)
 

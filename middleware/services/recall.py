@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..config import LLMConfig, RecallConfig
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
+from ..records import EVERYONE, Audience
 from .access import AccessTracker
 from .memories import MemoryService
 from .recalled import RECALLED_LABEL, note_line
@@ -94,7 +95,8 @@ class RecallService:
         self._llm = llm if synthesise else None
         self._config = config
         self._cache: OrderedDict[
-            tuple[str, str, int, tuple[str, ...], tuple[str, ...] | None], tuple[float, RecallAnswer]
+            tuple[str, str, int, tuple[str, ...], tuple[str, ...] | None, Audience],
+            tuple[float, RecallAnswer],
         ] = OrderedDict()
         self._max_cache_entries = max_cache_entries
 
@@ -105,10 +107,13 @@ class RecallService:
         *,
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
+        audience: Audience = EVERYONE,
     ) -> RecallAnswer:
-        """Synthesise an answer from the user's best memories (in ``layers``, of ``kinds``) for
-        ``query``; the memories it was built from are counted as read (a cached answer too)."""
-        answer = await self._answer(query, user_id, layers, kinds)
+        """Synthesise an answer from the user's best memories (in ``layers``, of ``kinds``, that
+        ``audience`` may see) for ``query``; the memories it was built from are counted as read (a
+        cached answer too; the cache is per audience, so an answer never crosses into a context
+        that may not see its memories)."""
+        answer = await self._answer(query, user_id, layers, kinds, audience)
         self._count_reads(answer.memory_ids)
         return answer
 
@@ -121,11 +126,12 @@ class RecallService:
         max_facts: int,
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
+        audience: Audience = EVERYONE,
     ) -> ContextBlock:
         """The prompt block, cut to ~``max_tokens``: facts first (by importance, then score), then
         the turns that matter (by score) as dated, attributed quotes ("- 2025-05-21, Tim: …").
         The memories in it are counted as read."""
-        block = await self._block(query, user_id, max_tokens, max_facts, layers, kinds)
+        block = await self._block(query, user_id, max_tokens, max_facts, layers, kinds, audience)
         self._count_reads(block.memory_ids)
         return block
 
@@ -134,20 +140,27 @@ class RecallService:
             self._access.record(memory_ids)
 
     async def _answer(
-        self, query: str, user_id: str, layers: Sequence[str], kinds: Sequence[str] | None
+        self,
+        query: str,
+        user_id: str,
+        layers: Sequence[str],
+        kinds: Sequence[str] | None,
+        audience: Audience,
     ) -> RecallAnswer:
         layers = tuple(sorted(set(layers)))
         kinds = None if kinds is None else tuple(sorted(set(kinds)))
-        key = (user_id, " ".join(query.lower().split()), self._memories.version, layers, kinds)
+        key = (user_id, " ".join(query.lower().split()), self._memories.version, layers, kinds, audience)
         cached = self._cache.get(key)
         if cached is not None and cached[0] > time.monotonic():
             self._cache.move_to_end(key)
             answer = cached[1]
             return dataclasses.replace(answer, cached=True)
 
-        result = await self._search.search(query, user_id, self._config.max_facts, layers=layers, kinds=kinds)
+        result = await self._search.search(
+            query, user_id, self._config.max_facts, layers=layers, kinds=kinds, audience=audience
+        )
         hits = result.hits
-        searched = await self._memories.live_count(user_id)
+        searched = await self._memories.live_count(user_id, audience)
         if not hits:
             return RecallAnswer("No relevant memories found.", searched, 0, False, False)
         ids = tuple(hit.memory.id for hit in hits)
@@ -168,8 +181,11 @@ class RecallService:
         max_facts: int,
         layers: Sequence[str],
         kinds: Sequence[str] | None,
+        audience: Audience,
     ) -> ContextBlock:
-        result = await self._search.search(query, user_id, max_facts, layers=layers, kinds=kinds)
+        result = await self._search.search(
+            query, user_id, max_facts, layers=layers, kinds=kinds, audience=audience
+        )
         if not result.hits:
             return ContextBlock("", ())
         facts = sorted(

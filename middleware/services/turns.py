@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..config import IngestConfig
-from ..records import NewMemory, stored_timestamp
+from ..records import NewMemory, Scope, stored_timestamp
 from ..redaction import is_only_secrets
 from .extraction import Message
 
@@ -39,7 +39,7 @@ def turn_memories(
     *,
     user_id: str,
     session_id: str | None,
-    channel: str | None,
+    scope: Scope,
     received_at: str,
     occurred_at: str | None,
     job_id: int,
@@ -50,7 +50,8 @@ def turn_memories(
 
     ``occurred_at``: the request's own time for the conversation (None: not given); a message's own
     ``timestamp`` wins over it, ``received_at`` (when the daemon got it) is the last resort.
-    ``context``: how many earlier turns of the session each turn is embedded after.
+    ``context``: how many earlier turns of the session each turn is embedded after. ``scope``:
+    the conversation's agent, visibility and channel, which every turn carries.
     """
     turns: list[NewMemory] = []
     for message in messages:
@@ -72,7 +73,9 @@ def turn_memories(
                     importance=3,
                     category=TURN_CATEGORY,
                     source_session=session_id,
-                    source_channel=channel,
+                    source_channel=scope.channel,
+                    agent_id=scope.agent_id,
+                    visibility=scope.visibility,
                     ref=message.ref,
                     metadata=metadata,
                     occurred_at=when,

@@ -9,6 +9,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..records import PRIVATE_TO_ALL_AGENTS, Scope
+
 
 def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: str, dim: int) -> bool:
     """Store a vector without touching ``updated_at`` (the memory itself did not change)."""
@@ -19,13 +21,19 @@ def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: 
     return cursor.rowcount > 0
 
 
-def iter_embeddings(conn: sqlite3.Connection, model: str) -> Iterator[tuple[int, str, bytes, int, str, str]]:
-    """``(id, user_id, blob, dim, layer, kind)`` of every live row embedded by ``model``: the index's source."""
-    yield from conn.execute(
-        "SELECT id, user_id, embedding, embedding_dim, layer, kind FROM memories"
+def iter_embeddings(
+    conn: sqlite3.Connection, model: str
+) -> Iterator[tuple[int, str, bytes, int, str, str, Scope]]:
+    """``(id, user_id, blob, dim, layer, kind, scope)`` of every live row embedded by ``model``:
+    the index's source
+    (the channel of a shared row only: all the index keeps)."""
+    for *row, agent_id, visibility, channel in conn.execute(
+        "SELECT id, user_id, embedding, embedding_dim, layer, kind, agent_id, visibility,"
+        " CASE WHEN visibility = 'shared' THEN source_channel END FROM memories"
         " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL",
         (model,),
-    )
+    ):
+        yield (*row, Scope(agent_id, visibility, channel))  # type: ignore[misc]
 
 
 def embedding_counts(conn: sqlite3.Connection, model: str) -> dict[str, int]:
@@ -136,14 +144,16 @@ class VectorRow:
     superseded_by: int | None
     layer: str | None
     kind: str | None
+    scope: Scope = PRIVATE_TO_ALL_AGENTS
 
 
 def vector_rows(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> list[VectorRow]:
     """The embedding columns of these rows; a deleted row comes back with everything None."""
     found = {
-        row[0]: VectorRow(*row)
-        for row in conn.execute(
-            "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by, layer, kind"
+        row[0]: VectorRow(*row, Scope(agent_id, visibility, channel))
+        for *row, agent_id, visibility, channel in conn.execute(
+            "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by, layer, kind,"
+            " agent_id, visibility, CASE WHEN visibility = 'shared' THEN source_channel END"
             " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(list(memory_ids)),),
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..records import stored_timestamp
+from ..records import Scope, stored_timestamp
 from .memories import NOW_SQL
 
 
@@ -33,6 +33,16 @@ class IngestJob:
     facts_stored: int | None
     method: str | None
     occurred_at: str | None = None  # the body's occurred_at, stored format (None: now)
+    agent_id: str | None = None  # the body's agent_id (None: every agent)
+    session_kind: str = "private"  # the body's session_kind
+
+    @property
+    def scope(self) -> Scope:
+        """The scope of every memory this conversation leaves: private to the user, or shared in
+        its group (the channel, else the session, names the group: never every group at once)."""
+        if self.session_kind != "group":
+            return Scope(self.agent_id, "private", self.channel)
+        return Scope(self.agent_id, "shared", self.channel or self.session_id or "")
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> IngestJob:
@@ -42,6 +52,10 @@ class IngestJob:
         # job is done, an empty list.
         data["messages"] = stored.get("messages", []) if isinstance(stored, dict) else stored
         data["occurred_at"] = _occurred_at(stored)
+        body = stored if isinstance(stored, dict) else {}
+        # Validated by the handler before the body was journaled; a job done has no body left.
+        data["agent_id"] = body.get("agent_id") or None if isinstance(body.get("agent_id"), str) else None
+        data["session_kind"] = "group" if body.get("session_kind") == "group" else "private"
         return cls(**data)
 
 
@@ -218,7 +232,9 @@ def save_watermark(
 
 def stored_turn_hashes(conn: sqlite3.Connection, session_key: str) -> list[str]:
     """The hashes of the session's messages already stored as turns, oldest first ([]: none yet)."""
-    row = conn.execute("SELECT message_hashes FROM session_turns WHERE session_key = ?", (session_key,)).fetchone()
+    row = conn.execute(
+        "SELECT message_hashes FROM session_turns WHERE session_key = ?", (session_key,)
+    ).fetchone()
     return [] if row is None else list(json.loads(row[0]))
 
 

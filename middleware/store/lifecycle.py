@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..records import PRIVATE_TO_ALL_AGENTS, Scope
 from .memories import NOW_SQL, quote_identifier
 
 # The FTS tables stage 5 optimises (names from this module only, never user text).
@@ -22,7 +23,8 @@ FTS_TABLES = ("memories_fts", "memories_trigram")
 
 _ROW_COLUMNS = (
     "id, user_id, layer, category, importance, access_count, last_accessed, layer_since, created_at,"
-    " updated_at, json_extract(metadata, '$.extractor'), compressed_into, kind"
+    " updated_at, json_extract(metadata, '$.extractor'), compressed_into, kind, agent_id, visibility,"
+    " source_channel"
 )
 
 
@@ -43,11 +45,13 @@ class LifecycleRow:
     extractor: str | None
     compressed_into: int | None
     kind: str = "fact"  # fact | turn (migration 009)
+    scope: Scope = PRIVATE_TO_ALL_AGENTS  # migration 010: merged and summarised only with its like
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> LifecycleRow:
         extractor = row[10]
-        return cls(*row[:10], str(extractor) if extractor is not None else None, row[11], row[12])
+        scope = Scope(row[13], row[14], row[15])
+        return cls(*row[:10], str(extractor) if extractor is not None else None, row[11], row[12], scope)
 
 
 # -- reading what to plan from ----------------------------------------------------------------
@@ -249,13 +253,16 @@ def optimize_fts(conn: sqlite3.Connection) -> None:
 
 def live_index_entries(
     conn: sqlite3.Connection, model: str
-) -> Iterator[tuple[int, str, str, str, int | None]]:
-    """``(id, user_id, layer, kind, dim)`` of every live row with a ``model`` vector: what the index must hold."""
-    yield from conn.execute(
-        "SELECT id, user_id, layer, kind, embedding_dim FROM memories"
+) -> Iterator[tuple[int, str, str, str, int | None, Scope]]:
+    """``(id, user_id, layer, kind, dim, scope)`` of every live row with a ``model`` vector: what
+    the index must hold (the channel of a shared row only: all the index keeps)."""
+    for *row, agent_id, visibility, channel in conn.execute(
+        "SELECT id, user_id, layer, kind, embedding_dim, agent_id, visibility,"
+        " CASE WHEN visibility = 'shared' THEN source_channel END FROM memories"
         " WHERE embedding IS NOT NULL AND embedding_model = ? AND superseded_by IS NULL",
         (model,),
-    )
+    ):
+        yield (*row, Scope(agent_id, visibility, channel))  # type: ignore[misc]
 
 
 # -- the log of runs --------------------------------------------------------------------------

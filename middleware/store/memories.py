@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..records import (
+    EVERYONE,
+    Audience,
     ConversationSession,
     MemoryFilter,
     MemoryHistory,
@@ -37,13 +39,15 @@ EDITABLE_COLUMNS = (
     "superseded_by",
     "layer",
     "occurred_at",
+    "agent_id",
+    "visibility",
 )
 
 _SELECT = (
     "SELECT id, user_id, topic, fact, importance, category, source_session, source_channel, ref,"
     " metadata, created_at, updated_at, access_count, last_accessed, superseded_by,"
     " embedding_model, embedding_dim, embedding_context, layer, layer_since, compressed_into,"
-    " embedding IS NOT NULL AS has_embedding, occurred_at, kind FROM memories"
+    " embedding IS NOT NULL AS has_embedding, occurred_at, kind, agent_id, visibility FROM memories"
 )
 
 
@@ -56,8 +60,9 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
     cursor = conn.execute(
         "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
         " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
-        f" embedding_dim, embedding_context, layer, occurred_at, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        f" COALESCE(?, {NOW_SQL}), COALESCE(?, {NOW_SQL}), ?, ?, ?, ?, ?, ?, ?)",
+        " embedding_dim, embedding_context, layer, occurred_at, kind, agent_id, visibility)"
+        f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}), COALESCE(?, {NOW_SQL}),"
+        " ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             memory.user_id,
             memory.topic,
@@ -77,6 +82,8 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
             memory.layer,
             memory.occurred_at,
             memory.kind,
+            memory.agent_id,
+            memory.visibility,
         ),
     )
     return int(cursor.lastrowid or 0)
@@ -112,6 +119,9 @@ def list_memories(
         "topic": where.topic,
         "layer": where.layer,
         "category": where.category,
+        "agent_id": where.agent_id,
+        "visibility": where.visibility,
+        "source_channel": where.channel,
     }
     for column, value in equal.items():
         if value is not None:
@@ -130,6 +140,11 @@ def list_memories(
             params.append(bound)
     if not where.include_superseded:
         clauses.append("superseded_by IS NULL")
+    if where.audience is not None:
+        audience_sql, audience_params = where.audience.sql()
+        if audience_sql:
+            clauses.append(audience_sql.removeprefix(" AND "))
+            params.extend(audience_params)
     if where.kinds is not None:
         clauses.append("kind IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(where.kinds)))
@@ -161,7 +176,7 @@ def conversation_sessions(
         " max(coalesce(occurred_at, created_at)), max(created_at), max(id),"
         " (SELECT s.id FROM memories AS s WHERE s.user_id = ? AND s.source_session = t.source_session"
         "  AND s.category = 'session_summary' AND s.kind = 'fact' AND s.superseded_by IS NULL"
-        "  ORDER BY s.id DESC LIMIT 1)"
+        "  ORDER BY s.id DESC LIMIT 1), max(agent_id), min(visibility)"  # 'private' < 'shared'
         " FROM memories AS t WHERE user_id = ? AND kind = 'turn' AND source_session IS NOT NULL"
         f" GROUP BY source_session ORDER BY max(created_at) {order}, source_session {order} LIMIT ? OFFSET ?",
         (user_id, user_id, -1 if limit is None else limit, offset),
@@ -393,12 +408,12 @@ def live_in_layer(conn: sqlite3.Connection, user_id: str, layer: str, limit: int
     return [MemoryRecord.from_row(row) for row in rows]
 
 
-def live_count(conn: sqlite3.Connection, user_id: str) -> int:
-    """One user's live memories (an index range, not a table scan)."""
+def live_count(conn: sqlite3.Connection, user_id: str, audience: Audience = EVERYONE) -> int:
+    """One user's live memories that ``audience`` may see (an index range, not a table scan)."""
+    scope, params = audience.sql()
     return int(
         conn.execute(
-            "SELECT count(*) FROM memories WHERE user_id = ? AND superseded_by IS NULL", (user_id,)
+            f"SELECT count(*) FROM memories WHERE user_id = ? AND superseded_by IS NULL{scope}",
+            (user_id, *params),
         ).fetchone()[0]
     )
-
-

@@ -60,6 +60,8 @@ EXPORT_COLUMNS = (
     "compressed_into",
     "occurred_at",
     "kind",
+    "agent_id",
+    "visibility",
 )
 _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
 _SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..records import RankTraits, speaker_label
+from ..records import EVERYONE, Audience, RankTraits, speaker_label
 from .fts import FtsQuery, like_pattern
 from .memories import quote_identifier
 
@@ -35,9 +35,13 @@ def session_context(
 
 
 def in_scope_sql(
-    layers: Sequence[str] | None, kinds: Sequence[str] | None, alias: str = ""
+    layers: Sequence[str] | None,
+    kinds: Sequence[str] | None,
+    alias: str = "",
+    audience: Audience = EVERYONE,
 ) -> tuple[str, tuple[Any, ...]]:
-    """`` AND …`` keeping rows in ``layers`` and of ``kinds`` (``None``: any), and its parameters.
+    """`` AND …`` keeping rows in ``layers`` and of ``kinds`` (``None``: any) that ``audience``
+    may see, and its parameters.
 
     ``alias``: the table's alias in the query (``"m."``), or nothing.
     """
@@ -47,7 +51,8 @@ def in_scope_sql(
         f" AND (? IS NULL OR {alias}layer IN (SELECT value FROM json_each(?)))"
         f" AND (? IS NULL OR {alias}kind IN (SELECT value FROM json_each(?)))"
     )
-    return sql, (layer_json, layer_json, kind_json, kind_json)
+    audience_sql, audience_params = audience.sql(alias)
+    return sql + audience_sql, (layer_json, layer_json, kind_json, kind_json, *audience_params)
 
 
 def session_followers(
@@ -57,9 +62,11 @@ def session_followers(
     count: int,
     layers: Sequence[str],
     kinds: Sequence[str] | None = None,
+    audience: Audience = EVERYONE,
 ) -> dict[int, list[int]]:
     """For each of these memories that is a turn of a session (stored with session context), the
-    ids of the next ``count`` live turns of that session in ``layers`` (and ``kinds``), in order."""
+    ids of the next ``count`` live turns of that session in ``layers`` (and ``kinds``) that
+    ``audience`` may see, in order."""
     if count <= 0 or not memory_ids:
         return {}
     turns = conn.execute(
@@ -67,7 +74,7 @@ def session_followers(
         " AND user_id = ? AND source_session IS NOT NULL AND embedding_context > 0",
         (json.dumps(list(memory_ids)), user_id),
     ).fetchall()
-    scope, scope_params = in_scope_sql(layers, kinds)
+    scope, scope_params = in_scope_sql(layers, kinds, audience=audience)
     found: dict[int, list[int]] = {}
     for memory_id, session in turns:
         rows = conn.execute(
@@ -141,10 +148,12 @@ def in_time_range(
     limit: int,
     layers: Sequence[str] | None = None,
     kinds: Sequence[str] | None = None,
+    audience: Audience = EVERYONE,
 ) -> list[int]:
-    """Ids of up to ``limit`` live memories of ``user_id`` about a time in ``[start, end)``, newest
-    first (``start``/``end`` in the stored format; an index range on memories_by_time)."""
-    scope, scope_params = in_scope_sql(layers, kinds)
+    """Ids of up to ``limit`` live memories of ``user_id`` that ``audience`` may see about a time in
+    ``[start, end)``, newest first (``start``/``end`` in the stored format; an index range on
+    memories_by_time)."""
+    scope, scope_params = in_scope_sql(layers, kinds, audience=audience)
     rows = conn.execute(
         f"SELECT id FROM memories WHERE user_id = ? AND {ABOUT_TIME_SQL} >= ? AND {ABOUT_TIME_SQL} < ?"
         f" AND superseded_by IS NULL{scope}"
@@ -166,6 +175,7 @@ def fts_candidates(
     term_counts: TermRowCounts | None = None,
     layers: Sequence[str] | None = None,
     kinds: Sequence[str] | None = None,
+    audience: Audience = EVERYONE,
 ) -> dict[int, float]:
     """Best FTS candidates of one user as ``{id: fts_norm}`` with ``fts_norm`` in (0, 1].
 
@@ -191,7 +201,8 @@ def fts_candidates(
 
     ``term_counts`` remembers those per-word row counts across queries (see :class:`TermRowCounts`).
 
-    ``layers``, ``kinds``: only rows in these layers and of these kinds (``None``: any).
+    ``layers``, ``kinds``: only rows in these layers and of these kinds (``None``: any), and only
+    rows ``audience`` may see.
 
     ``user_share`` (the user's fraction of all rows, known to the caller from the vector index)
     sizes the ranking window so the user filter rarely needs the slow exact path.
@@ -207,21 +218,30 @@ def fts_candidates(
             if row_budget is not None and ranked > row_budget:
                 min_rowid = _newest_rowids(conn, row_budget / ranked)
         rows = _ranked_for_user(
-            conn, "memories_fts", match, user_id, limit, user_share, min_rowid, layers, kinds
+            conn, "memories_fts", match, user_id, limit, user_share, min_rowid, layers, kinds, audience
         )
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
             scores[memory_id] = -rank / best if best > 0 else 0.0
     if query.trigrams:
         rows = _ranked_for_user(
-            conn, "memories_trigram", query.trigrams, user_id, limit, user_share, None, layers, kinds
+            conn,
+            "memories_trigram",
+            query.trigrams,
+            user_id,
+            limit,
+            user_share,
+            None,
+            layers,
+            kinds,
+            audience,
         )
         best = -rows[0][1] if rows else 0.0
         for memory_id, rank in rows:
             share = -rank / best if best > 0 else 0.0
             scores[memory_id] = max(scores.get(memory_id, 0.0), share)
     if query.substrings:
-        scope, scope_params = in_scope_sql(layers, kinds)
+        scope, scope_params = in_scope_sql(layers, kinds, audience=audience)
         found: dict[int, int] = {}
         for substring in query.substrings:
             pattern = like_pattern(substring)
@@ -331,11 +351,13 @@ def _ranked_for_user(
     min_rowid: int | None = None,
     layers: Sequence[str] | None = None,
     kinds: Sequence[str] | None = None,
+    audience: Audience = EVERYONE,
 ) -> list[tuple[int, float]]:
     """``(id, bm25)`` of the user's live rows matching ``match``, best first.
 
     ``min_rowid``: rank only rows from this id on (see ``row_budget`` in :func:`fts_candidates`).
-    ``layers``, ``kinds``: only rows in these layers and of these kinds (``None``: all).
+    ``layers``, ``kinds``: only rows in these layers and of these kinds (``None``: all), and only
+    rows ``audience`` may see.
 
     Fast path: FTS5 ranks the whole index alone (its ``ORDER BY rank`` path is about a third
     cheaper than ranking through a join) and the user filter is applied to the top
@@ -346,7 +368,7 @@ def _ranked_for_user(
     name = quote_identifier(table)
     window = int(limit * OVERFETCH / min(1.0, max(user_share, 0.02)))
     lowest = min_rowid if min_rowid is not None else -(2**63)
-    in_scope, scope_params = in_scope_sql(layers, kinds, "m.")
+    in_scope, scope_params = in_scope_sql(layers, kinds, "m.", audience)
     rows = conn.execute(
         f"SELECT f.rowid, f.rank FROM (SELECT rowid, rank FROM {name} WHERE {name} MATCH ? AND rowid >= ?"
         "  ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid"

@@ -19,42 +19,27 @@ is that a true top-k row misses the shortlist — measured on real MiniLM vector
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..records import EVERYONE, PRIVATE_TO_ALL_AGENTS, Audience, Scope
 from ..vectormath import normalize
-
-_INITIAL_CAPACITY = 64
-
-# The memory layers (migration 004) and kinds (migration 009), numbered for the per-row code
-# array: a row's code is its layer's number, plus 4 when it is a turn (codes 0-2 and 4-6, so a
-# mask of wanted codes fits in one byte).
-LAYERS = ("working", "core", "archive")
-KINDS = ("fact", "turn")
-_LAYER_CODE = {name: code for code, name in enumerate(LAYERS)}
-_TURN_BIT = 4
-_ALL_CODES = [layer | kind * _TURN_BIT for kind in range(len(KINDS)) for layer in range(len(LAYERS))]
-
-
-def row_code(layer: str, kind: str = "fact") -> int:
-    """The code of a row in ``layer`` of ``kind``."""
-    return _LAYER_CODE[layer] | (_TURN_BIT if kind == "turn" else 0)
-
-
-def layer_mask(layers: Iterable[str] | None, kinds: Iterable[str] | None = None) -> int | None:
-    """A bit per wanted (layer, kind) code (``None``: every row, no filtering)."""
-    if layers is None and kinds is None:
-        return None
-    wanted_layers = LAYERS if layers is None else tuple(layers)
-    wanted_kinds = KINDS if kinds is None else tuple(kinds)
-    mask = 0
-    for layer in wanted_layers:
-        for kind in wanted_kinds:
-            mask |= 1 << row_code(layer, kind)
-    return None if mask == sum(1 << code for code in _ALL_CODES) else mask
+from .id_map import IdMap
+from .user_matrix import (
+    KINDS,
+    LAYER_CODE,
+    LAYERS,
+    NO_ROW,
+    PRIVATE,
+    SHARED_EVERYWHERE,
+    TURN_BIT,
+    UserMatrix,
+    layer_mask,
+    row_code,
+)
 
 
 def use_one_blas_thread() -> None:
@@ -69,209 +54,10 @@ def use_one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
-def sign_codes(vectors: np.ndarray) -> np.ndarray:
-    """One bit per dimension (positive or not), packed into uint64 words: shape (rows, words).
-
-    Plain signs, not signs around the rows' mean: centring only the stored rows skews their
-    Hamming distances to a query (measured: it lost a fifth of the true top 10 on MiniLM vectors).
-    """
-    packed = np.packbits(vectors > 0, axis=1)
-    pad = (-packed.shape[1]) % 8
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return np.ascontiguousarray(packed).view(np.uint64)
-
-
-def hamming_shortlist(distances: np.ndarray, count: int) -> np.ndarray:
-    """Positions of ``count`` smallest ``distances`` (small non-negative ints), in no order.
-
-    A histogram of the distances (at most one bucket per bit) finds the cut-off in one pass,
-    several times faster than ``argpartition`` over 100k values; ties at the cut-off are taken
-    in row order.
-    """
-    histogram = np.bincount(distances)
-    cutoff = int(np.searchsorted(np.cumsum(histogram), count))
-    below = np.flatnonzero(distances < cutoff)
-    at_cutoff = np.flatnonzero(distances == cutoff)[: count - below.shape[0]]
-    return np.concatenate((below, at_cutoff))
-
-
-class _UserMatrix:
-    """Rows of one user in a growable matrix; deletes swap the last row into the hole.
-
-    ``codes`` (the 1-bit shortlist codes) exist only once the user is large enough to need them,
-    and from then on follow every upsert, move and removal like the matrix does. They are stored
-    word-major, shape (words, capacity): the Hamming distance of every row is then six passes
-    over contiguous arrays, ~6× faster at 100k rows than XOR-ing row-major codes.
-    """
-
-    def __init__(self, dim: int, slot: int, capacity: int = _INITIAL_CAPACITY) -> None:
-        self.slot = slot  # the user's number in the index's id map
-        self.matrix = np.zeros((capacity, dim), dtype=np.float32)
-        self.ids = np.zeros(capacity, dtype=np.int64)
-        self.layers = np.zeros(capacity, dtype=np.uint8)  # row codes (row_code: layer and kind)
-        self.size = 0
-        self.codes: np.ndarray | None = None
-
-    def enable_codes(self) -> None:
-        """Code every row (once, when the user grows large)."""
-        codes = sign_codes(self.matrix[: self.size])
-        self.codes = np.zeros((codes.shape[1], self.ids.shape[0]), dtype=np.uint64)
-        self.codes[:, : self.size] = codes.T
-
-    def put(self, row: int | None, memory_id: int, vector: np.ndarray, layer: int) -> int:
-        """Write ``memory_id``'s vector at ``row`` (None: a new row at the end); returns the row."""
-        if row is None:
-            if self.size == self.ids.shape[0]:
-                self._grow()
-            row = self.size
-            self.size += 1
-            self.ids[row] = memory_id
-        self.matrix[row] = vector
-        self.layers[row] = layer
-        if self.codes is not None:
-            self.codes[:, row] = sign_codes(vector[None, :])[0]
-        return row
-
-    def remove_row(self, row: int) -> int | None:
-        """Drop ``row``: the last row moves into the hole; returns the id that moved (None if none)."""
-        last = self.size - 1
-        moved_id = None
-        if row != last:
-            moved_id = int(self.ids[last])
-            self.matrix[row] = self.matrix[last]
-            self.ids[row] = moved_id
-            self.layers[row] = self.layers[last]
-            if self.codes is not None:
-                self.codes[:, row] = self.codes[:, last]
-        self.size = last
-        return moved_id
-
-    def _grow(self) -> None:
-        capacity = self.ids.shape[0] * 2
-        matrix = np.zeros((capacity, self.matrix.shape[1]), dtype=np.float32)
-        matrix[: self.size] = self.matrix[: self.size]
-        ids = np.zeros(capacity, dtype=np.int64)
-        ids[: self.size] = self.ids[: self.size]
-        layers = np.zeros(capacity, dtype=np.uint8)
-        layers[: self.size] = self.layers[: self.size]
-        self.matrix, self.ids, self.layers = matrix, ids, layers
-        if self.codes is not None:
-            codes = np.zeros((self.codes.shape[0], capacity), dtype=np.uint64)
-            codes[:, : self.size] = self.codes[:, : self.size]
-            self.codes = codes
-
-    def top(
-        self, query: np.ndarray, k: int, shortlist: int | None, layers: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Row numbers and exact cosines of the best ``k`` rows, best first.
-
-        With codes and a ``shortlist`` smaller than the rows searched, only the rows nearest in
-        Hamming distance are scored exactly; otherwise every row is. ``layers`` (a
-        :func:`layer_mask`) keeps only rows of those layers.
-        """
-        allowed = None
-        if layers is not None:
-            allowed = (np.left_shift(np.uint8(1), self.layers[: self.size]) & np.uint8(layers)) != 0
-        searched = self.size if allowed is None else int(np.count_nonzero(allowed))
-        if searched == 0:
-            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
-        if self.codes is not None and shortlist is not None and shortlist < searched:
-            query_code = sign_codes(query[None, :])[0]
-            distances = np.bitwise_count(self.codes[0, : self.size] ^ query_code[0]).astype(np.uint16)
-            for word in range(1, query_code.shape[0]):
-                distances += np.bitwise_count(self.codes[word, : self.size] ^ query_code[word])
-            if allowed is not None:
-                distances[~allowed] = 64 * query_code.shape[0] + 1  # farther than any real row
-            rows = hamming_shortlist(distances, shortlist)
-            scores = self.matrix[rows] @ query
-        elif allowed is not None:
-            rows = np.flatnonzero(allowed)
-            scores = self.matrix[rows] @ query
-        else:
-            rows = np.arange(self.size)
-            scores = self.matrix[: self.size] @ query
-        k = min(k, scores.shape[0])
-        best = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return rows[best], scores[best]
-
-
 @dataclass(frozen=True)
 class VectorHit:
     memory_id: int
     cosine: float
-
-
-class _IdMap:
-    """memory id → (user slot, row) for every indexed memory.
-
-    One int64 per id up to the largest (``slot << 32 | row``, −1 = absent) instead of the two dicts
-    it replaced (id → user, and per user id → row: ~19 MB of Python objects at 100k memories, now
-    under 1 MB). Ids are SQLite rowids, dense from 1; an id far beyond the others (an import that
-    kept odd ids) goes to a small dict rather than stretching the array.
-    """
-
-    _ROW_BITS = 32
-    _ROW_MASK = (1 << _ROW_BITS) - 1
-
-    def __init__(self) -> None:
-        self._dense = np.full(1024, -1, dtype=np.int64)
-        self._sparse: dict[int, int] = {}
-        self._count = 0
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __contains__(self, memory_id: int) -> bool:
-        return self._packed(memory_id) >= 0
-
-    def get(self, memory_id: int) -> tuple[int, int] | None:
-        packed = self._packed(memory_id)
-        return None if packed < 0 else (packed >> self._ROW_BITS, packed & self._ROW_MASK)
-
-    def set(self, memory_id: int, slot: int, row: int) -> None:
-        packed = (slot << self._ROW_BITS) | row
-        if memory_id not in self:
-            self._count += 1
-        if 0 <= memory_id < self._dense.shape[0]:
-            self._dense[memory_id] = packed
-            return
-        if 0 <= memory_id < 2 * (self._count + self._dense.shape[0]):
-            grown = np.full(max(memory_id + 1, 2 * self._dense.shape[0]), -1, dtype=np.int64)
-            grown[: self._dense.shape[0]] = self._dense
-            self._dense = grown
-            self._dense[memory_id] = packed
-            return
-        self._sparse[memory_id] = packed
-
-    def pop(self, memory_id: int) -> tuple[int, int] | None:
-        found = self.get(memory_id)
-        if found is not None:
-            self._count -= 1
-            if 0 <= memory_id < self._dense.shape[0]:
-                self._dense[memory_id] = -1
-            else:
-                del self._sparse[memory_id]
-        return found
-
-    def ids(self) -> list[int]:
-        return np.flatnonzero(self._dense >= 0).tolist() + list(self._sparse)
-
-    def rows_of(self, slot: int, memory_ids: Sequence[int]) -> tuple[list[int], list[int]]:
-        """The ids among ``memory_ids`` that belong to user ``slot``, and their rows, in that order."""
-        found_ids, rows = [], []
-        for memory_id in memory_ids:
-            packed = self._packed(memory_id)
-            if packed >= 0 and packed >> self._ROW_BITS == slot:
-                found_ids.append(memory_id)
-                rows.append(packed & self._ROW_MASK)
-        return found_ids, rows
-
-    def _packed(self, memory_id: int) -> int:
-        if 0 <= memory_id < self._dense.shape[0]:
-            return int(self._dense[memory_id])
-        return self._sparse.get(memory_id, -1)
 
 
 class VectorIndex:
@@ -293,9 +79,11 @@ class VectorIndex:
         self.dim = dim
         self.exact_max_rows = exact_max_rows
         self.shortlist = shortlist
-        self._users: dict[str, _UserMatrix] = {}
+        self._users: dict[str, UserMatrix] = {}
         self._names: list[str] = []  # user slot → user id
-        self._where = _IdMap()
+        self._where = IdMap()
+        self._labels: dict[str, int] = {}  # agent and channel names → their codes (from 1)
+        self._label_names: list[str] = []  # code - 1 → name
         # Writers (the SQLite writer thread) and searchers (reader threads) share the matrices.
         self._lock = threading.Lock()
         # Bumped by every change of the rows (upsert, set_layer, remove, load, sync): what a cache of answers
@@ -308,13 +96,42 @@ class VectorIndex:
     def contains(self, memory_id: int) -> bool:
         return memory_id in self._where
 
-    def _user(self, user_id: str) -> _UserMatrix:
+    def _user(self, user_id: str) -> UserMatrix:
         user = self._users.get(user_id)
         if user is None:
             assert self.dim is not None
-            user = self._users[user_id] = _UserMatrix(self.dim, len(self._names))
+            user = self._users[user_id] = UserMatrix(self.dim, len(self._names))
             self._names.append(user_id)
         return user
+
+    def _label(self, name: str) -> int:
+        code = self._labels.get(name)
+        if code is None:
+            code = self._labels[name] = len(self._labels) + 1
+            self._label_names.append(name)
+        return code
+
+    def scope_codes(self, scope: Scope) -> tuple[int, int]:
+        """A row's (agent, reach) codes (call with the lock held: it may intern a new name)."""
+        agent = 0 if scope.agent_id is None else self._label(scope.agent_id)
+        if scope.visibility != "shared":
+            return agent, PRIVATE
+        return agent, SHARED_EVERYWHERE if scope.channel is None else self._label(scope.channel)
+
+    def _audience_codes(self, audience: Audience) -> tuple[int | None, int | None]:
+        """The codes :meth:`UserMatrix.allowed` takes for ``audience`` (NO_ROW: a name no row has)."""
+        agent = None if audience.agent_id is None else self._labels.get(audience.agent_id, NO_ROW)
+        if audience.session_kind == "private":
+            return agent, None
+        return agent, NO_ROW if audience.channel is None else self._labels.get(audience.channel, NO_ROW)
+
+    def _known_codes(self, scope: Scope) -> tuple[int, int] | None:
+        """:meth:`scope_codes` without interning (None: a name no row has)."""
+        scope = scope.reach
+        names = [name for name in (scope.agent_id, scope.channel) if name is not None]
+        if any(name not in self._labels for name in names):
+            return None
+        return self.scope_codes(scope)
 
     def _remove_locked(self, memory_id: int) -> None:
         found = self._where.pop(memory_id)
@@ -327,9 +144,15 @@ class VectorIndex:
             self._where.set(moved_id, slot, row)
 
     def upsert(
-        self, memory_id: int, user_id: str, vector: np.ndarray, layer: str = "core", kind: str = "fact"
+        self,
+        memory_id: int,
+        user_id: str,
+        vector: np.ndarray,
+        layer: str = "core",
+        kind: str = "fact",
+        scope: Scope = PRIVATE_TO_ALL_AGENTS,
     ) -> None:
-        """Add or replace one memory's vector (normalised here), its layer and kind."""
+        """Add or replace one memory's vector (normalised here), its layer, kind and scope."""
         vector = normalize(vector)[0]
         with self._lock:
             self.version += 1
@@ -342,7 +165,13 @@ class VectorIndex:
             if found is not None and found[0] != user.slot:
                 self._remove_locked(memory_id)  # it changed owner
                 found = None
-            row = user.put(found[1] if found is not None else None, memory_id, vector, row_code(layer, kind))
+            row = user.put(
+                found[1] if found is not None else None,
+                memory_id,
+                vector,
+                row_code(layer, kind),
+                self.scope_codes(scope),
+            )
             self._where.set(memory_id, user.slot, row)
             if user.codes is None and self._needs_codes(user.size):
                 user.enable_codes()
@@ -355,7 +184,17 @@ class VectorIndex:
             if found is not None:
                 slot, row = found
                 codes = self._users[self._names[slot]].layers
-                codes[row] = (int(codes[row]) & _TURN_BIT) | _LAYER_CODE[layer]
+                codes[row] = (int(codes[row]) & TURN_BIT) | LAYER_CODE[layer]
+
+    def set_scope(self, memory_id: int, scope: Scope) -> None:
+        """Record that a memory's agent, visibility or channel changed (its vector stays)."""
+        with self._lock:
+            self.version += 1
+            found = self._where.get(memory_id)
+            if found is not None:
+                slot, row = found
+                user = self._users[self._names[slot]]
+                user.agents[row], user.reach[row] = self.scope_codes(scope)
 
     def remove(self, memory_id: int) -> None:
         """Forget a memory (deleted, superseded, or re-embedded by another model)."""
@@ -363,7 +202,7 @@ class VectorIndex:
             self.version += 1
             self._remove_locked(memory_id)
 
-    def load(self, counts: dict[str, int], rows: Iterable[tuple[int, str, bytes, str, str]]) -> int:
+    def load(self, counts: dict[str, int], rows: Iterable[tuple[int, str, bytes, str, str, Scope]]) -> int:
         """Bulk-fill an empty index at start-up, straight from the BLOBs.
 
         ``counts`` (rows per user) sizes each matrix up front, so every vector is copied once
@@ -376,7 +215,7 @@ class VectorIndex:
             self.version += 1
             if len(self._where):
                 raise RuntimeError("bulk load needs an empty index")
-            for memory_id, user_id, blob, layer, kind in rows:
+            for memory_id, user_id, blob, layer, kind, scope in rows:
                 vector = np.frombuffer(blob, dtype="<f4")
                 if self.dim is None:
                     self.dim = int(vector.shape[0])
@@ -385,7 +224,7 @@ class VectorIndex:
                 user = self._users.get(user_id)
                 if user is None:
                     capacity = max(counts.get(user_id, 0), 1)
-                    user = self._users[user_id] = _UserMatrix(self.dim, len(self._names), capacity=capacity)
+                    user = self._users[user_id] = UserMatrix(self.dim, len(self._names), capacity=capacity)
                     self._names.append(user_id)
                 if user.size == user.ids.shape[0]:
                     user._grow()
@@ -393,6 +232,7 @@ class VectorIndex:
                 user.matrix[row] = vector
                 user.ids[row] = memory_id
                 user.layers[row] = row_code(layer, kind)
+                user.agents[row], user.reach[row] = self.scope_codes(scope)
                 user.size += 1
                 self._where.set(memory_id, user.slot, row)
                 loaded += 1
@@ -405,9 +245,9 @@ class VectorIndex:
                     user.enable_codes()
         return loaded
 
-    def sync(self, wanted: dict[int, tuple[str, np.ndarray, str, str]]) -> int:
-        """Make the index hold exactly ``wanted`` (id → (user, vector, layer, kind)); returns ids
-        added or removed."""
+    def sync(self, wanted: dict[int, tuple[str, np.ndarray, str, str, Scope]]) -> int:
+        """Make the index hold exactly ``wanted`` (id → (user, vector, layer, kind, scope)); returns
+        ids added or removed."""
         with self._lock:
             self.version += 1
             present = self._where.ids()
@@ -415,8 +255,8 @@ class VectorIndex:
         added = sum(1 for memory_id in wanted if memory_id not in self._where)
         for memory_id in stale:
             self.remove(memory_id)
-        for memory_id, (user_id, vector, layer, kind) in wanted.items():
-            self.upsert(memory_id, user_id, vector, layer, kind)
+        for memory_id, (user_id, vector, layer, kind, scope) in wanted.items():
+            self.upsert(memory_id, user_id, vector, layer, kind, scope)
         return len(stale) + added
 
     def search(
@@ -426,10 +266,15 @@ class VectorIndex:
         k: int,
         layers: Iterable[str] | None = None,
         kinds: Iterable[str] | None = None,
+        audience: Audience = EVERYONE,
+        alike: Scope | None = None,
     ) -> list[VectorHit]:
         """Top ``k`` memories of ``user_id`` by cosine to ``query``, best first.
 
         ``layers``, ``kinds``: only memories in these layers and of these kinds (``None``: all).
+        ``audience``: only memories it may see (the rule of :class:`~middleware.records.Audience`).
+        ``alike``: only memories recalled alike with this scope (:meth:`Scope.recalled_alike`: the
+        candidates a new memory may be merged into or supersede).
         """
         query = normalize(query)[0]
         with self._lock:
@@ -437,7 +282,11 @@ class VectorIndex:
             if user is None or user.size == 0:
                 return []
             shortlist = max(self.shortlist, k) if self.exact_max_rows is not None else None
-            rows, scores = user.top(query, k, shortlist, layer_mask(layers, kinds))
+            exact = None if alike is None else self._known_codes(alike)
+            if alike is not None and exact is None:
+                return []  # an agent or channel no row has: nothing is alike
+            allowed = user.allowed(layer_mask(layers, kinds), *self._audience_codes(audience), exact)
+            rows, scores = user.top(query, k, shortlist, allowed)
             ids = user.ids[rows]
         return [VectorHit(int(memory_id), float(score)) for memory_id, score in zip(ids, scores, strict=True)]
 
@@ -475,14 +324,32 @@ class VectorIndex:
             return 1.0
         return user.size / total if user is not None else 0.0
 
-    def layers_by_id(self) -> dict[int, tuple[str, str, str]]:
-        """``id → (user, layer, kind)`` of every indexed row, to check the index against the store."""
+    def layers_by_id(self) -> dict[int, tuple[str, str, str, Scope]]:
+        """``id → (user, layer, kind, scope)`` of every indexed row, to check the index against the
+        store."""
         with self._lock:  # copies only: searches wait for a memcpy, not for the dict below
-            copies = [(u, m.ids[: m.size].copy(), m.layers[: m.size].copy()) for u, m in self._users.items()]
-        entries: dict[int, tuple[str, str]] = {}
-        for user_id, ids, codes in copies:
-            for memory_id, code in zip(ids.tolist(), codes.tolist(), strict=True):
-                entries[memory_id] = (user_id, LAYERS[code & ~_TURN_BIT], KINDS[code >> 2])
+            names = list(self._label_names)
+            copies = [
+                (
+                    u,
+                    m.ids[: m.size].copy(),
+                    m.layers[: m.size].copy(),
+                    m.agents[: m.size].copy(),
+                    m.reach[: m.size].copy(),
+                )
+                for u, m in self._users.items()
+            ]
+        entries: dict[int, tuple[str, str, str, Scope]] = {}
+        for user_id, ids, codes, agents, reach in copies:
+            for memory_id, code, agent, where in zip(
+                ids.tolist(), codes.tolist(), agents.tolist(), reach.tolist(), strict=True
+            ):
+                scope = Scope(
+                    None if agent == 0 else names[agent - 1],
+                    "private" if where == PRIVATE else "shared",
+                    names[where - 1] if where > 0 else None,
+                )
+                entries[memory_id] = (user_id, LAYERS[code & ~TURN_BIT], KINDS[code >> 2], scope)
         return entries
 
     def count_by_user(self) -> dict[str, int]:

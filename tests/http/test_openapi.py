@@ -36,6 +36,29 @@ async def test_search_contract_fields_are_in_the_schema(client: TestClient) -> N
     assert request["required"] == ["query"]
 
 
+async def test_scope_fields_are_in_the_document(client: TestClient) -> None:
+    """Issue 22: every read takes the requester's context, memories carry their scope."""
+    document = await (await client.get("/openapi.json")).json()
+    schemas = document["components"]["schemas"]
+    requester = {"agent_id", "session_kind", "channel"}
+    for name in (
+        "HybridSearchRequest",
+        "SearchDebugRequest",
+        "ContextRequest",
+        "RecallRequest",
+        "VisibleRequest",
+    ):
+        assert requester <= set(schemas[name]["properties"]), name
+    for path in ("/memories", "/memories/{memory_id}", "/memories/{memory_id}/history"):
+        params = {p["name"] for p in document["paths"][path]["get"]["parameters"] if p["in"] == "query"}
+        assert requester <= params, path
+    assert {"agent_id", "session_kind"} <= set(schemas["IngestRequestBody"]["properties"])
+    assert {"agent_id", "visibility"} <= set(schemas["MemoryIn"]["properties"])
+    assert {"agent_id", "visibility", "channel"} <= set(schemas["SearchResultItem"]["properties"])
+    assert {"agent_id", "visibility"} <= set(schemas["MemoryOut"]["properties"])
+    assert "/memories/visible" in document["paths"]
+
+
 # -- found by the schemathesis fuzzer (tests/http/test_fuzz_openapi.py) ---------------------------
 async def test_post_memories_documents_every_body_and_answer_it_accepts(client: TestClient) -> None:
     document = await (await client.get("/openapi.json")).json()
@@ -56,7 +79,7 @@ async def test_patch_documents_which_fields_may_be_null(client: TestClient) -> N
     document = await (await client.get("/openapi.json")).json()
     fields = document["components"]["schemas"]["MemoryPatch"]["properties"]
     nullable = {name for name, prop in fields.items() if {"type": "null"} in prop.get("anyOf", [])}
-    assert nullable == {"ref", "superseded_by", "occurred_at"}
+    assert nullable == {"ref", "superseded_by", "occurred_at", "agent_id"}  # null agent: every agent
     assert all("default" not in fields[name] for name in set(fields) - nullable)
 
 

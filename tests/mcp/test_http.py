@@ -361,3 +361,37 @@ async def test_search_memory_and_recall_choose_facts_turns_or_both(
         ]
         recalled = structured(await mcp.call_tool("recall", {"query": "cello name?", "kinds": ["fact"]}))
         assert recalled["memories_used"] == 1 and "Sam:" not in recalled["answer"]
+
+
+async def test_tools_show_scopes_and_answer_only_what_the_requester_may_see(client: TestClient) -> None:
+    """The same rule as HTTP (issue 22): a group requester never gets a private memory, an agent
+    never another agent's; remember stores the scope it is given."""
+    [private] = await store(client, {"fact": "The user is allergic to peanuts.", "user_id": "default"})
+    [work] = await store(
+        client, {"fact": "The user's peanut-free office is on floor 3.", "user_id": "default", "agent_id": "work"}
+    )
+    async with mcp_client(mcp_url(client)) as mcp:
+        shared = structured(
+            await mcp.call_tool(
+                "remember", {"fact": "The user shares peanut snacks with the book club.", "visibility": "shared"}
+            )
+        )
+
+        async def found(**requester: Any) -> set[int]:
+            result = structured(await mcp.call_tool("search_memory", {"query": "peanuts", **requester}))
+            return {hit["id"] for hit in result["results"]}
+
+        everything = structured(await mcp.call_tool("search_memory", {"query": "peanuts"}))
+        scopes = {hit["id"]: (hit["visibility"], hit["agent_id"]) for hit in everything["results"]}
+        assert scopes == {
+            private["id"]: ("private", None),
+            work["id"]: ("private", "work"),
+            shared["id"]: ("shared", None),
+        }
+        assert await found(session_kind="group", channel="book-club") == {shared["id"]}
+        assert await found(agent_id="home") == {private["id"], shared["id"]}
+        assert await found(agent_id="work") == {private["id"], work["id"], shared["id"]}
+        debug = structured(await mcp.call_tool("search_debug", {"query": "peanuts", "session_kind": "group"}))
+        assert {hit["id"] for hit in debug["results"]} == {shared["id"]}
+        recalled = structured(await mcp.call_tool("recall", {"query": "peanuts", "session_kind": "group"}))
+        assert "allergic" not in recalled["answer"] and "floor 3" not in recalled["answer"]

@@ -22,7 +22,7 @@ from middleware.config import LifecycleConfig
 from middleware.errors import LifecycleBusy
 from middleware.models.embedders import SentenceTransformerEmbedder
 from middleware.models.llm import LLM
-from middleware.records import NewMemory
+from middleware.records import PRIVATE_TO_ALL_AGENTS, NewMemory
 from middleware.services.lifecycle import (
     LifecycleReport,
     LifecycleService,
@@ -221,7 +221,7 @@ async def test_a_memory_read_often_is_promoted_and_an_unread_one_expires_after_i
     report = await lifecycle.run()
     assert report.stage("promote").ids == {"promoted": [], "expired": [unread]}
     assert await rig.layer(unread) == "archive"
-    assert rig.index.layers_by_id()[unread] == ("sam", "archive", "fact")  # the index follows the store
+    assert rig.index.layers_by_id()[unread] == ("sam", "archive", "fact", PRIVATE_TO_ALL_AGENTS)  # the index follows the store
 
 
 async def test_a_turn_is_never_promoted_and_rests_in_the_archive_after_its_days(rig: Rig) -> None:
@@ -236,7 +236,7 @@ async def test_a_turn_is_never_promoted_and_rests_in_the_archive_after_its_days(
     assert (await lifecycle.run()).stage("promote").ids == {"promoted": [], "expired": []}  # not 48 h
     rig.clock.advance(days=20)
     assert (await lifecycle.run()).stage("promote").ids == {"promoted": [], "expired": [turn]}
-    assert rig.index.layers_by_id()[turn] == ("sam", "archive", "turn")
+    assert rig.index.layers_by_id()[turn] == ("sam", "archive", "turn", PRIVATE_TO_ALL_AGENTS)
     # Past compress_after_days an archived fact is folded into a history summary; a turn never is.
     old_fact = await rig.add("Sam sold his old car.", age_days=10, layer="archive")
     rig.clock.advance(days=400)
@@ -332,7 +332,7 @@ async def test_old_archive_entries_become_a_history_summary_in_core(rig: Rig) ->
     assert all(rows[mid]["layer"] == "archive" for mid in may)  # the sources stay
     assert rows[recent]["compressed_into"] is None  # 30 days in the archive: not yet
     assert await rig.count() == before + 2
-    assert rig.index.layers_by_id()[summaries[0]] == ("sam", "core", "fact")
+    assert rig.index.layers_by_id()[summaries[0]] == ("sam", "core", "fact", PRIVATE_TO_ALL_AGENTS)
     links = await rig.db.read(lambda conn: lifecycle_sql.links(conn, "summarised"))
     assert len(links) == 3
     assert "Sam repaired the boat's engine." in llm.calls[0][-1].content
@@ -548,6 +548,7 @@ async def test_maintain_repairs_a_vector_index_that_drifted_from_the_store(rig: 
     counts = report.stage("maintain").counts
     assert (counts["index_missing"], counts["index_extra"], counts["index_moved"]) == (1, 0, 1)
     assert counts["fts_optimized"] == 2
-    assert rig.index.layers_by_id() == {kept: ("sam", "core", "fact"), dropped: ("sam", "core", "fact")}
+    alive = ("sam", "core", "fact", PRIVATE_TO_ALL_AGENTS)
+    assert rig.index.layers_by_id() == {kept: alive, dropped: alive}
     again = await lifecycle.run()
     assert again.stage("maintain").counts["index_missing"] == 0

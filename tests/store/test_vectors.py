@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from middleware.store.vectors import VectorIndex, hamming_shortlist, sign_codes
+from middleware.records import Audience, Scope
+from middleware.store.user_matrix import hamming_shortlist, sign_codes
+from middleware.store.vectors import VectorIndex
 from middleware.vectormath import from_blob, normalize, to_blob
 
 
@@ -74,9 +76,9 @@ def test_bulk_load_equals_row_by_row() -> None:
     rows = [(i, f"u{i % 3}", rng.normal(size=8).astype(np.float32)) for i in range(1, 100)]
     bulk, single = VectorIndex("m"), VectorIndex("m")
     counts = {"u0": 33, "u1": 1}  # u1 is undercounted on purpose, u2 missing: the matrices grow
-    assert bulk.load(counts, [(mid, user, to_blob(vector), "core", "fact") for mid, user, vector in rows]) == len(
-        rows
-    )
+    assert bulk.load(
+        counts, [(mid, user, to_blob(vector), "core", "fact", Scope()) for mid, user, vector in rows]
+    ) == len(rows)
     for memory_id, user_id, vector in rows:
         single.upsert(memory_id, user_id, vector)
     query = rng.normal(size=8).astype(np.float32)
@@ -119,7 +121,9 @@ def test_a_shortlist_as_large_as_the_user_is_a_full_scan() -> None:
     rng = np.random.default_rng(5)
     vectors = {mid: rng.normal(size=24).astype(np.float32) for mid in range(1, 120)}
     index = VectorIndex("m", 24, exact_max_rows=10, shortlist=500)
-    index.load({"u": len(vectors)}, ((mid, "u", to_blob(v), "core", "fact") for mid, v in vectors.items()))
+    index.load(
+        {"u": len(vectors)}, ((mid, "u", to_blob(v), "core", "fact", Scope()) for mid, v in vectors.items())
+    )
     assert index._users["u"].codes is not None  # loaded past the threshold: coded at start-up
     query = rng.normal(size=24).astype(np.float32)
     assert [h.memory_id for h in index.search("u", query, 10)] == brute_force(vectors, query, 10)
@@ -223,7 +227,9 @@ def test_index_follows_a_model_through_any_changes(ops: list[tuple[str, int, str
         else:
             index.set_layer(memory_id, layer)  # unknown id: nothing happens
     assert len(index) == len(model)
-    assert index.layers_by_id() == {mid: (user, layer, "fact") for mid, (user, _, layer) in model.items()}
+    assert index.layers_by_id() == {
+        mid: (user, layer, "fact", Scope()) for mid, (user, _, layer) in model.items()
+    }
     for user_id in ("ann", "bob", "cy"):
         mine = {mid: vector for mid, (user, vector, _) in model.items() if user == user_id}
         query = np.ones(8, dtype=np.float32)
@@ -262,7 +268,59 @@ def test_kinds_filter_facts_and_turns_and_survive_a_layer_move(exact_max_rows: i
 
     index.set_layer(3, "archive")  # a fact
     index.set_layer(4, "archive")  # a turn
-    assert index.layers_by_id()[3] == ("u", "archive", "fact")
-    assert index.layers_by_id()[4] == ("u", "archive", "turn")
+    assert index.layers_by_id()[3] == ("u", "archive", "fact", Scope())
+    assert index.layers_by_id()[4] == ("u", "archive", "turn", Scope())
     assert 4 in {hit.memory_id for hit in index.search("u", query, 40, ["archive"], ["turn"])}
     assert 4 not in {hit.memory_id for hit in index.search("u", query, 40, ["archive"], ["fact"])}
+
+
+def test_an_audience_sees_only_rows_its_rule_admits_exact_and_through_the_shortlist() -> None:
+    """The vector side of issue 22's rule: agent, private/shared, channel; the same answer whether
+    the user's rows are scanned exactly or through the 1-bit shortlist."""
+    rng = np.random.default_rng(5)
+    scopes = [
+        Scope(),
+        Scope("work"),
+        Scope("home"),
+        Scope(None, "shared"),
+        Scope(None, "shared", "g1"),
+        Scope("work", "shared", "g2"),
+        Scope(None, "private", "g1"),  # a private row's channel plays no part
+    ]
+    audiences = [
+        Audience(),
+        Audience("work"),
+        Audience("stranger"),
+        Audience(None, "group", "g1"),
+        Audience("work", "group", "g2"),
+        Audience(None, "group", None),
+        Audience(None, "group", "unknown"),
+    ]
+    rows = [(i, scopes[i % len(scopes)], rng.normal(size=16).astype(np.float32)) for i in range(1, 300)]
+    for exact_max_rows in (None, 10):
+        index = VectorIndex("m", exact_max_rows=exact_max_rows, shortlist=1000)
+        for memory_id, scope, vector in rows:
+            index.upsert(memory_id, "u", vector, scope=scope)
+        query = rng.normal(size=16).astype(np.float32)
+        for audience in audiences:
+            found = {hit.memory_id for hit in index.search("u", query, 1000, audience=audience)}
+            assert found == {mid for mid, scope, _ in rows if audience.admits(scope)}, audience
+        # Moving a row into another scope moves it out of an audience at once.
+        index.set_scope(4, Scope("home"))  # was shared everywhere
+        found = {
+            hit.memory_id for hit in index.search("u", query, 1000, audience=Audience(None, "group", "g1"))
+        }
+        assert 4 not in found
+
+
+def test_alike_finds_only_rows_recalled_alike() -> None:
+    index = VectorIndex("m")
+    vector = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    index.upsert(1, "u", vector, scope=Scope(None, "shared", "g1"))
+    index.upsert(2, "u", vector, scope=Scope("work"))
+    index.upsert(3, "u", vector, scope=Scope(None, "private", "telegram"))
+    assert [hit.memory_id for hit in index.search("u", vector, 5, alike=Scope(None, "private", "cli"))] == [3]
+    assert [hit.memory_id for hit in index.search("u", vector, 5, alike=Scope("work", "private"))] == [2]
+    assert [hit.memory_id for hit in index.search("u", vector, 5, alike=Scope(None, "shared", "g1"))] == [1]
+    assert index.search("u", vector, 5, alike=Scope(None, "shared", "g2")) == []
+    assert index.search("u", vector, 5, alike=Scope("nobody")) == []

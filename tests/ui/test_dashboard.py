@@ -583,3 +583,39 @@ async def test_a_conversation_reads_as_it_was_said_with_what_was_made_of_it(
     await page.locator("main tbody tr").first.get_by_role("link", name=re.compile("^chat-")).click()
     await expect(page.get_by_role("heading", name=re.compile("^Conversation "))).to_be_visible()
     dashboard.assert_no_console_errors()
+
+
+async def test_scope_shows_in_the_table_and_filters_by_visibility_agent_and_channel(
+    dashboard: Dashboard, daemon: Daemon
+) -> None:
+    shared = {"user_id": "sam", "fact": "Sam leads the Thursday climbing group.", "visibility": "shared"}
+    work = await daemon.post("/memories", {**shared, "agent_id": "work", "source_channel": "g1"}, 201)
+    page = dashboard.page
+    rows = page.locator("main tbody tr")
+    await dashboard.open("#/memories")
+
+    await page.get_by_label("Visibility").select_option("shared")
+    await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
+    await expect(rows).to_have_count(1)
+    assert await table_ids(dashboard, "main") == [work["id"]]
+    await expect(rows.first).to_contain_text("shared in g1 · agent work")
+
+    # As another agent sees them: the work agent's memory is not among them.
+    await page.get_by_label("Visibility").select_option("")
+    await page.get_by_label("Seen by agent").fill("home")
+    await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
+    seen_by_home = await daemon.get("/memories", user_id="sam", agent_id="home", limit=50)
+    assert work["id"] not in [m["id"] for m in seen_by_home["memories"]]
+    assert await table_ids(dashboard, "main") == [m["id"] for m in seen_by_home["memories"]]
+
+    await page.get_by_label("Seen by agent").fill("")
+    await page.get_by_label("Channel").fill("g1")
+    await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
+    assert await table_ids(dashboard, "main") == [work["id"]]
+    await rows.first.get_by_role("link").first.click()
+    await expect(page.locator(".facts dt:text-is('Agent') + dd")).to_have_text("work")
+    await expect(page.locator(".facts dt:text-is('Channel') + dd")).to_have_text("g1")
+    dashboard.assert_no_console_errors()

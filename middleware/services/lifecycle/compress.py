@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from ...models.llm import ChatMessage, LLMUnavailable
-from ...records import NewMemory
+from ...records import PRIVATE_TO_ALL_AGENTS, NewMemory, Scope
 from ...store import lifecycle as lifecycle_sql
 from ...store import memories as memory_sql
 from ...store.lifecycle import LifecycleRow
@@ -27,12 +27,14 @@ SUMMARY_MAX_CHARS = 2000
 
 @dataclass(frozen=True)
 class SummaryBatch:
-    """Archived memories of one user and month, folded into one history summary."""
+    """Archived memories of one user, month and scope, folded into one history summary (with that
+    scope: a summary never carries a private memory where it could not be recalled)."""
 
     user_id: str
     period: str  # the month the sources are from, YYYY-MM
     sources: tuple[int, ...]
     updated_at: dict[int, str]
+    scope: Scope = PRIVATE_TO_ALL_AGENTS
 
 
 async def run(tools: StageTools, context: RunContext, report: StageReport, began: float) -> None:
@@ -47,16 +49,16 @@ async def run(tools: StageTools, context: RunContext, report: StageReport, began
             and (parse_time(row.layer_since) or parse_time(row.created_at) or context.now) <= cutoff
         ]
         rows.sort(key=lambda r: (r.created_at, r.id))
-        by_month: dict[str, list[LifecycleRow]] = {}
+        by_month: dict[tuple[str, Scope], list[LifecycleRow]] = {}
         for row in rows:
-            by_month.setdefault(row.created_at[:7], []).append(row)
+            by_month.setdefault((row.created_at[:7], row.scope.reach), []).append(row)
         size = tools.config.summary_batch_size
-        for period, month in by_month.items():
+        for (period, scope), month in by_month.items():
             for start in range(0, len(month), size):
                 part = month[start : start + size]
                 batches.append(
                     SummaryBatch(
-                        user_id, period, tuple(r.id for r in part), {r.id: r.updated_at for r in part}
+                        user_id, period, tuple(r.id for r in part), {r.id: r.updated_at for r in part}, scope
                     )
                 )
     sources = [mid for batch in batches for mid in batch.sources]
@@ -168,6 +170,9 @@ async def _summarise(tools: StageTools, context: RunContext, batch: SummaryBatch
         topic=f"history {batch.period}",
         importance=importance,
         category="history_summary",
+        agent_id=batch.scope.agent_id,
+        visibility=batch.scope.visibility,
+        source_channel=batch.scope.channel,
         metadata={
             "sources": list(batch.sources),
             "period": batch.period,

@@ -41,8 +41,8 @@ def _check_index(tools: StageTools, conn: sqlite3.Connection, *, fix: bool) -> t
         return 0, 0, 0
     indexed = index.layers_by_id()
     wanted = {
-        mid: (user_id, layer, kind)
-        for mid, user_id, layer, kind, dim in lifecycle_sql.live_index_entries(conn, index.model)
+        mid: (user_id, layer, kind, scope)
+        for mid, user_id, layer, kind, dim, scope in lifecycle_sql.live_index_entries(conn, index.model)
         if index.dim is None or dim == index.dim
     }
     missing = [mid for mid in wanted if mid not in indexed]
@@ -57,6 +57,6 @@ def _check_index(tools: StageTools, conn: sqlite3.Connection, *, fix: bool) -> t
             index.remove(mid)
         blobs = lifecycle_sql.vectors_by_id(conn, [*missing, *moved], index.model, index.dim)
         for mid, blob in blobs.items():
-            user_id, layer, kind = wanted[mid]
-            index.upsert(mid, user_id, from_blob(blob), layer, kind)
+            user_id, layer, kind, scope = wanted[mid]
+            index.upsert(mid, user_id, from_blob(blob), layer, kind, scope)
     return len(missing), len(extra), len(moved)

@@ -88,6 +88,9 @@ async def run(tools: StageTools, context: RunContext, report: StageReport, began
             changed = set(core)
         compared += len(changed)
         pairs = await _similar_pairs(tools, user_id, core, sorted(changed), full, context.pending, threshold)
+        # Only memories every requester sees alike are one: a private fact never folds into a
+        # shared one (or another agent's), whatever their words.
+        pairs = [(a, b) for a, b in pairs if core[a].scope.recalled_alike(core[b].scope)]
         for members in _union_find_groups(pairs):
             rows = [core[mid] for mid in members]
             kept = max(rows, key=lambda r: (parse_time(r.created_at) or context.now, r.id))

@@ -121,6 +121,8 @@ def summary_memory(
         category=CATEGORY,
         source_session=session.session,
         source_channel=session.channel,
+        agent_id=session.agent_id,
+        visibility=session.visibility,
         metadata=metadata,
         created_at=created_at,
         layer="core",

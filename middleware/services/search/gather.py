@@ -99,9 +99,7 @@ class Gatherer:
     async def gather(self, request: SearchRequest) -> Pool:
         config = self._config
         started = time.perf_counter()
-        fts_task = asyncio.ensure_future(
-            self._fts(request, max(config.fts_candidates, request.limit))
-        )
+        fts_task = asyncio.ensure_future(self._fts(request, max(config.fts_candidates, request.limit)))
         # The date parse (a thread: dateparser is pure Python) overlaps the query embedding.
         time_task = asyncio.ensure_future(self._time_ranges(request.query, request.user_id))
         request.tasks += [fts_task, time_task]
@@ -134,7 +132,10 @@ class Gatherer:
             if config.score_all_candidates and missing:
                 # The exact cosine of FTS candidates the vector side did not propose: a keyword
                 # hit that is also close in meaning is not penalised for missing the vector top-k.
-                vector_scores = {**vector_scores, **self._index.cosines(request.user_id, query_vector, missing)}
+                vector_scores = {
+                    **vector_scores,
+                    **self._index.cosines(request.user_id, query_vector, missing),
+                }
         request.timed("vector", after_fts)
         pool = Pool(config.fts_weight, config.vector_weight)
         pool.candidates = [
@@ -155,7 +156,7 @@ class Gatherer:
     ) -> tuple[set[int], dict[int, float]]:
         """The vector side's candidates and their cosines (runs in a thread)."""
         assert self._index is not None
-        top = self._index.search(request.user_id, vector, k, request.layers, request.kinds)
+        top = self._index.search(request.user_id, vector, k, request.layers, request.kinds, request.audience)
         return {hit.memory_id for hit in top}, {hit.memory_id: hit.cosine for hit in top}
 
     async def _fts(self, request: SearchRequest, k: int) -> dict[int, float]:
@@ -163,7 +164,7 @@ class Gatherer:
         fts_query: FtsQuery = request.fts_query
         if fts_query.empty or not request.layers:
             return {}
-        user_id, layers, kinds = request.user_id, request.layers, request.kinds
+        user_id, layers, kinds, audience = request.user_id, request.layers, request.kinds, request.audience
         share = self._index.share_of(user_id) if self._index is not None else 1.0
         weight, count = self._config.follower_weight, self._config.followers
 
@@ -179,6 +180,7 @@ class Gatherer:
                 term_counts=self._term_counts,
                 layers=layers,
                 kinds=kinds,
+                audience=audience,
             )
             if weight <= 0 or count <= 0 or not scores:
                 return scores
@@ -187,7 +189,7 @@ class Gatherer:
             # after a hit get a share of its score, as if their context were indexed with them.
             credited = dict(scores)
             for hit, followers in retrieval_sql.session_followers(
-                conn, user_id, list(scores), count, layers, kinds
+                conn, user_id, list(scores), count, layers, kinds, audience
             ).items():
                 for follower in followers:
                     credited[follower] = max(credited.get(follower, 0.0), weight * scores[hit])

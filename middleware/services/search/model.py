@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...records import MemoryRecord, RankTraits
+from ...records import EVERYONE, Audience, MemoryRecord, RankTraits
 from ...store.fts import FtsQuery
 from ..perspective import Perspective
 from ..timeparse import TimeRange
@@ -114,6 +114,7 @@ class SearchRequest:
     layers: tuple[str, ...]
     kinds: tuple[str, ...] | None
     fts_query: FtsQuery
+    audience: Audience = EVERYONE  # every retriever and the hydrate keep only what it may see
     query_vector: np.ndarray | None = None
     vector_searched: bool = False  # the vector side ran (a query vector and an index)
     has_turns: bool | None = None  # None: not asked yet

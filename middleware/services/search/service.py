@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from ...config import RankingConfig, SearchConfig
 from ...models.embedders import Embedder
-from ...records import MemoryRecord
+from ...records import EVERYONE, Audience, MemoryRecord
 from ...store import memories as memory_sql
 from ...store.db import Database
 from ...store.fts import FtsQuery, build_query
@@ -94,7 +94,9 @@ class SearchService:
         self._config = config
         self._time_parser = (time_parser or TimeParser()) if config.time_boost > 0 else None
         turns = TurnsCache(db, index)
-        self._gatherer = Gatherer(db, index, embedder, config, query_timeout_s, turns, self._time_parser, clock)
+        self._gatherer = Gatherer(
+            db, index, embedder, config, query_timeout_s, turns, self._time_parser, clock
+        )
         self._stages = build_stages(db, index, config, turns, time_aware=self._time_parser is not None)
         self._reranker = reranker
         self._rerank_candidates = rerank_candidates
@@ -115,12 +117,13 @@ class SearchService:
         mode: str = "hybrid",
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
+        audience: Audience = EVERYONE,
     ) -> SearchResult:
         """A search someone reads (``/hybrid-search``, MCP ``search_memory``): :meth:`search`, then
         timed in the metrics and every hit counted as read. The debug view and recall's own lookups
         call :meth:`search` and count nothing themselves (recall counts what it used)."""
         started = time.perf_counter()
-        result = await self.search(query, user_id, limit, mode, layers, kinds)
+        result = await self.search(query, user_id, limit, mode, layers, kinds, audience=audience)
         if self._metrics is not None:
             self._metrics.observe_search(mode, time.perf_counter() - started, vector_used=result.vector_used)
         if self._access is not None:
@@ -136,6 +139,7 @@ class SearchService:
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
         *,
+        audience: Audience = EVERYONE,
         rerank: bool = True,
     ) -> SearchResult:
         """The best ``limit`` live memories of ``user_id`` for ``query``.
@@ -145,7 +149,10 @@ class SearchService:
         query needs a query vector, so not in ``"fts"``; the reranker runs on hybrid searches
         only). ``layers``: only memories in these layers (default working and core; the archive
         only when asked for). ``kinds``: only memories of these kinds, ``fact`` and/or ``turn``
-        (``None``: both). ``rerank=False``: the fused order, as the reranker would get it.
+        (``None``: both). ``audience``: only memories the requester may see (its agent, a private
+        or group session, its channel: :class:`~middleware.records.Audience`); every retriever
+        applies it, so a memory it may not see neither shows nor lends its score to another.
+        ``rerank=False``: the fused order, as the reranker would get it.
         """
         reranking = rerank and self._reranker is not None and mode == "hybrid"
         query = query[: self._config.max_query_chars]
@@ -157,6 +164,7 @@ class SearchService:
             layers=tuple(sorted(set(layers))),
             kinds=None if kinds is None or set(kinds) >= set(KINDS) else tuple(sorted(set(kinds))),
             fts_query=build_query(query) if mode != "vector" else FtsQuery(),
+            audience=audience,
         )
         started = time.perf_counter()
         # The side tasks (FTS read, date parse, vector product, the rewritten query's embedding)
@@ -200,6 +208,7 @@ class SearchService:
             and records[c.id].user_id == request.user_id
             and records[c.id].layer in request.layers
             and (request.kinds is None or records[c.id].kind in request.kinds)
+            and request.audience.admits(records[c.id].scope)
         ]
         after = request.timed("hydrate", started)
         if ranked:

@@ -108,7 +108,14 @@ class TimeStage:
                 found.update(
                     dict.fromkeys(
                         retrieval_sql.in_time_range(
-                            conn, request.user_id, start, end, count, request.layers, request.kinds
+                            conn,
+                            request.user_id,
+                            start,
+                            end,
+                            count,
+                            request.layers,
+                            request.kinds,
+                            request.audience,
                         )
                     )
                 )
@@ -182,7 +189,9 @@ class SpeakerQueryStage:
             normalize(request.query_vector)[0] + self._config.speaker_query * normalize(spoken)[0]
         )[0]
         request.query_vector = query
-        rescored = [c.id for c in pool.candidates if self._config.score_all_candidates or c.cosine is not None]
+        rescored = [
+            c.id for c in pool.candidates if self._config.score_all_candidates or c.cosine is not None
+        ]
         cosines = self._index.cosines(request.user_id, query, rescored)
         for candidate in pool.candidates:
             candidate.cosine = cosines.get(candidate.id)

@@ -14,6 +14,7 @@ const PAGE_SIZES = ["10", "25", "50", "100", "200"];
 const EMPTY_FILTERS = {
   q: "", topic: "", layer: "", kinds: "", category: "", min_importance: "", max_importance: "",
   since: "", until: "", include_superseded: false, limit: "50",
+  agent_id: "", visibility: "", source_channel: "",
 };
 
 /**
@@ -64,6 +65,9 @@ function filterForm(apply) {
       field("Layer", select("layer", [["", "Any layer"], ...LAYERS], f.layer)),
       field("Kind", select("kinds", [["", "Facts and turns"], ["fact", "Facts"], ["turn", "Conversation turns"]], f.kinds)),
       field("Category", select("category", [["", "Any category"], ...CATEGORIES], f.category)),
+      field("Seen by agent", input("agent_id", { type: "text", spellcheck: "false" }), "Its own and every agent's memories"),
+      field("Visibility", select("visibility", [["", "Private and shared"], ["private", "Private"], ["shared", "Shared"]], f.visibility)),
+      field("Channel", input("source_channel", { type: "text", spellcheck: "false" }), "The conversation it came from"),
       field("Importance from", input("min_importance", { type: "number", min: 1, max: 10, inputmode: "numeric" })),
       field("Importance to", input("max_importance", { type: "number", min: 1, max: 10, inputmode: "numeric" })),
       field("Created from", input("since", { type: "date" })),
@@ -177,6 +181,9 @@ async function loadPage(results, pager, context, nextSignal) {
         layer: f.layer,
         kinds: f.kinds,
         category: f.category,
+        agent_id: f.agent_id,
+        visibility: f.visibility,
+        source_channel: f.source_channel,
         min_importance: f.min_importance,
         max_importance: f.max_importance,
         since: localDayStart(f.since),
@@ -241,6 +248,7 @@ function memoryTable(memories, caption) {
       },
       { label: "Layer", cell: (memory) => memory.layer },
       { label: "Category", cell: (memory) => memory.category },
+      { label: "Scope", cell: (memory) => scopeText(memory) },
       { label: "Importance", class: "num", cell: (memory) => memory.importance },
       { label: "Created", cell: (memory) => time(memory.created_at) },
       { label: "Reads", class: "num", cell: (memory) => memory.access_count },
@@ -332,6 +340,8 @@ function detailView(history, user, reload) {
         descriptionList([
           ["User", memory.user_id],
           ["Kind", memory.kind === "turn" ? "a conversation turn, as said" : "fact"],
+          ["Visibility", memory.visibility === "shared" ? "shared: recalled in group sessions too" : "private: recalled one-to-one only"],
+          ["Agent", memory.agent_id ?? "every agent"],
           ["Topic", memory.topic],
           ["Category", memory.category],
           ["Importance", String(memory.importance)],
@@ -455,4 +465,10 @@ async function deleteMemory(memory, scope) {
   await api(`/memories/${memory.id}`, { method: "DELETE", query: scope });
   announce(`Memory #${memory.id} deleted.`);
   window.location.hash = "#/memories";
+}
+
+/** Who may have it recalled, in a few words: "private · every agent", "shared in g1 · agent work". */
+function scopeText(memory) {
+  const where = memory.visibility === "shared" ? (memory.source_channel ? `shared in ${memory.source_channel}` : "shared") : "private";
+  return `${where} · ${memory.agent_id ? `agent ${memory.agent_id}` : "every agent"}`;
 }

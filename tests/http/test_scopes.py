@@ -1,0 +1,221 @@
+"""Scopes beside the user (issue 22): what is said in a private session stays out of group sessions,
+what an agent keeps stays with that agent, and every endpoint that returns memories says the same.
+
+Everything goes in through ``/ingest`` as OpenClaw posts it (the rules extractor keeps the explicit
+"remember that…" statements, and every message is kept as a turn), and comes back through the real
+endpoints of a real daemon.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from middleware.app import create_app
+from tests.conftest import make_config
+from tests.helpers import wait_idle
+
+PRIVATE_FACT = "Remember that I am allergic to peanuts and carry an EpiPen."
+GROUP_FACT = "Remember that I am a member of the climbing club at the quarry."
+QUERY = "peanuts allergy EpiPen climbing club member quarry"
+
+GROUP = {"session_kind": "group", "channel": "telegram:group:-100"}
+OTHER_GROUP = {"session_kind": "group", "channel": "telegram:group:-200"}
+
+
+async def start(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> TestClient:
+    config = make_config(tmp_path, ingest={"debounce_s": 0})
+    return await aiohttp_client(create_app(config, embedder=minilm))
+
+
+async def say(client: TestClient, text: str, session: str, **scope: Any) -> None:
+    body = {
+        "messages": [{"role": "user", "content": text, "name": "Alex"}],
+        "session_id": session,
+        "user_id": "alex",
+        "channel": "telegram",
+        "debounce": False,
+        **scope,
+    }
+    response = await client.post("/ingest", json=body)
+    assert response.status == 202, await response.text()
+
+
+async def post(client: TestClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = await client.post(path, json={"user_id": "alex", **body})
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def recalled(client: TestClient, **requester: Any) -> dict[str, str]:
+    """What each reading endpoint gives this requester, as text: search, context, recall."""
+    found = await post(client, "/hybrid-search", {"query": QUERY, "limit": 20, **requester})
+    debug = await post(client, "/search/debug", {"query": QUERY, "limit": 20, **requester})
+    context = await post(client, "/context", {"query": QUERY, **requester})
+    recall = await post(client, "/recall", {"query": QUERY, **requester})
+    listed = await client.get("/memories", params={"user_id": "alex", "limit": 1000, **requester})
+    assert listed.status == 200
+    debug_hits = [hit for mode in ("fused", "fts_only", "vector_only") for hit in debug[mode]]
+    return {
+        "search": " | ".join(hit["fact"] for hit in found["results"]),
+        "debug": " | ".join(hit["fact"] for hit in debug_hits),
+        "context": context["context"],
+        "recall": recall["response"],
+        "list": " | ".join(m["fact"] for m in (await listed.json())["memories"]),
+    }
+
+
+def holds(answers: dict[str, str], words: str) -> dict[str, bool]:
+    return {endpoint: words in text for endpoint, text in answers.items()}
+
+
+async def test_private_words_stay_out_of_group_sessions_and_come_back_in_private_ones(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await say(client, PRIVATE_FACT, "dm-1")
+    await say(client, GROUP_FACT, "group-1", **GROUP)
+    await wait_idle(client)
+
+    stored = (await (await client.get("/memories", params={"user_id": "alex", "limit": 100})).json())[
+        "memories"
+    ]
+    assert {(m["kind"], m["visibility"]) for m in stored if "peanuts" in m["fact"]} == {
+        ("fact", "private"),
+        ("turn", "private"),
+    }
+    assert {(m["kind"], m["visibility"], m["source_channel"]) for m in stored if "quarry" in m["fact"]} == {
+        ("fact", "shared", "telegram:group:-100"),
+        ("turn", "shared", "telegram:group:-100"),
+    }
+
+    everywhere = dict.fromkeys(("search", "debug", "context", "recall", "list"), True)
+    nowhere = dict.fromkeys(everywhere, False)
+    # Another private session of the same user: everything of theirs, from DMs and groups alike.
+    assert holds(await recalled(client, session_kind="private", channel="cli"), "peanuts") == everywhere
+    assert holds(await recalled(client, session_kind="private"), "quarry") == everywhere
+    # The group the words were said in: its own words, never the private ones.
+    in_group = await recalled(client, **GROUP)
+    assert holds(in_group, "peanuts") == nowhere
+    assert holds(in_group, "quarry") == everywhere
+    # Another group: neither.
+    elsewhere = await recalled(client, **OTHER_GROUP)
+    assert holds(elsewhere, "peanuts") == nowhere
+    assert holds(elsewhere, "quarry") == nowhere
+    # A group that names no channel sees only what was shared everywhere: nothing yet.
+    assert holds(await recalled(client, session_kind="group"), "quarry") == nowhere
+
+    # By id too: a private memory is "not found" for a group requester, found in private.
+    peanut_id = next(m["id"] for m in stored if "peanuts" in m["fact"] and m["kind"] == "fact")
+    scoped = {"user_id": "alex", **GROUP}
+    assert (await client.get(f"/memories/{peanut_id}", params=scoped)).status == 404
+    assert (await client.get(f"/memories/{peanut_id}/history", params=scoped)).status == 404
+    assert (await client.delete(f"/memories/{peanut_id}", params=scoped, headers=_json())).status == 404
+    assert (await client.get(f"/memories/{peanut_id}", params={"user_id": "alex"})).status == 200
+    visible = await post(client, "/memories/visible", {"ids": [m["id"] for m in stored], **GROUP})
+    assert visible["ids"] == [m["id"] for m in stored if "quarry" in m["fact"]]
+
+
+async def test_a_fact_written_as_shared_without_a_channel_reaches_every_group(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    created = await client.post(
+        "/memories",
+        json={"user_id": "alex", "fact": "Alex's pronouns are they/them.", "visibility": "shared"},
+    )
+    assert created.status == 201, await created.text()
+    private = await client.post(
+        "/memories", json={"user_id": "alex", "fact": "Alex's pronouns are private notes."}
+    )
+    assert private.status == 201
+
+    for group in (GROUP, OTHER_GROUP, {"session_kind": "group"}):
+        found = await post(client, "/hybrid-search", {"query": "Alex pronouns", **group})
+        assert [hit["fact"] for hit in found["results"]] == ["Alex's pronouns are they/them."]
+        assert found["results"][0]["visibility"] == "shared"
+
+
+async def test_agent_memories_stay_with_their_agent(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await say(client, PRIVATE_FACT, "work-1", agent_id="work")
+    await say(client, GROUP_FACT, "home-1", agent_id="home")
+    await wait_idle(client)
+
+    as_work = await recalled(client, agent_id="work")
+    assert holds(as_work, "peanuts") == dict.fromkeys(as_work, True)
+    assert holds(as_work, "quarry") == dict.fromkeys(as_work, False)
+    as_home = await recalled(client, agent_id="home")
+    assert holds(as_home, "peanuts") == dict.fromkeys(as_home, False)
+    as_other = await recalled(client, agent_id="stranger")
+    assert holds(as_other, "peanuts") == holds(as_other, "quarry") == dict.fromkeys(as_other, False)
+    # The owner's own tools name no agent and see every agent's memories.
+    owner = await recalled(client)
+    assert holds(owner, "peanuts") == holds(owner, "quarry") == dict.fromkeys(owner, True)
+
+    # A memory for every agent (agent_id null) reaches each of them.
+    shared = await client.post(
+        "/memories", json={"user_id": "alex", "fact": "Alex lives in Porto by the quarry."}
+    )
+    assert shared.status == 201
+    for agent in ("work", "home", "stranger"):
+        found = await post(client, "/hybrid-search", {"query": "Porto", "agent_id": agent})
+        assert "Alex lives in Porto by the quarry." in [hit["fact"] for hit in found["results"]]
+
+    # An agent cannot hand its memory to another agent (it would leave its reach).
+    work_fact = next(
+        m["id"]
+        for m in (
+            await (await client.get("/memories", params={"user_id": "alex", "agent_id": "work"})).json()
+        )["memories"]
+        if "peanuts" in m["fact"]
+    )
+    moved = await client.patch(
+        f"/memories/{work_fact}", params={"user_id": "alex", "agent_id": "work"}, json={"agent_id": "home"}
+    )
+    assert moved.status == 400
+    assert (await moved.json())["error"]["code"]
+    # The owner can: then the home agent sees it and work does not.
+    moved = await client.patch(
+        f"/memories/{work_fact}", params={"user_id": "alex"}, json={"agent_id": "home"}
+    )
+    assert moved.status == 200
+    found = await post(client, "/hybrid-search", {"query": "peanuts EpiPen", "agent_id": "home"})
+    assert work_fact in [hit["id"] for hit in found["results"]]
+    found = await post(client, "/hybrid-search", {"query": "peanuts EpiPen", "agent_id": "work"})
+    assert work_fact not in [hit["id"] for hit in found["results"]]
+
+
+async def test_near_duplicates_in_different_scopes_are_never_merged(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    fact = {"user_id": "alex", "fact": "Alex keeps the spare key under the blue pot."}
+    first = await (await client.post("/memories", json=fact)).json()
+    shared = await (await client.post("/memories", json={**fact, "visibility": "shared"})).json()
+    other_agent = await (await client.post("/memories", json={**fact, "agent_id": "work"})).json()
+    again = await (await client.post("/memories", json=fact)).json()
+    assert shared["action"] == other_agent["action"] == "created"
+    assert len({first["id"], shared["id"], other_agent["id"]}) == 3
+    assert (again["action"], again["id"]) == ("merged", first["id"])  # same scope: still one memory
+
+
+def _json() -> dict[str, str]:
+    return {"Content-Type": "application/json"}
+
+
+async def test_an_agents_workspace_imports_as_that_agents_memories(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    files = {"MEMORY.md": "# Memory\n\n- Alex's dentist is Dr. Lopes in Braga.\n"}
+    response = await client.post("/import", json={"user_id": "alex", "agent_id": "work", "files": files})
+    assert response.status == 200, await response.text()
+    assert (await response.json())["added"] == 1
+    [imported] = (await (await client.get("/memories", params={"user_id": "alex"})).json())["memories"]
+    assert (imported["agent_id"], imported["visibility"]) == ("work", "private")
+    as_work = await post(client, "/hybrid-search", {"query": "dentist Lopes", "agent_id": "work"})
+    as_home = await post(client, "/hybrid-search", {"query": "dentist Lopes", "agent_id": "home"})
+    assert [hit["id"] for hit in as_work["results"]] == [imported["id"]]
+    assert as_home["results"] == []
