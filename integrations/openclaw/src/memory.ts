@@ -9,13 +9,14 @@
  *                    themselves: they are in the user's message, from the before_prompt_build hook).
  *   flushPlanResolver  when OpenClaw runs its pre-compaction memory-flush turn; the hook of that
  *                    turn flushes the session to /ingest (hooks.ts), so the turn has nothing to write.
- *   publicArtifacts  none (see listArtifacts).
+ *   publicArtifacts  the owner's folder of the daemon's Markdown mirror (MEMORY.md, memory/*.md), when the
+ *                    daemon keeps one (`markdown.sync_dir`, reported by GET /stats) on this host.
  *   classifyWorkspaceMemoryPaths  the workspace's curated MEMORY.md / USER.md stay in OpenClaw's
  *                    system prompt (OpenClaw leaves them out for a runtime that cannot classify them).
  *
  * A memory is addressed as `memory-cortex/<id>` wherever OpenClaw wants a path.
  */
-import { realpath } from "node:fs/promises";
+import { readdir, realpath } from "node:fs/promises";
 import path from "node:path";
 
 import type { DaemonClient, DaemonResult } from "./client.ts";
@@ -381,12 +382,41 @@ async function isCuratedRootFile(
   }
 }
 
+type MirrorOut = { dir: string; folders: Record<string, string>; default_user_id: string };
+type PublicArtifact = Awaited<ReturnType<NonNullable<MemoryCapability["publicArtifacts"]>["listArtifacts"]>>[number];
+
 /**
- * The whole capability. `publicArtifacts` lists nothing: the daemon's Markdown mirror
- * (`markdown.sync_dir`) is not reported by GET /health or GET /stats, and OpenClaw wants local
- * absolute paths per agent workspace; the daemon would have to report the mirror's folder and each
- * user's sub-folder for the plugin to list them.
+ * The owner's folder of the daemon's Markdown mirror as OpenClaw's public artifacts, laid out as
+ * memory-core lists a workspace (`MEMORY.md` as "memory-root", `memory/*.md` as "daily-note"). Only
+ * the owner's (`userId`, else the daemon's default user): other senders' memories are theirs. None
+ * when the daemon keeps no mirror, or it is not on this host's disk (a daemon on another machine).
  */
+export async function listMirrorArtifacts(config: MemoryCortexConfig, client: DaemonClient): Promise<PublicArtifact[]> {
+  const result = await client.request<{ markdown_mirror?: MirrorOut | null }>("GET", "/stats", { timeoutMs: PROBE_TIMEOUT_MS });
+  const mirror = result.ok ? result.body?.markdown_mirror : undefined;
+  if (!mirror) return [];
+  const folder = mirror.folders[config.userId ?? mirror.default_user_id];
+  if (!folder) return [];
+  const workspaceDir = path.join(mirror.dir, folder);
+  const artifact = (relativePath: string, kind: string): PublicArtifact => ({
+    kind,
+    workspaceDir,
+    relativePath,
+    absolutePath: path.join(workspaceDir, relativePath),
+    agentIds: [],
+    contentType: "markdown",
+  });
+  const found: PublicArtifact[] = [];
+  const root = await readdir(workspaceDir, { withFileTypes: true }).catch(() => []);
+  if (root.some((entry) => entry.isFile() && entry.name === "MEMORY.md")) found.push(artifact("MEMORY.md", "memory-root"));
+  const daily = await readdir(path.join(workspaceDir, "memory"), { withFileTypes: true }).catch(() => []);
+  for (const entry of daily.filter((e) => e.isFile() && e.name.endsWith(".md")).sort((a, b) => a.name.localeCompare(b.name))) {
+    found.push(artifact(`memory/${entry.name}`, "daily-note"));
+  }
+  return found;
+}
+
+/** The whole capability. */
 export function createMemoryCapability(
   config: MemoryCortexConfig,
   client: DaemonClient,
@@ -407,11 +437,7 @@ export function createMemoryCapability(
       async closeAllMemorySearchManagers() {},
       async closeMemorySearchManager() {},
     },
-    publicArtifacts: {
-      async listArtifacts() {
-        return [];
-      },
-    },
+    publicArtifacts: { listArtifacts: () => listMirrorArtifacts(config, client) },
   };
 }
 
