@@ -14,9 +14,11 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from . import __version__
@@ -76,12 +78,27 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
-def serve(config: Config) -> None:
+def serve(config: Config) -> int:
+    """Check what can be checked at once (paths, the port: bound here, before any model loads),
+    then run the daemon. A problem is one line on stderr and exit status 2."""
     from aiohttp import web
 
     from .app import create_app
     from .logs import PathOnlyAccessLogger
+    from .startup import StartupError, bind, check_paths, missing_database_folder
 
+    problems = check_paths(config)
+    try:
+        sock = None if problems else bind(config.server.host, config.server.port)
+    except StartupError as exc:
+        problems.append(str(exc))
+    if problems or sock is None:
+        for problem in problems:
+            print(f"memory-cortex: {problem}", file=sys.stderr)
+        return 2
+    created = missing_database_folder(config)
+    if created is not None:
+        log.info("creating the database folder", extra={"folder": str(created)})
     log.info(
         "starting",
         extra={
@@ -92,16 +109,31 @@ def serve(config: Config) -> None:
             "embedder": config.embeddings.backend,
         },
     )
+    app = create_app(config)
+    app.on_startup.append(_announce(config))  # after the services' start-up: the first request is served
     web.run_app(
-        create_app(config),
-        host=config.server.host,
-        port=config.server.port,
+        app,
+        sock=sock,
         shutdown_timeout=config.server.shutdown_timeout_s,
         print=None,
         access_log=logging.getLogger("middleware.access"),
         access_log_class=PathOnlyAccessLogger,
     )
     log.info("stopped")
+    return 0
+
+
+def _announce(config: Config) -> Callable[[Any], Awaitable[None]]:
+    host = config.server.host
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else shown}:{config.server.port}"
+
+    async def announce(_app: Any) -> None:
+        log.info(
+            f"listening on {base}, dashboard at {base}/ui/", extra={"url": base, "dashboard": f"{base}/ui/"}
+        )
+
+    return announce
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,6 +149,14 @@ def main(argv: list[str] | None = None) -> int:
             where = ".".join(str(part) for part in error["loc"]) or "config"
             print(f"memory-cortex: configuration error: {where}: {error['msg']}", file=sys.stderr)
         return 2
+    except yaml.YAMLError as exc:
+        from .startup import yaml_problem
+
+        print(
+            f"memory-cortex: configuration error: {args.config or 'config/config.yaml'}: {yaml_problem(exc)}",
+            file=sys.stderr,
+        )
+        return 2
     except (FileNotFoundError, ValueError) as exc:
         print(f"memory-cortex: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -126,8 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     from .logs import configure_logging
 
     configure_logging(config.logging)
-    serve(config)
-    return 0
+    return serve(config)
 
 
 if __name__ == "__main__":

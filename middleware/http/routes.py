@@ -305,6 +305,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     Endpoint(
         "GET",
+        "/",
+        ui.root_redirect,
+        "Redirects to the dashboard, /ui/ (308): what a browser opened on the daemon's address finds.",
+        responses={308: None},
+        media_type="text/html",
+    ),
+    Endpoint(
+        "GET",
         "/ui",
         ui.ui_redirect,
         "Redirects to /ui/ (308).",

@@ -23,10 +23,15 @@ CONTENT_SECURITY_POLICY = (
 
 def is_public(path: str) -> bool:
     """True for the dashboard's shell and assets, which need no token (they hold no data)."""
-    return path in ("/ui", UI_PATH) or path.startswith(STATIC_PREFIX + "/")
+    return path in ("/", "/ui", UI_PATH) or path.startswith(STATIC_PREFIX + "/")
 
 
 async def ui_redirect(request: web.Request) -> web.StreamResponse:
+    raise web.HTTPPermanentRedirect(UI_PATH)
+
+
+async def root_redirect(request: web.Request) -> web.StreamResponse:
+    """The daemon's bare address, as a browser opens it: the dashboard."""
     raise web.HTTPPermanentRedirect(UI_PATH)
 
 

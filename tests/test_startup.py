@@ -1,0 +1,117 @@
+"""What a newcomer meets first (issue 23): each way a start can fail is one line with its fix and exit
+status 2, found before any model loads; a good start says where it listens and where the dashboard is,
+and the daemon's bare address leads to the dashboard."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.processes import ROOT, call, free_port, start_daemon
+
+# Far below a model load (MiniLM alone takes seconds here): the checks come first.
+FAST_S = 10.0
+
+
+def serve(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "middleware", "serve", *args],
+        cwd=ROOT,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return result, time.monotonic() - started
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("memory-cortex: ")
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def test_a_port_in_use_is_one_line_before_any_model_loads(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result, took = serve("--port", str(port), "--db", str(tmp_path / "m.db"))
+    line = one_line(result)
+    assert f"port {port} on 127.0.0.1 is already in use" in line and "--port" in line
+    assert took < FAST_S
+    assert not (tmp_path / "m.db").exists()  # nothing was opened
+
+
+def test_broken_yaml_is_one_line_with_where(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("server:\n  port: 8300\n  host: [oops\n")
+    result, _ = serve("--config", str(config))
+    line = one_line(result)
+    assert "not valid YAML (line 4, column 1)" in line and str(config) in line
+
+
+def test_a_database_path_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    result, took = serve("--db", str(tmp_path), "--port", str(free_port()))
+    line = one_line(result)
+    assert f"database.path {tmp_path} is a folder" in line and "memories.db" in line
+    assert took < FAST_S
+
+
+def test_a_missing_gguf_is_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "models" / "qwen3-8b.gguf"
+    result, took = serve(
+        "--db",
+        str(tmp_path / "m.db"),
+        "--port",
+        str(free_port()),
+        env={"MEMORY_CORTEX_LLM__BACKEND": "llama_cpp", "MEMORY_CORTEX_LLM__MODEL_PATH": str(missing)},
+    )
+    line = one_line(result)
+    assert f"llm.model_path {missing} is not a file" in line
+    assert took < FAST_S
+
+
+def test_every_problem_found_is_said_at_once(tmp_path: Path) -> None:
+    result, _ = serve(
+        "--db",
+        str(tmp_path),
+        env={
+            "MEMORY_CORTEX_LLM__BACKEND": "llama_cpp",
+            "MEMORY_CORTEX_LLM__MODEL_PATH": str(tmp_path / "x.gguf"),
+        },
+    )
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 2, result.stderr
+
+
+def test_a_good_start_says_where_it_listens_and_the_address_leads_to_the_dashboard(tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "daemon.log"
+    process = start_daemon(tmp_path / "data" / "m.db", port, log)
+    try:
+        messages = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+        listening = [m for m in messages if m["message"].startswith("listening on")]
+        base = f"http://127.0.0.1:{port}"
+        assert [m["message"] for m in listening] == [f"listening on {base}, dashboard at {base}/ui/"]
+        assert any(m["message"] == "creating the database folder" for m in messages)
+        request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(request)
+            head = conn.recv(4096).decode("latin-1")
+        assert head.startswith("HTTP/1.1 308") and "Location: /ui/" in head, head
+        assert call(port, "GET", "/health")["status"] in ("ok", "degraded")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
