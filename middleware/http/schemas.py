@@ -917,6 +917,7 @@ class HealthResponse(BaseModel):
     status: str = Field(description='"ok", or "degraded" when the embedder is down (search is FTS-only).')
     embedder_ok: bool
     uptime_s: float
+    version: str = Field(description="The running release (also in /metrics as memory_cortex_build_info).")
 
 
 # -- lifecycle ------------------------------------------------------------------------------

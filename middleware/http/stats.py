@@ -10,6 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from .. import __version__
 from ..keys import CONFIG, HARDWARE_MONITOR, METRICS, STATS_SERVICE
 from ..records import stored_timestamp
 from ..services.hardware import HardwareStatus
@@ -112,7 +113,9 @@ async def health(request: web.Request) -> web.Response:
     service = request.app[STATS_SERVICE]
     embedder = service.embedder_health()
     ok = embedder is not None and embedder.ok
-    body = HealthResponse(status="ok" if ok else "degraded", embedder_ok=ok, uptime_s=service.uptime_s)
+    body = HealthResponse(
+        status="ok" if ok else "degraded", embedder_ok=ok, uptime_s=service.uptime_s, version=__version__
+    )
     return web.json_response(body.model_dump())
 
 

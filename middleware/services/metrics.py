@@ -12,15 +12,17 @@ Two kinds of numbers:
 
 from __future__ import annotations
 
+import platform
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, Info, ProcessCollector, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
+from .. import __version__
 from ..models.hardware import MB
 from .stats import Stats
 
@@ -68,6 +70,10 @@ class Metrics:
             "memory_cortex_searches_without_vector",
             "Hybrid/vector searches whose query embedding failed or was too slow (FTS only).",
             registry=self.registry,
+        )
+        # memory_cortex_build_info{version, python} 1: which release a dashboard or alert is looking at.
+        Info("memory_cortex_build", "The running release.", registry=self.registry).info(
+            {"version": __version__, "python": platform.python_version()}
         )
         self._scrape = _StatsCollector()
         self.registry.register(self._scrape)

@@ -10,6 +10,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from middleware import __version__
 from middleware.app import create_app
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
@@ -63,6 +64,14 @@ async def test_metrics_parse_and_name_memories_searches_ingest_and_extraction(cl
     } <= names(samples)
     assert value(samples, "memory_cortex_hardware_stale") == 1  # monitoring is off in tests
     assert not any(name.startswith("memory_cortex_gpu_") for name in names(samples))
+
+
+async def test_the_running_release_is_in_metrics_and_health(client: TestClient) -> None:
+    samples = await scrape(client)
+    [build] = [key for key in samples if key[0] == "memory_cortex_build_info"]
+    assert dict(build[1])["version"] == __version__ and samples[build] == 1
+    health = await (await client.get("/health")).json()
+    assert health["version"] == __version__
 
 
 async def test_search_and_memory_counts_move(client: TestClient) -> None:
