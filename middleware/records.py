@@ -253,6 +253,7 @@ class ConversationSession:
     summary_id: int | None  # its live session summary, if one was written
     agent_id: str | None = None  # its turns' agent, and private unless every turn is shared
     visibility: str = "private"
+    mixed_scope: bool = False  # its turns do not all reach the same requesters (never summarised)
 
     @property
     def scope(self) -> Scope:

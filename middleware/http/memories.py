@@ -157,7 +157,9 @@ async def list_sessions(request: web.Request) -> web.Response:
     query = parse_query(request, SessionListQuery)
     user_id = resolve_user(request, query.user_id)
     # One row more than the page: the cursor is null on the last page, even when it is exactly full.
-    found = await request.app[MEMORY_SERVICE].sessions(user_id, limit=query.limit + 1, offset=query.offset)
+    found = await request.app[MEMORY_SERVICE].sessions(
+        user_id, limit=query.limit + 1, offset=query.offset, audience=query.audience()
+    )
     page = found[: query.limit]
     body = SessionListResponse(
         sessions=[SessionOut.model_validate(s, from_attributes=True) for s in page],

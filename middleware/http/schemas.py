@@ -437,7 +437,7 @@ class MemoryListResponse(BaseModel):
     next_before_id: int | None = Field(description="Pass as before_id for the next page; null at the end.")
 
 
-class SessionListQuery(_Request):
+class SessionListQuery(_AudienceFields):
     """Query string of ``GET /sessions``."""
 
     model_config = ConfigDict(strict=False, extra="ignore")

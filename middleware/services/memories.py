@@ -301,16 +301,20 @@ class MemoryService:
         audience: Audience = EVERYONE,
     ) -> MemoryRecord:
         """Change some fields; a new topic or fact is re-embedded. Only a memory ``audience`` may see
-        (else: not found), and only into a scope it may see: a group cannot make a memory private
-        or another agent's and go on editing it unseen, nor an agent hand its memory to another."""
+        (else: not found). Only the owner's own tools (an unrestricted audience) change a memory's
+        scope: an agent or a group widening it (to every agent, to every group) would reach
+        requesters the memory was never said to, and narrowing it would hide it from them.
+        ``superseded_by`` must name a memory the same requester may see, of the same reach."""
         current = await self.get(memory_id, user_id=user_id, audience=audience)
         after = Scope(
             changes.get("agent_id", current.agent_id),
             changes.get("visibility", current.visibility),
             current.source_channel,
         )
-        if not audience.admits(after):
-            raise InvalidRequest("this change would move the memory out of the requester's reach")
+        if after != current.scope and not audience.unrestricted:
+            raise InvalidRequest(
+                "only the owner's tools (no agent_id, a private session) may change a memory's agent or visibility"
+            )
         changes = dict(changes)
         if isinstance(changes.get("fact"), str):
             changes["fact"] = redact(changes["fact"]).text
@@ -341,8 +345,15 @@ class MemoryService:
         def work(conn: sqlite3.Connection) -> tuple[MemoryRecord, list[_IndexEntry]]:
             if "superseded_by" in changes and changes["superseded_by"] is not None:
                 target = memory_sql.get(conn, int(changes["superseded_by"]))
-                if target is None or target.user_id != (changes.get("user_id") or current.user_id):
-                    raise InvalidRequest("superseded_by must name another memory of the same user")
+                if (
+                    target is None
+                    or target.user_id != (changes.get("user_id") or current.user_id)
+                    or not audience.admits(target.scope)
+                    or not (audience.unrestricted or target.scope.recalled_alike(after))
+                ):
+                    raise InvalidRequest(
+                        "superseded_by must name another memory of the same user, visible alike"
+                    )
             if not memory_sql.update(conn, memory_id, changes):
                 raise MemoryNotFound(memory_id)
             record = memory_sql.get(conn, memory_id)
@@ -430,10 +441,15 @@ class MemoryService:
             lambda conn: memory_sql.list_memories(conn, where, limit=limit, before_id=before_id)
         )
 
-    async def sessions(self, user_id: str, *, limit: int, offset: int) -> list[ConversationSession]:
-        """The user's conversations (sessions with turns), most recently active first."""
+    async def sessions(
+        self, user_id: str, *, limit: int, offset: int, audience: Audience = EVERYONE
+    ) -> list[ConversationSession]:
+        """The user's conversations (sessions with turns ``audience`` may see), most recently
+        active first."""
         return await self._db.read(
-            lambda conn: memory_sql.conversation_sessions(conn, user_id, limit=limit, offset=offset)
+            lambda conn: memory_sql.conversation_sessions(
+                conn, user_id, limit=limit, offset=offset, audience=audience
+            )
         )
 
     async def history(

@@ -168,18 +168,24 @@ def conversation_sessions(
     newest_first: bool = True,
     limit: int | None = None,
     offset: int = 0,
+    audience: Audience = EVERYONE,
 ) -> list[ConversationSession]:
-    """The user's sessions that have turns, by their last activity (the (user, session) index)."""
+    """The user's sessions that have turns ``audience`` may see (counted over those turns), by
+    their last activity (the (user, session) index)."""
     order = "DESC" if newest_first else "ASC"
+    scope, scope_params = audience.sql()
     rows = conn.execute(
         "SELECT source_session, max(source_channel), count(*), min(coalesce(occurred_at, created_at)),"
         " max(coalesce(occurred_at, created_at)), max(created_at), max(id),"
         " (SELECT s.id FROM memories AS s WHERE s.user_id = ? AND s.source_session = t.source_session"
         "  AND s.category = 'session_summary' AND s.kind = 'fact' AND s.superseded_by IS NULL"
-        "  ORDER BY s.id DESC LIMIT 1), max(agent_id), min(visibility)"  # 'private' < 'shared'
-        " FROM memories AS t WHERE user_id = ? AND kind = 'turn' AND source_session IS NOT NULL"
+        "  ORDER BY s.id DESC LIMIT 1), max(agent_id), min(visibility),"  # 'private' < 'shared'
+        # More than one reach among its turns (a session id reused by another agent or group).
+        " count(DISTINCT coalesce(agent_id, '') || char(31) || visibility || char(31)"
+        "  || CASE WHEN visibility = 'shared' THEN coalesce(source_channel, '') ELSE '' END) > 1"
+        f" FROM memories AS t WHERE user_id = ? AND kind = 'turn' AND source_session IS NOT NULL{scope}"
         f" GROUP BY source_session ORDER BY max(created_at) {order}, source_session {order} LIMIT ? OFFSET ?",
-        (user_id, user_id, -1 if limit is None else limit, offset),
+        (user_id, user_id, *scope_params, -1 if limit is None else limit, offset),
     )
     return [ConversationSession(*row) for row in rows]
 

@@ -186,16 +186,6 @@ class VectorIndex:
                 codes = self._users[self._names[slot]].layers
                 codes[row] = (int(codes[row]) & TURN_BIT) | LAYER_CODE[layer]
 
-    def set_scope(self, memory_id: int, scope: Scope) -> None:
-        """Record that a memory's agent, visibility or channel changed (its vector stays)."""
-        with self._lock:
-            self.version += 1
-            found = self._where.get(memory_id)
-            if found is not None:
-                slot, row = found
-                user = self._users[self._names[slot]]
-                user.agents[row], user.reach[row] = self.scope_codes(scope)
-
     def remove(self, memory_id: int) -> None:
         """Forget a memory (deleted, superseded, or re-embedded by another model)."""
         with self._lock:

@@ -115,6 +115,11 @@ async def test_private_words_stay_out_of_group_sessions_and_come_back_in_private
     assert (await client.get(f"/memories/{peanut_id}", params={"user_id": "alex"})).status == 200
     visible = await post(client, "/memories/visible", {"ids": [m["id"] for m in stored], **GROUP})
     assert visible["ids"] == [m["id"] for m in stored if "quarry" in m["fact"]]
+    # The conversations list too: a group requester sees its group's conversation only.
+    sessions = await client.get("/sessions", params={"user_id": "alex", **GROUP})
+    assert [x["session"] for x in (await sessions.json())["sessions"]] == ["group-1"]
+    sessions = await client.get("/sessions", params={"user_id": "alex"})
+    assert {x["session"] for x in (await sessions.json())["sessions"]} == {"group-1", "dm-1"}
 
 
 async def test_a_fact_written_as_shared_without_a_channel_reaches_every_group(
@@ -176,6 +181,19 @@ async def test_agent_memories_stay_with_their_agent(aiohttp_client: Any, tmp_pat
     )
     assert moved.status == 400
     assert (await moved.json())["error"]["code"]
+    # Nor widen it to every agent, nor may a group requester change a visibility.
+    widened = await client.patch(
+        f"/memories/{work_fact}", params={"user_id": "alex", "agent_id": "work"}, json={"agent_id": None}
+    )
+    assert widened.status == 400
+    # Nor hide it behind a memory of another reach it cannot see.
+    home_only = await client.post("/memories", json={"user_id": "alex", "fact": "Home note.", "agent_id": "home"})
+    hidden = await client.patch(
+        f"/memories/{work_fact}",
+        params={"user_id": "alex", "agent_id": "work"},
+        json={"superseded_by": (await home_only.json())["id"]},
+    )
+    assert hidden.status == 400
     # The owner can: then the home agent sees it and work does not.
     moved = await client.patch(
         f"/memories/{work_fact}", params={"user_id": "alex"}, json={"agent_id": "home"}

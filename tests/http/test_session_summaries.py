@@ -229,3 +229,34 @@ async def test_sessions_lists_each_conversation_with_its_summary(
 
 async def listed_in(client: TestClient, session: str) -> list[dict[str, Any]]:
     return await listed(client, session=session)
+
+
+async def test_a_summary_takes_its_sessions_scope_and_a_session_of_mixed_scopes_gets_none(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Issue 22: a summary retells its turns, so it may only reach whom they reached."""
+    llm = SummaryLLM()
+    client = await start(aiohttp_client, tmp_path, minilm, llm)
+
+    async def say(session: str, messages: list[dict[str, Any]] = SESSION, **scope: Any) -> None:
+        body = {"messages": messages, "session_id": session, "user_id": "tim", "debounce": False, **scope}
+        assert (await client.post("/ingest", json=body)).status == 202
+        await wait_idle(client)
+
+    await say("club", agent_id="home", session_kind="group", channel="telegram:group:-7")
+    await say("reused", agent_id="work")
+    # The same session id, a new turn from another agent: another reach.
+    await say("reused", [*SESSION, {"role": "user", "content": "And a hotel in Sintra."}], agent_id="home")
+    client.clock.advance(days=8)  # type: ignore[attr-defined]
+    stage = await run(client)
+    assert stage["counts"]["sessions"] == 1, stage
+    (summary_id,) = stage["ids"]["summaries"]
+    summary = await (await client.get(f"/memories/{summary_id}")).json()
+    assert summary["source_session"] == "club"
+    assert (summary["agent_id"], summary["visibility"], summary["source_channel"]) == (
+        "home",
+        "shared",
+        "telegram:group:-7",
+    )
+    summaries = [m for m in await listed(client) if m["category"] == "session_summary"]
+    assert len(llm.prompts) == 1 and [m["source_session"] for m in summaries] == ["club"]

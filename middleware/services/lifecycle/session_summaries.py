@@ -42,11 +42,15 @@ def due_sessions(
     sessions: Sequence[ConversationSession], summarised: dict[str, tuple[int, int]], quiet_since: str
 ) -> list[ConversationSession]:
     """Sessions with turns newer than their summary (or none yet) and no turn stored after
-    ``quiet_since`` (an ISO timestamp: a conversation still going on is left for a later run)."""
+    ``quiet_since`` (an ISO timestamp: a conversation still going on is left for a later run).
+    A session whose turns reach different requesters (another agent's or another group's turns
+    under the same session id) is never summarised: one summary has one scope, and would retell
+    some turns where they were never said."""
     return [
         session
         for session in sessions
-        if session.last_received <= quiet_since
+        if not session.mixed_scope
+        and session.last_received <= quiet_since
         and session.last_turn_id > summarised.get(session.session, (0, 0))[1]
     ]
 
