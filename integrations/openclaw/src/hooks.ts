@@ -22,7 +22,7 @@ import { createHash } from "node:crypto";
 
 import type { DaemonClient } from "./client.ts";
 import type { MemoryCortexConfig } from "./config.ts";
-import { type OriginContext, type Scope, ScopeBook, parseSessionKey } from "./identity.ts";
+import { type OriginContext, type Scope, ScopeBook, parseSessionKey, sameScope, scopeOf, senderOf } from "./identity.ts";
 import {
   INJECTED_CLOSE,
   INJECTED_OPEN,
@@ -50,7 +50,8 @@ export const MAX_SESSIONS = 256;
 type ContextResponse = { context?: unknown; facts?: unknown };
 type RecallResponse = { response?: unknown; degraded?: unknown };
 
-type Synthesis = { text: string; query: string; at: number };
+/** `scope`: the requester it was asked for; it is shown to that requester only. */
+type Synthesis = { text: string; query: string; at: number; scope: Scope };
 
 type SessionState = {
   /** The latest transcript seen for the session, in the daemon's shape: what a flush sends. */
@@ -195,6 +196,12 @@ export class MemoryHooks {
   #freshSynthesis(session: SessionState): Synthesis | undefined {
     const synthesis = session.synthesis;
     if (!synthesis) return undefined;
+    // Asked for another requester of the same session (another sender in a group, another
+    // channel): not theirs to see.
+    if (!sameScope(synthesis.scope, session.scope)) {
+      session.synthesis = undefined;
+      return undefined;
+    }
     if (Date.now() - synthesis.at > this.config.synthesisCacheTtlMs) {
       session.synthesis = undefined;
       return undefined;
@@ -208,8 +215,9 @@ export class MemoryHooks {
     session.synthesisRequest?.abort();
     const controller = new AbortController();
     session.synthesisRequest = controller;
+    const scope = session.scope;
     const request = this.client
-      .post<RecallResponse>("/recall", { query, ...session.scope }, SYNTHESIS_TIMEOUT_MS, controller.signal)
+      .post<RecallResponse>("/recall", { query, ...scope }, SYNTHESIS_TIMEOUT_MS, controller.signal)
       .then((result) => {
         if (session.synthesisRequest === controller) session.synthesisRequest = undefined;
         if (!result.ok) {
@@ -219,7 +227,7 @@ export class MemoryHooks {
         const text = typeof result.body?.response === "string" ? result.body.response.trim() : "";
         // A degraded answer is the fact list again (the LLM was down): nothing the block lacks.
         if (!text || result.body?.degraded === true) return;
-        session.synthesis = { text, query, at: Date.now() };
+        session.synthesis = { text, query, at: Date.now(), scope };
       })
       .catch((error: unknown) => this.#debug(`synthesis failed: ${describe(error)}`))
       .finally(() => this.#background.delete(request));
@@ -227,12 +235,17 @@ export class MemoryHooks {
   }
 
   // -- ingest -----------------------------------------------------------------------------------
+  /**
+   * `adoptEvent` false: the event's messages are sent only when they extend the session's own kept
+   * transcript (a session found by matching text, not by its key, must not take another's).
+   */
   async #flush(
     reason: string,
     key: string | undefined,
     ctx: OriginContext,
     eventMessages: unknown[] | undefined,
     endOfSession: boolean,
+    adoptEvent = true,
   ): Promise<void> {
     try {
       const session = this.#sessions.get(key ?? "");
@@ -244,7 +257,8 @@ export class MemoryHooks {
       const fromEvent = toIngestMessages(eventMessages);
       const kept = session?.messages ?? [];
       // The longer one is the more complete: an event may carry only the part being compacted.
-      const messages = fromEvent.length >= kept.length ? fromEvent : kept;
+      const usable = adoptEvent || extendsTranscript(fromEvent, kept);
+      const messages = usable && fromEvent.length >= kept.length ? fromEvent : kept;
       if (session && !endOfSession) session.messages = messages;
       // A session flushed by OpenClaw's memory-flush turn and then compacted: the same transcript
       // once (the daemon's watermark would make the second a no-op anyway; this saves the post).
@@ -253,7 +267,7 @@ export class MemoryHooks {
         this.#debug(`${reason}: this transcript was flushed already`);
         return;
       }
-      const scope = session?.scope ?? this.scopes.forSession(key, ctx.agentId);
+      const scope = this.#flushScope(key, ctx, session);
       const sent = await this.#ingest(key, scope, messages, true, reason);
       if (sent && session && !endOfSession) session.flushed = digest;
     } catch (error) {
@@ -262,37 +276,54 @@ export class MemoryHooks {
   }
 
   /**
+   * Whose transcript a flush sends: the sender the hook itself names (a stranger's /reset is the
+   * stranger's, whoever spoke last before), else the session's last scope, else the key's.
+   */
+  #flushScope(key: string | undefined, ctx: OriginContext, session: SessionState | undefined): Scope {
+    if (senderOf(ctx)) {
+      const scope = scopeOf(this.scopes.settings, { ...ctx, sessionKey: key });
+      return { ...scope, channel: scope.channel ?? session?.scope.channel };
+    }
+    return session?.scope ?? this.scopes.forSession(key, ctx.agentId);
+  }
+
+  /**
    * OpenClaw's pre-compaction memory-flush turn (trigger "memory"). It runs in a detached session
-   * of its own whose history is a copy of the session it is about; that session is the one kept
-   * here whose latest user message the copy ends with (same agent). Its transcript is flushed as
-   * before a compaction; the turn itself is told by the flush plan that nothing is left to write.
+   * of its own whose history is a copy of the session it is about. That session is the flush
+   * turn's own key when it is kept here, else the one session of the same agent whose kept
+   * transcript the copy extends or ends alike (its last {@link FLUSH_MATCH_TAIL} messages; two
+   * or more needed; two sessions alike: none). A session found by text gets the copy's messages
+   * only when they extend its own transcript. Its transcript is flushed as before a compaction;
+   * the turn itself is told by the flush plan that nothing is left to write.
    */
   async #memoryFlushTurn(eventMessages: unknown[] | undefined, ctx: OriginContext): Promise<void> {
     try {
       const copy = toIngestMessages(eventMessages);
-      const key = this.#sourceOfFlushTurn(copy, ctx);
-      if (!key) {
+      const source = this.#sourceOfFlushTurn(copy, ctx);
+      if (!source) {
         this.#debug("memory flush turn: no known session matches it; the compaction flush will send it");
         return;
       }
-      await this.#flush("memory_flush", key, { ...ctx, sessionKey: key }, eventMessages, false);
+      // The flush turn's sender is not the source session's: its scope is the one kept for it.
+      const origin = { agentId: ctx.agentId, sessionKey: source.key };
+      await this.#flush("memory_flush", source.key, origin, eventMessages, false, source.own);
     } catch (error) {
       this.logger.warn(`memory-cortex: memory flush turn failed: ${describe(error)}`);
     }
   }
 
-  #sourceOfFlushTurn(copy: IngestMessage[], ctx: OriginContext): string | undefined {
+  #sourceOfFlushTurn(copy: IngestMessage[], ctx: OriginContext): { key: string; own: boolean } | undefined {
     const own = sessionKeyOf(ctx);
-    if (own && this.#sessions.has(own)) return own;
-    const lastUser = copy.findLast((message) => message.role === "user")?.content;
-    if (!lastUser) return undefined;
+    if (own && this.#sessions.has(own)) return { key: own, own: true };
     const agent = ctx.agentId ?? parseSessionKey(own)?.agentId;
-    // Most recently used first (Map order is the LRU order, newest last).
-    for (const [key, session] of [...this.#sessions].reverse()) {
-      if (agent && session.scope.agent_id && session.scope.agent_id !== agent) continue;
-      if (session.messages.findLast((message) => message.role === "user")?.content === lastUser) return key;
+    if (!agent || copy.length < 2) return undefined;
+    const found: string[] = [];
+    for (const [key, session] of this.#sessions) {
+      if (session.scope.agent_id !== agent) continue;
+      if (extendsTranscript(copy, session.messages) || sameTail(copy, session.messages)) found.push(key);
     }
-    return undefined;
+    // Two sessions alike (the same greeting): which one is unknown, so neither.
+    return found.length === 1 ? { key: found[0]!, own: false } : undefined;
   }
 
   /** True when the daemon took the session. */
@@ -354,6 +385,26 @@ export class MemoryHooks {
   #debug(message: string): void {
     this.logger.debug?.(`memory-cortex: ${message}`);
   }
+}
+
+/** Messages at the end of two transcripts that must be equal for a flush turn's copy to match. */
+export const FLUSH_MATCH_TAIL = 3;
+
+function sameMessage(a: IngestMessage, b: IngestMessage): boolean {
+  return a.role === b.role && a.content === b.content;
+}
+
+/** Whether `longer` is `kept` with messages after it (two or more kept messages). */
+function extendsTranscript(longer: readonly IngestMessage[], kept: readonly IngestMessage[]): boolean {
+  return kept.length >= 2 && longer.length >= kept.length && kept.every((message, i) => sameMessage(message, longer[i]!));
+}
+
+/** Whether two transcripts end with the same last {@link FLUSH_MATCH_TAIL} messages (two at least). */
+function sameTail(a: readonly IngestMessage[], b: readonly IngestMessage[]): boolean {
+  const n = Math.min(FLUSH_MATCH_TAIL, a.length, b.length);
+  if (n < 2) return false;
+  for (let i = 1; i <= n; i++) if (!sameMessage(a[a.length - i]!, b[b.length - i]!)) return false;
+  return true;
 }
 
 /** A transcript's identity for "already flushed": count and content of every message. */

@@ -4,10 +4,13 @@
  *
  *   agent_id      ctx.agentId, else the `<id>` of a session key `agent:<id>:…`.
  *   session_kind  "group" when the key's rest names a group or channel conversation
- *                 (`agent:main:telegram:group:<id>`, `agent:main:discord:channel:<id>`), else "private"
- *                 (`agent:main:main`, `…:direct:<peer>`).
+ *                 (`agent:main:telegram:group:<id>`, `agent:main:discord:channel:<id>`), or is not a
+ *                 conversation with the owner at all (`cron:…`, `hook:…`, `subagent:…`: a subagent may
+ *                 be spawned from a group; `global`), or when the context's chat type says group,
+ *                 channel or supergroup; else "private" (`agent:main:main`, `…:direct:<peer>`).
  *   channel       a group: the conversation itself from the key (`telegram:group:<id>`), so two groups
- *                 never share; private: the provider (ctx.channel or ctx.messageProvider).
+ *                 never share; a cron/hook/subagent/global session: its key; private: the provider
+ *                 (ctx.channel or ctx.messageProvider).
  *   user_id       a sender (ctx.senderId or channelContext.sender.id) is looked up in the `identities`
  *                 table (`"<channel>:<senderId>"`, then `"<senderId>"`); a sender not in it is
  *                 `"<channel>:<senderId>"`, never the owner. No sender: the configured `userId`
@@ -37,7 +40,9 @@ export type OriginContext = {
   channel?: string;
   messageProvider?: string;
   messageChannel?: string;
-  channelContext?: { sender?: { id?: unknown } } | undefined;
+  channelContext?: { sender?: { id?: unknown }; chat?: { id?: unknown; [key: string]: unknown } } | undefined;
+  /** Not in the hook context's SDK type, but in the run's (`direct` | `group` | `channel`). */
+  chatType?: unknown;
 };
 
 export type IdentitySettings = {
@@ -83,8 +88,37 @@ export function groupConversation(key: string | undefined): string | undefined {
   return undefined;
 }
 
+/** Sessions that are not a conversation with the owner: kinds of `agent:<id>:<kind>:…` keys. */
+const NOT_PRIVATE_KEY_KINDS = new Set(["cron", "hook", "subagent", "global"]);
+
+/**
+ * The channel of a session that is not a one-to-one conversation with the owner although its key
+ * names no group: OpenClaw's cron jobs (`agent:<id>:cron:…`), hooks (`agent:<id>:hook:…`),
+ * subagents (`agent:<id>:subagent:…`, possibly spawned from a group) and the `global` session
+ * (`global`, `agent:<id>:global`): the key itself, so each sees only what is shared everywhere.
+ */
+export function nonPrivateSession(key: string | undefined): string | undefined {
+  const raw = (key ?? "").trim().toLowerCase();
+  if (raw === "global") return raw;
+  const parsed = parseSessionKey(raw);
+  if (!parsed) return undefined;
+  return NOT_PRIVATE_KEY_KINDS.has(parsed.rest.split(":")[0]!) ? raw.slice(0, MAX_FIELD) : undefined;
+}
+
+/** Chat types of OpenClaw and its channels that several people share. */
+const SHARED_CHAT_TYPES = new Set(["group", "channel", "supergroup"]);
+
+/** The chat type the context carries (`ctx.chatType`, `channelContext.chat.type` / `.chatType`), lower-cased. */
+export function chatTypeOf(ctx: OriginContext): string | undefined {
+  const chat = ctx.channelContext?.chat;
+  for (const value of [ctx.chatType, chat?.type, chat?.chatType, chat?.kind]) {
+    if (typeof value === "string" && value.trim()) return value.trim().toLowerCase();
+  }
+  return undefined;
+}
+
 export function sessionKindOf(key: string | undefined): SessionKind {
-  return groupConversation(key) ? "group" : "private";
+  return groupConversation(key) || nonPrivateSession(key) ? "group" : "private";
 }
 
 /** The provider a turn came through (telegram, discord, webchat…), if OpenClaw said. */
@@ -110,7 +144,16 @@ export function userIdOf(settings: IdentitySettings, provider: string | undefine
 export function scopeOf(settings: IdentitySettings, ctx: OriginContext): Scope {
   const key = ctx.sessionKey || undefined;
   const provider = providerOf(ctx);
-  const conversation = groupConversation(key);
+  let conversation = groupConversation(key) ?? nonPrivateSession(key);
+  // A chat type only ever narrows: a group chat in a key that looks private (OpenClaw's
+  // groupScope "main" puts group rooms in the main session) is a group; "direct" widens nothing.
+  const chatType = chatTypeOf(ctx);
+  if (!conversation && chatType && SHARED_CHAT_TYPES.has(chatType)) {
+    const chatId = ctx.channelContext?.chat?.id;
+    conversation = (
+      typeof chatId === "string" && chatId.trim() ? `${provider ?? "unknown"}:${chatType}:${chatId.trim()}` : key ?? `${provider ?? "unknown"}:${chatType}`
+    ).slice(0, MAX_FIELD);
+  }
   const agent = ctx.agentId?.trim() || parseSessionKey(key)?.agentId;
   return {
     user_id: userIdOf(settings, provider, senderOf(ctx)),
@@ -126,6 +169,17 @@ export function scopeQuery(scope: Scope): Record<string, string> {
   if (scope.agent_id) query.agent_id = scope.agent_id;
   if (scope.channel) query.channel = scope.channel;
   return query;
+}
+
+/** The requester who sees the least of the owner's memories: a group session with no channel. */
+export function leastScope(settings: IdentitySettings, agentId: string | undefined): Scope {
+  const agent = agentId?.trim();
+  return { user_id: settings.userId, agent_id: agent ? agent.slice(0, MAX_FIELD) : undefined, session_kind: "group", channel: undefined };
+}
+
+/** Whether two scopes are the same requester (user, agent, session kind, channel). */
+export function sameScope(a: Scope, b: Scope): boolean {
+  return a.user_id === b.user_id && a.agent_id === b.agent_id && a.session_kind === b.session_kind && a.channel === b.channel;
 }
 
 /** Sessions whose last scope is kept (least recently seen are dropped). */
@@ -159,11 +213,14 @@ export class ScopeBook {
 
   /**
    * The scope of a caller that has only a session key: the one last seen in that session, else the
-   * owner with the session kind and agent the key names (`agentId` when the key names none).
+   * owner with the session kind and agent the key names (`agentId` when the key names none). No key
+   * at all: the requester who sees the least (fail closed), the owner in a group session with no
+   * channel, which the daemon answers with the memories shared everywhere only.
    */
   forSession(sessionKey: string | undefined, agentId?: string): Scope {
     const seen = sessionKey ? this.#bySession.get(sessionKey) : undefined;
     if (seen) return seen;
+    if (!sessionKey) return leastScope(this.settings, agentId);
     return scopeOf(this.settings, { sessionKey, agentId: parseSessionKey(sessionKey)?.agentId ?? agentId });
   }
 }

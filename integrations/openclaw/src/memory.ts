@@ -112,7 +112,8 @@ function failure(result: DaemonResult<unknown> & { ok: false }, what: string): E
 
 /**
  * One agent's (or one tool call's) view of the daemon's memories. `scope` fixes the requester (a
- * tool call knows it); without it each search takes the scope last seen in `opts.sessionKey`.
+ * tool call knows it); without it each search takes the scope last seen in `opts.sessionKey`, and
+ * a search without a session key is the requester who sees the least (ScopeBook.forSession).
  */
 export class CortexSearchManager implements SearchManager {
   readonly client: DaemonClient;
@@ -241,7 +242,7 @@ function describeMemory(memory: MemoryOut): string[] {
 /**
  * `authorizeSearchHits`: OpenClaw asks before it shows hits to a requester; the daemon says which of
  * its memories that requester (user, agent, private or group, channel) may see. When it cannot
- * answer, none of its hits are shown (fail closed). Hits that are not this plugin's pass as OpenClaw
+ * answer, or OpenClaw names no requester session, none of its hits are shown (fail closed). Hits that are not this plugin's pass as OpenClaw
  * itself would pass them without an authorizer: memory hits yes, session hits no.
  */
 export async function authorizeHits(
@@ -251,7 +252,8 @@ export async function authorizeHits(
 ): Promise<MemorySearchResult[]> {
   const ids = [...new Set(params.hits.map((hit) => memoryIdOf(hit.path)).filter((id) => id !== undefined))];
   let visible = new Set<number>();
-  if (ids.length > 0) {
+  // No requester session: nobody to authorize for, so none of the daemon's hits (fail closed).
+  if (ids.length > 0 && params.requesterSessionKey) {
     const result = await client.post<{ ids?: unknown }>(
       "/memories/visible",
       { ids, ...scopes.forSession(params.requesterSessionKey, params.agentId) },

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
+import { CortexSearchManager } from "../src/memory.ts";
 import { INJECTED_CLOSE, INJECTED_OPEN, RECALLED_LABEL, withoutInjectedContext } from "../src/messages.ts";
 import { Daemon, FakeLlm, FakeOpenClaw, freePort, said, sleep, userTurn, waitFor } from "./helpers.ts";
 
@@ -54,6 +55,18 @@ function promptEvent(request: string, history: Record<string, unknown>[] = []) {
 async function pendingJob(sessionId: string): Promise<any> {
   const { jobs } = await daemon.call("GET", "/ingest/jobs?status=pending&limit=500");
   return jobs.find((job: any) => job.session_id === sessionId);
+}
+
+/** Records every POST the plugin sends to the daemon (path and body), and still sends it. */
+function recordPosts(openclaw: FakeOpenClaw): { path: string; body: any }[] {
+  const sent: { path: string; body: any }[] = [];
+  const client = openclaw.hooks.client;
+  const post = client.post.bind(client);
+  client.post = ((path: string, body: unknown, timeoutMs: number, signal?: AbortSignal) => {
+    sent.push({ path, body });
+    return post(path, body, timeoutMs, signal);
+  }) as typeof client.post;
+  return sent;
 }
 
 async function memoriesOf(user: string): Promise<string[]> {
@@ -155,6 +168,26 @@ describe("recall (before_prompt_build)", () => {
     await sleep(100);
     const next = await openclaw.emit("before_prompt_build", promptEvent("What is Ana's job?"), ctx);
     assert.doesNotMatch((next.result as { prependContext: string }).prependContext, /Recalled for the previous message/);
+  });
+
+  test("a synthesis is reused only for the requester it was asked for (same user, agent, kind, channel)", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000, identities: { "telegram:42": "sam" } });
+    // One session, several senders (OpenClaw's dmScope "main" puts every DM in the main session).
+    const key = "agent:main:synthesis-scope";
+    // The owner asks; the synthesis is kept for the session's next turn.
+    await openclaw.emit("before_prompt_build", promptEvent("Where does my sister Ana live?"), userTurn(key, { senderId: "42" }));
+    await openclaw.hooks.idle();
+    assert.match(openclaw.hooks.synthesisFor(key)?.text ?? "", /^Synthesis: /);
+    // The next turn in the same session is a stranger's (with memories of their own, so a block is
+    // made): it never gets the owner's synthesis.
+    await daemon.call("POST", "/memories", { user_id: "telegram:99", fact: "Ana at the bakery does the sourdough." });
+    const sent = recordPosts(openclaw);
+    const stranger = await openclaw.emit("before_prompt_build", promptEvent("And what does Ana do?"), userTurn(key, { senderId: "99" }));
+    const block = (stranger.result as { prependContext?: string } | undefined)?.prependContext ?? "";
+    assert.match(block, /sourdough/);
+    assert.doesNotMatch(block, /Recalled for the previous message|Synthesis: /);
+    assert.equal(sent.find((post) => post.path === "/context")?.body.user_id, "telegram:99");
+    await openclaw.hooks.idle();
   });
 
   test("a hostile memory cannot close the block, start a section, or come back as the user's words", async () => {
@@ -284,6 +317,30 @@ describe("ingest (agent_end) and flushes", () => {
     assert.match(fact, /locker number is 117/);
   });
 
+  test("a flush takes the sender of its own hook: a stranger's /reset is never ingested as the owner's", async () => {
+    const openclaw = plugin();
+    const key = "agent:main:reset-stranger";
+    // The owner spoke last in the session (no sender: the configured owner).
+    await openclaw.emit("agent_end", { success: true, messages: [said("user", "Hello there."), said("assistant", "Hi.")] }, userTurn(key));
+    const sent = recordPosts(openclaw);
+    await openclaw.emit(
+      "before_reset",
+      { reason: "new", messages: [said("user", "Remember that my PIN is 4321."), said("assistant", "Okay.")] },
+      userTurn(key, { senderId: "99" }),
+    );
+    const ingest = sent.find((post) => post.path === "/ingest");
+    assert.ok(ingest, "the reset transcript is flushed");
+    assert.equal(ingest.body.user_id, "telegram:99");
+    assert.equal(ingest.body.channel, "telegram");
+    // And a reset of a session never seen (e.g. after a restart) is the stranger's too.
+    await openclaw.emit(
+      "before_reset",
+      { reason: "new", messages: [said("user", "Remember that my PIN is 9876."), said("assistant", "Okay.")] },
+      userTurn("agent:main:reset-unseen", { channelContext: { sender: { id: "77" } } }),
+    );
+    assert.equal(sent.filter((post) => post.path === "/ingest")[1]?.body.user_id, "telegram:77");
+  });
+
   test("autoIngest false sends nothing, flushes included", async () => {
     const openclaw = plugin({ autoIngest: false });
     const key = "agent:main:no-ingest";
@@ -354,16 +411,17 @@ describe("tools", () => {
 });
 
 describe("the memory slot (registerMemoryCapability) against the daemon", () => {
+  const MAIN = "agent:main:main";
   async function manager(openclaw: FakeOpenClaw, agentId = "main") {
     const { manager } = await openclaw.capability().runtime!.getMemorySearchManager({ cfg: {}, agentId } as never);
-    assert.ok(manager);
+    assert.ok(manager instanceof CortexSearchManager);
     return manager;
   }
 
   test("OpenClaw's memory search: the daemon's hits as memory-cortex/<id>, facts as memory, turns as sessions", async () => {
     const openclaw = plugin();
     const search = await manager(openclaw);
-    const hits = await search.search("Who is Sam's sister?", { maxResults: 3 });
+    const hits = await search.search("Who is Sam's sister?", { maxResults: 3, sessionKey: MAIN });
     assert.ok(hits.length > 0 && hits.length <= 3);
     const top = hits.find((hit) => /sister is called Ana/.test(hit.snippet));
     assert.ok(top, JSON.stringify(hits));
@@ -371,7 +429,7 @@ describe("the memory slot (registerMemoryCapability) against the daemon", () => 
     assert.equal(top.source, "memory");
     assert.equal(top.startLine, 1);
     // Turns (what was said, ingested by earlier tests) are session hits; a stored fact never is one.
-    const turns = await search.search("Remember that my bike is a blue Brompton", { sources: ["sessions"], maxResults: 5 });
+    const turns = await search.search("Remember that my bike is a blue Brompton", { sources: ["sessions"], maxResults: 5, sessionKey: MAIN });
     assert.ok(turns.length > 0);
     for (const turn of turns) assert.equal(turn.source, "sessions");
     assert.ok(!turns.some((turn) => /sister is called Ana/.test(turn.snippet)));
@@ -381,15 +439,29 @@ describe("the memory slot (registerMemoryCapability) against the daemon", () => 
     assert.equal(await search.probeVectorAvailability(), true);
   });
 
+  test("a search without a session key sees the least: only what is shared everywhere, never the owner's private memories", async () => {
+    const openclaw = plugin();
+    const search = await manager(openclaw);
+    await daemon.call("POST", "/memories", { user_id: "sam", fact: "Sam's book club meets on the first Monday.", visibility: "shared" });
+    const facts = (await search.search("Sam's sister Ana book club", { maxResults: 10 })).map((hit) => hit.snippet);
+    assert.ok(facts.some((fact) => /book club/.test(fact)), JSON.stringify(facts));
+    assert.ok(!facts.some((fact) => /sister is called Ana|Ana lives in Lisbon/.test(fact)), JSON.stringify(facts));
+    const [hit] = await search.search("Who is Sam's sister?", { maxResults: 1, sessionKey: MAIN });
+    assert.match(hit?.snippet ?? "", /Ana/);
+    assert.equal((await search.readFile({ relPath: hit!.path })).status, "not_found");
+    // The agent's main session key is the owner's one-to-one session.
+    assert.equal((await search.readFile({ relPath: hit!.path }, MAIN)).status, "ok");
+  });
+
   test("memory_get reads one memory, not_found for another user's or a path that is not ours", async () => {
     const openclaw = plugin();
     const search = await manager(openclaw);
-    const [hit] = await search.search("espresso every morning", { maxResults: 1 });
-    const read = await search.readFile({ relPath: hit!.path });
+    const [hit] = await search.search("espresso every morning", { maxResults: 1, sessionKey: MAIN });
+    const read = await search.readFile({ relPath: hit!.path }, MAIN);
     assert.equal(read.status, "ok");
     assert.match(read.text, /^Sam has an espresso every morning before work\./);
     const { id: foreign } = await daemon.call("POST", "/memories", { user_id: "not-sam", fact: "Not Sam's diary entry." });
-    assert.deepEqual(await search.readFile({ relPath: `memory-cortex/${foreign}` }), { status: "not_found", text: "", path: `memory-cortex/${foreign}` });
+    assert.deepEqual(await search.readFile({ relPath: `memory-cortex/${foreign}` }, MAIN), { status: "not_found", text: "", path: `memory-cortex/${foreign}` });
     assert.deepEqual(await search.readFile({ relPath: "MEMORY.md" }), { status: "not_found", text: "", path: "MEMORY.md" });
   });
 
@@ -406,7 +478,7 @@ describe("the memory slot (registerMemoryCapability) against the daemon", () => 
   test("authorizeSearchHits keeps what the daemon says the requester may see; it fails closed", async () => {
     const openclaw = plugin();
     const search = await manager(openclaw);
-    const hits = await search.search("Ana", { maxResults: 3 });
+    const hits = await search.search("Ana", { maxResults: 3, sessionKey: MAIN });
     assert.ok(hits.length > 0);
     const { id: foreign } = await daemon.call("POST", "/memories", { user_id: "someone-else", fact: "Someone else's Ana." });
     const foreignHit = { ...hits[0]!, path: `memory-cortex/${foreign}` };
@@ -414,6 +486,9 @@ describe("the memory slot (registerMemoryCapability) against the daemon", () => 
     const authorize = openclaw.capability().runtime!.authorizeSearchHits!;
     const allowed = await authorize({ cfg: {}, agentId: "main", requesterSessionKey: "agent:main:main", sandboxed: false, hits: [...hits, foreignHit, workspaceHit] } as never);
     assert.deepEqual(allowed.map((hit) => hit.path), [...hits.map((hit) => hit.path), "MEMORY.md"]);
+    // No requester session: none of the daemon's hits, not the owner's private view.
+    const nobody = await authorize({ cfg: {}, agentId: "main", requesterSessionKey: undefined, sandboxed: false, hits: [...hits, workspaceHit] } as never);
+    assert.deepEqual(nobody.map((hit) => hit.path), ["MEMORY.md"]);
     // A daemon that cannot answer shows none of its hits.
     const down = new FakeOpenClaw({ middlewarePort: await freePort(), userId: "sam" });
     const denied = await down.capability().runtime!.authorizeSearchHits!({ cfg: {}, agentId: "main", requesterSessionKey: undefined, sandboxed: false, hits: [...hits, workspaceHit] } as never);
@@ -438,7 +513,7 @@ describe("the memory slot (registerMemoryCapability) against the daemon", () => 
     const openclaw = plugin({ recallTimeoutMs: 5_000 });
     const key = "agent:main:flush-turn";
     const history = [said("user", "Remember that my passport expires in 2031."), said("assistant", "Noted.")];
-    await openclaw.emit("before_prompt_build", promptEvent("Remember that my passport expires in 2031.", []), userTurn(key));
+    await openclaw.emit("agent_end", { success: true, messages: history }, userTurn(key));
     // The flush turn: its own detached session key, the source transcript as history.
     const flushCtx = userTurn("agent:main:internal-effects:run-1", { trigger: "memory" });
     const emitted = await openclaw.emit("before_prompt_build", promptEvent("Pre-compaction memory flush.", history), flushCtx);
@@ -449,5 +524,44 @@ describe("the memory slot (registerMemoryCapability) against the daemon", () => 
     const logsBefore = openclaw.logs.length;
     await openclaw.emit("before_compaction", { messageCount: 2 }, userTurn(key));
     assert.ok(openclaw.logs.slice(logsBefore).some((entry) => /before_compaction: this transcript was flushed already/.test(entry.message)));
+  });
+
+  test("a memory-flush turn whose copy only shares the last user message with a group is not flushed into that group", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000 });
+    const group = "agent:main:telegram:group:-100888";
+    await openclaw.emit("before_prompt_build", promptEvent("What time is it?", []), userTurn(group, { senderId: "42" }));
+    // A DM the plugin never saw (e.g. before a restart) ends with the same question.
+    const dm = [said("user", "Remember that my therapist is Dr. Vance."), said("assistant", "Noted."), said("user", "What time is it?")];
+    const sent = recordPosts(openclaw);
+    await openclaw.emit("before_prompt_build", promptEvent("Pre-compaction memory flush.", dm), userTurn("agent:main:internal-effects:run-2", { trigger: "memory" }));
+    assert.equal(sent.filter((post) => post.path === "/ingest").length, 0, JSON.stringify(sent));
+    // Another agent's session is never the source either, however alike.
+    const ops = "agent:ops:telegram:direct:5";
+    const opsHistory = [said("user", "Remember that the deploy window is Tuesday."), said("assistant", "Okay.")];
+    await openclaw.emit("agent_end", { success: true, messages: opsHistory }, userTurn(ops, { agentId: "ops" }));
+    await openclaw.emit("before_prompt_build", promptEvent("Pre-compaction memory flush.", opsHistory), userTurn("agent:main:internal-effects:run-3", { trigger: "memory" }));
+    assert.equal(sent.filter((post) => post.path === "/ingest").length, 1, "only ops' own agent_end");
+  });
+
+  test("a session found by its last messages gets the flush turn's copy only when the copy extends its own transcript", async () => {
+    const openclaw = plugin({ recallTimeoutMs: 5_000 });
+    const group = "agent:main:telegram:group:-100999";
+    const kept = [said("user", "Who brings snacks on Friday?"), said("assistant", "Tom does."), said("user", "Thanks!")];
+    await openclaw.emit("agent_end", { success: true, messages: kept }, userTurn(group, { senderId: "42" }));
+    const sent = recordPosts(openclaw);
+    // Same last three messages, but an unrelated private message before them: the copy is not
+    // this group's transcript, so only the group's own kept transcript is flushed.
+    const copy = [said("user", "Remember that my salary is 90k."), said("assistant", "Noted."), ...kept];
+    await openclaw.emit("before_prompt_build", promptEvent("Pre-compaction memory flush.", copy), userTurn("agent:main:internal-effects:run-4", { trigger: "memory" }));
+    const ingests = sent.filter((post) => post.path === "/ingest");
+    assert.equal(ingests.length, 1);
+    assert.equal(ingests[0]!.body.channel, "telegram:group:-100999");
+    assert.ok(!JSON.stringify(ingests[0]!.body.messages).includes("salary"), JSON.stringify(ingests[0]!.body.messages));
+    // A copy that extends the group's transcript is adopted.
+    const longer = [...kept, said("assistant", "You're welcome."), said("user", "Remember that the snack budget is 20 euros.")];
+    await openclaw.emit("before_prompt_build", promptEvent("Pre-compaction memory flush.", longer), userTurn("agent:main:internal-effects:run-5", { trigger: "memory" }));
+    const second = sent.filter((post) => post.path === "/ingest")[1];
+    assert.ok(second);
+    assert.match(JSON.stringify(second.body.messages), /snack budget/);
   });
 });

@@ -7,7 +7,7 @@ import path from "node:path";
 import { describe, test } from "node:test";
 
 import { resolveConfig } from "../src/config.ts";
-import { ScopeBook, groupConversation, parseSessionKey, scopeOf, scopeQuery, sessionKindOf } from "../src/identity.ts";
+import { ScopeBook, groupConversation, nonPrivateSession, parseSessionKey, scopeOf, scopeQuery, sessionKindOf } from "../src/identity.ts";
 import { INJECTED_OPEN } from "../src/messages.ts";
 import { buildFlushPlan, buildPromptSection, classifyWorkspacePaths, memoryIdOf, memoryPath, toSearchResult } from "../src/memory.ts";
 
@@ -28,11 +28,42 @@ describe("session keys", () => {
     assert.equal(groupConversation("agent:main:discord:channel:987"), "discord:channel:987");
     // A thread of a group is that group's conversation.
     assert.equal(groupConversation("agent:main:slack:channel:c1:thread:171.2"), "slack:channel:c1");
-    for (const key of ["agent:main:main", "agent:main:direct:42", "agent:main:telegram:direct:42", "agent:main:telegram:default:direct:42", "agent:main:cron:job1", undefined]) {
+    for (const key of ["agent:main:main", "agent:main:direct:42", "agent:main:telegram:direct:42", "agent:main:telegram:default:direct:42", undefined]) {
       assert.equal(sessionKindOf(key), "private", String(key));
     }
     // Two groups never share a channel.
     assert.notEqual(groupConversation("agent:main:telegram:group:1"), groupConversation("agent:main:telegram:group:2"));
+  });
+
+  test("cron, hook, subagent and global sessions are not private: group kind, their key as channel", () => {
+    for (const key of ["agent:main:cron:job1", "agent:main:cron:nightly:run:7", "agent:main:hook:automation", "agent:main:subagent:child", "agent:main:global", "global", "Agent:Ops:Subagent:X"]) {
+      assert.equal(sessionKindOf(key), "group", key);
+      assert.equal(nonPrivateSession(key), key.toLowerCase(), key);
+      assert.deepEqual(scopeOf(OWNER, { sessionKey: key, channel: "telegram" }), {
+        user_id: "sam",
+        agent_id: parseSessionKey(key)?.agentId,
+        session_kind: "group",
+        channel: key.toLowerCase(),
+      });
+    }
+    // The main session and direct peers stay private.
+    for (const key of ["agent:main:main", "agent:main:telegram:direct:42", "main", "agent:main:cronjob-notes"]) {
+      assert.equal(nonPrivateSession(key), undefined, key);
+    }
+  });
+
+  test("a group chat type in the context makes a session group even when its key looks private", () => {
+    // OpenClaw's groupScope "main": the group room speaks in the main session.
+    const grouped = scopeOf(OWNER, { sessionKey: "agent:main:main", channel: "telegram", chatType: "group" });
+    assert.equal(grouped.session_kind, "group");
+    assert.equal(grouped.channel, "agent:main:main");
+    for (const chat of [{ type: "supergroup", id: "-100" }, { chatType: "channel", id: "-100" }]) {
+      const scope = scopeOf(OWNER, { sessionKey: "agent:main:main", channel: "telegram", channelContext: { chat } });
+      assert.deepEqual([scope.session_kind, scope.channel], ["group", `telegram:${(chat as { type?: string }).type ?? "channel"}:-100`]);
+    }
+    // "direct" never widens: a group key stays a group, a private one private.
+    assert.equal(scopeOf(OWNER, { sessionKey: "agent:main:telegram:group:-5", chatType: "direct" }).session_kind, "group");
+    assert.equal(scopeOf(OWNER, { sessionKey: "agent:main:main", chatType: "direct" }).session_kind, "private");
   });
 });
 
@@ -89,9 +120,10 @@ describe("scope of a hook or tool call", () => {
     assert.deepEqual(book.forSession(key, "main"), { user_id: "sam", agent_id: "main", session_kind: "group", channel: "telegram:group:-5" });
     book.observe({ agentId: "main", sessionKey: key, senderId: "777", channel: "telegram" });
     assert.equal(book.forSession(key).user_id, "ana");
-    // Another session is unaffected; no key at all is the owner in private.
-    assert.equal(book.forSession("agent:main:main").user_id, "sam");
-    assert.deepEqual(book.forSession(undefined, "main"), { user_id: "sam", agent_id: "main", session_kind: "private", channel: undefined });
+    // Another session is unaffected; the main session is the owner in private.
+    assert.deepEqual(book.forSession("agent:main:main"), { user_id: "sam", agent_id: "main", session_kind: "private", channel: undefined });
+    // No key at all fails closed: the owner in a group session with no channel (what is shared everywhere).
+    assert.deepEqual(book.forSession(undefined, "main"), { user_id: "sam", agent_id: "main", session_kind: "group", channel: undefined });
   });
 });
 
