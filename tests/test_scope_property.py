@@ -5,7 +5,7 @@ A hypothesis state machine drives the real app (real SQLite file, real MiniLM, r
 memories are written through ``POST /memories`` and said through ``/ingest`` in private and group
 sessions, for several agents and channels, and read back by random requesters (user, agent,
 private or group session, channel) through every endpoint that returns memories: search, the
-debug view, ``/context``, ``/recall``, the list, a memory by id, and ``/memories/visible``. Every
+debug view, ``/context``, ``/recall``, the list, a memory by id, and ``/visible-memories``. Every
 text carries a mark of the scope it was stored in, so even the text answers can be attributed.
 
 The oracle below is written from the issue's rule, independently of ``middleware.records.Audience``:
@@ -262,7 +262,7 @@ class Scoping(RuleBasedStateMachine):
     @rule(who=requesters, data=st.data())
     def visible(self, who: Requester, data: st.DataObject) -> None:
         ids = data.draw(st.lists(st.sampled_from(sorted(self.stored) or [1]), max_size=8))
-        status, answer = self.call("POST", "/memories/visible", json={"ids": ids, **who.params()})
+        status, answer = self.call("POST", "/visible-memories", json={"ids": ids, **who.params()})
         assert status == 200, answer
         expected = [
             mid for mid in dict.fromkeys(ids) if mid in self.stored and may_see(who, self.stored[mid])

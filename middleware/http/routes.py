@@ -135,7 +135,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     Endpoint(
         "POST",
-        "/memories/visible",
+        # Not under /memories/{id}: a PATCH or DELETE of that path would reach the memory routes.
+        "/visible-memories",
         memories.visible_memories,
         "Which of these memories a requester (user, agent, private or group session, channel) may see:"
         " what a host asks before it shows hits it got elsewhere (OpenClaw's authorizeSearchHits).",

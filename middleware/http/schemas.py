@@ -549,7 +549,7 @@ class ScopeQuery(_AudienceFields):
 
 
 class VisibleRequest(_AudienceFields):
-    """``POST /memories/visible``: which of these memories a requester may see (a host asks before it
+    """``POST /visible-memories``: which of these memories a requester may see (a host asks before it
     shows hits it got elsewhere: OpenClaw's ``authorizeSearchHits``)."""
 
     model_config = ConfigDict(strict=True, extra="ignore")

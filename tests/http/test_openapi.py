@@ -56,7 +56,7 @@ async def test_scope_fields_are_in_the_document(client: TestClient) -> None:
     assert {"agent_id", "visibility"} <= set(schemas["MemoryIn"]["properties"])
     assert {"agent_id", "visibility", "channel"} <= set(schemas["SearchResultItem"]["properties"])
     assert {"agent_id", "visibility"} <= set(schemas["MemoryOut"]["properties"])
-    assert "/memories/visible" in document["paths"]
+    assert "/visible-memories" in document["paths"]
 
 
 # -- found by the schemathesis fuzzer (tests/http/test_fuzz_openapi.py) ---------------------------

@@ -113,7 +113,7 @@ async def test_private_words_stay_out_of_group_sessions_and_come_back_in_private
     assert (await client.get(f"/memories/{peanut_id}/history", params=scoped)).status == 404
     assert (await client.delete(f"/memories/{peanut_id}", params=scoped, headers=_json())).status == 404
     assert (await client.get(f"/memories/{peanut_id}", params={"user_id": "alex"})).status == 200
-    visible = await post(client, "/memories/visible", {"ids": [m["id"] for m in stored], **GROUP})
+    visible = await post(client, "/visible-memories", {"ids": [m["id"] for m in stored], **GROUP})
     assert visible["ids"] == [m["id"] for m in stored if "quarry" in m["fact"]]
     # The conversations list too: a group requester sees its group's conversation only.
     sessions = await client.get("/sessions", params={"user_id": "alex", **GROUP})

@@ -4,7 +4,7 @@
  *
  *   runtime          a search manager over POST /hybrid-search and GET /memories/{id}: OpenClaw's
  *                    memory search (gateway `memory.search`, status, doctor) and the `memory_search` /
- *                    `memory_get` tools below; `authorizeSearchHits` asks POST /memories/visible.
+ *                    `memory_get` tools below; `authorizeSearchHits` asks POST /visible-memories.
  *   promptBuilder    a few lines on the recalled block and the tools (never the recalled facts
  *                    themselves: they are in the user's message, from the before_prompt_build hook).
  *   flushPlanResolver  when OpenClaw runs its pre-compaction memory-flush turn; the hook of that
@@ -255,7 +255,7 @@ export async function authorizeHits(
   // No requester session: nobody to authorize for, so none of the daemon's hits (fail closed).
   if (ids.length > 0 && params.requesterSessionKey) {
     const result = await client.post<{ ids?: unknown }>(
-      "/memories/visible",
+      "/visible-memories",
       { ids, ...scopes.forSession(params.requesterSessionKey, params.agentId) },
       RUNTIME_TIMEOUT_MS,
     );
