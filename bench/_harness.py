@@ -235,7 +235,7 @@ def wait_for_health(
 
 
 class Daemon:
-    """``python -m middleware --db PATH --port N`` as a child process, stopped on exit.
+    """``python -m memory_cortex --db PATH --port N`` as a child process, stopped on exit.
 
     The child gets its own session so a Ctrl-C in the terminal reaches only this script, which then
     stops the daemon itself with SIGTERM (and SIGKILL if it ignores that for ``stop_timeout_s``).
@@ -276,7 +276,7 @@ class Daemon:
         command = [
             sys.executable,
             "-m",
-            "middleware",
+            "memory_cortex",
             "--db",
             str(self.db_path),
             "--port",

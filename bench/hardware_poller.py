@@ -28,10 +28,10 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._harness import REPO_ROOT, format_table, percentile, write_json
-from middleware.config import HardwareConfig
-from middleware.models.hardware import read_host
-from middleware.models.lhm import parse_lhm
-from middleware.services.hardware import HardwareMonitor
+from memory_cortex.config import HardwareConfig
+from memory_cortex.models.hardware import read_host
+from memory_cortex.models.lhm import parse_lhm
+from memory_cortex.services.hardware import HardwareMonitor
 
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "lhm" / "data-nvidia-0.9.7.json"
 WARM_UP = 10

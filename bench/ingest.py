@@ -33,9 +33,9 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._harness import REPO_ROOT, Daemon, format_table, percentile, write_json
-from middleware.config import LLMConfig
-from middleware.models.llm import create_llm
-from middleware.services.extraction import Delta, ExtractionService, Message
+from memory_cortex.config import LLMConfig
+from memory_cortex.models.llm import create_llm
+from memory_cortex.services.extraction import Delta, ExtractionService, Message
 
 LOCOMO = REPO_ROOT.parent / "shared" / "bench" / "locomo"
 JSON_HEADERS = {"Content-Type": "application/json"}

@@ -61,10 +61,10 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(REPO_ROOT))
 
-from middleware.records import NewMemory
-from middleware.store.db import apply_migrations
-from middleware.store.memories import insert
-from middleware.vectormath import normalize, to_blob
+from memory_cortex.records import NewMemory
+from memory_cortex.store.db import apply_migrations
+from memory_cortex.store.memories import insert
+from memory_cortex.vectormath import normalize, to_blob
 
 CATEGORIES = ("fact", "fact", "fact", "preference", "identity", "decision", "todo", "context")
 RUN_TIMEOUT = httpx.Timeout(3600.0, connect=2.0)

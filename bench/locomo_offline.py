@@ -53,12 +53,12 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(REPO_ROOT))
 
-from middleware.config import Config, load_config
-from middleware.models.embedders import create_embedder
-from middleware.runtime import load_vector_index
-from middleware.services.search import SearchService
-from middleware.store.db import Database
-from middleware.store.vectors import VectorIndex, use_one_blas_thread
+from memory_cortex.config import Config, load_config
+from memory_cortex.models.embedders import create_embedder
+from memory_cortex.runtime import load_vector_index
+from memory_cortex.services.search import SearchService
+from memory_cortex.store.db import Database
+from memory_cortex.store.vectors import VectorIndex, use_one_blas_thread
 
 SEARCH_LIMIT = 10
 
@@ -170,7 +170,7 @@ def run_variant(
     vectors: dict[str, np.ndarray],
     questions: list[Question],
 ) -> tuple[list[Answer], list[float]]:
-    """Every question through ``SearchService.search`` built as ``middleware/app.py`` builds it."""
+    """Every question through ``SearchService.search`` built as ``memory_cortex/app.py`` builds it."""
     service = SearchService(
         db,
         index,

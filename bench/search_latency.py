@@ -62,20 +62,20 @@ from tqdm import tqdm
 # The daemon's package lives at the repository root; this script runs from bench/.
 sys.path.insert(0, str(REPO_ROOT))
 
-from middleware.config import Config, load_config
-from middleware.models.embedders import (
+from memory_cortex.config import Config, load_config
+from memory_cortex.models.embedders import (
     EmbedderHealth,
     bundled_minilm_path,
     create_embedder,
 )
-from middleware.records import NewMemory
-from middleware.runtime import load_vector_index
-from middleware.services.perspective import speaker_perspective
-from middleware.services.search import SearchService
-from middleware.store.db import Database, apply_migrations
-from middleware.store.memories import insert
-from middleware.store.vectors import VectorIndex, use_one_blas_thread
-from middleware.vectormath import normalize, to_blob
+from memory_cortex.records import NewMemory
+from memory_cortex.runtime import load_vector_index
+from memory_cortex.services.perspective import speaker_perspective
+from memory_cortex.services.search import SearchService
+from memory_cortex.store.db import Database, apply_migrations
+from memory_cortex.store.memories import insert
+from memory_cortex.store.vectors import VectorIndex, use_one_blas_thread
+from memory_cortex.vectormath import normalize, to_blob
 
 MODEL = "all-MiniLM-L6-v2"
 DIM = 384
@@ -430,7 +430,7 @@ def measure_alone(
     warmup: int,
     quiet_wait_s: float,
 ) -> AloneResult:
-    """Time ``SearchService.search`` built as ``middleware/app.py`` builds it, minus HTTP and model."""
+    """Time ``SearchService.search`` built as ``memory_cortex/app.py`` builds it, minus HTTP and model."""
     db = Database(
         db_path,
         busy_timeout_ms=config.database.busy_timeout_ms,

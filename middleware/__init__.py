@@ -1,3 +1,6 @@
-"""Memory Cortex: a small, fast, self-hosted long-term memory daemon for LLM agents."""
+"""The old import name of Memory Cortex, kept so that ``python -m middleware`` still starts it.
 
-__version__ = "0.1.0"
+The package is :mod:`memory_cortex` since 0.2.0; the command is ``memory-cortex``. Installed
+systemd units and scripts that still say ``python -m middleware`` keep working through
+``middleware/__main__.py`` and print a one-line notice. This shim goes away in 0.4.0.
+"""

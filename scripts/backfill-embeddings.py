@@ -27,13 +27,13 @@ sys.path.insert(0, str(ROOT))
 
 from tqdm import tqdm  # noqa: E402
 
-from middleware.config import load_config  # noqa: E402
-from middleware.models.embedders import create_embedder  # noqa: E402
-from middleware.services.memory_text import embedding_text, stored_embedding_text  # noqa: E402
-from middleware.store import embeddings as embedding_sql  # noqa: E402
-from middleware.store import memories as memory_sql  # noqa: E402
-from middleware.store.db import apply_migrations, connect  # noqa: E402
-from middleware.vectormath import to_blob  # noqa: E402
+from memory_cortex.config import load_config  # noqa: E402
+from memory_cortex.models.embedders import create_embedder  # noqa: E402
+from memory_cortex.services.memory_text import embedding_text, stored_embedding_text  # noqa: E402
+from memory_cortex.store import embeddings as embedding_sql  # noqa: E402
+from memory_cortex.store import memories as memory_sql  # noqa: E402
+from memory_cortex.store.db import apply_migrations, connect  # noqa: E402
+from memory_cortex.vectormath import to_blob  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

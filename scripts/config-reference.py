@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pydantic import BaseModel
 
-from middleware.config import Config
+from memory_cortex.config import Config
 
 
 def render() -> str:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Serve the memory over MCP on stdin/stdout, for clients that start the server themselves
-# (Claude Desktop, Claude Code, Cursor): `python -m middleware mcp` from the repository's venv.
+# (Claude Desktop, Claude Code, Cursor): `python -m memory_cortex mcp` from the repository's venv.
 #
 #   scripts/mcp.sh [--user USER] [--config PATH] [--db PATH]
 #
@@ -28,7 +28,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 venv="${MEMORY_CORTEX_VENV:-.venv}"
 for candidate in "$venv/bin/python" "$venv/bin/python3"; do
     if [[ -x "$candidate" ]]; then
-        exec "$candidate" -m middleware mcp "$@"
+        exec "$candidate" -m memory_cortex mcp "$@"
     fi
 done
 echo "mcp.sh: no Python in $venv/bin; run scripts/install.sh first" >&2

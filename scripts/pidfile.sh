@@ -18,7 +18,7 @@ is_alive() {
 is_daemon_running() {
     is_alive "$1" || return 1
     if [[ -r "/proc/$1/cmdline" ]]; then
-        tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q -- '-m middleware' || return 1
+        tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qE -- '-m (memory_cortex|middleware)( |$)' || return 1
     fi
     return 0
 }

@@ -4,7 +4,7 @@
 #   scripts/start.sh [--no-install] [DAEMON ARGS...]
 #
 #   --no-install   skip scripts/install.sh (the venv must already have the dependencies)
-#   DAEMON ARGS    passed to `python -m middleware`, e.g. --port 8400 --db /srv/memory.db --config my.yaml
+#   DAEMON ARGS    passed to `python -m memory_cortex`, e.g. --port 8400 --db /srv/memory.db --config my.yaml
 #
 # Environment:
 #   MEMORY_CORTEX_VENV            venv to run from (default: .venv in the repository)
@@ -87,8 +87,8 @@ resolve_address() {
     "$python" - ${daemon_args[@]+"${daemon_args[@]}"} 2>/dev/null <<'PY'
 import sys
 
-from middleware.__main__ import build_parser, overrides_from
-from middleware.config import load_config
+from memory_cortex.__main__ import build_parser, overrides_from
+from memory_cortex.config import load_config
 
 args = build_parser().parse_args(sys.argv[1:])
 config = load_config(args.config, overrides_from(args))
@@ -155,11 +155,11 @@ fi
 # under systemd (UMask=0077); the daemon also makes its database 0600 itself.
 umask 077
 mkdir -p "$(dirname "$pid_file")" "$(dirname "$log_file")"
-echo "Starting Memory Cortex: $python -m middleware ${daemon_args[*]+"${daemon_args[*]}"}"
+echo "Starting Memory Cortex: $python -m memory_cortex ${daemon_args[*]+"${daemon_args[*]}"}"
 echo "Log: $log_file"
 {
     echo
-    echo "=== $(date '+%Y-%m-%d %H:%M:%S %z') scripts/start.sh: python -m middleware ${daemon_args[*]+"${daemon_args[*]}"}"
+    echo "=== $(date '+%Y-%m-%d %H:%M:%S %z') scripts/start.sh: python -m memory_cortex ${daemon_args[*]+"${daemon_args[*]}"}"
 } >>"$log_file"
 
 # setsid (where there is one) puts the daemon in a session of its own, so a Ctrl-C in this terminal
@@ -169,7 +169,7 @@ launcher=(nohup)
 if command -v setsid >/dev/null 2>&1; then
     launcher=(setsid nohup)
 fi
-"${launcher[@]}" "$python" -m middleware ${daemon_args[@]+"${daemon_args[@]}"} >>"$log_file" 2>&1 </dev/null &
+"${launcher[@]}" "$python" -m memory_cortex ${daemon_args[@]+"${daemon_args[@]}"} >>"$log_file" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$pid_file"
 

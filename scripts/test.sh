@@ -29,7 +29,7 @@ fi
 
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 echo "== ruff"
-"$python" -m ruff check middleware tests scripts bench
+"$python" -m ruff check memory_cortex middleware tests scripts bench
 echo "== import layers"
 "$venv/bin/lint-imports" --no-cache
 echo "== pytest"

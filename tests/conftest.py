@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.config import Config, EmbeddingsConfig
-from middleware.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.app import create_app
+from memory_cortex.config import Config, EmbeddingsConfig
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
 from tests.helpers import LhmServer, lhm_fixture
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -41,8 +41,8 @@ def minilm() -> Iterator[SentenceTransformerEmbedder]:
 @pytest.fixture(scope="session")
 def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The real packaged Gemma 3 270M through llama-cpp-python, assembled and loaded once per run."""
-    from middleware.config import LLMConfig
-    from middleware.models.llama_cpp_backend import LlamaCppLLM
+    from memory_cortex.config import LLMConfig
+    from memory_cortex.models.llama_cpp_backend import LlamaCppLLM
 
     llm = LlamaCppLLM(LLMConfig(models_dir=tmp_path_factory.mktemp("models"), n_ctx=2048))
     asyncio.run(llm.start())

@@ -8,10 +8,10 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from middleware.errors import EmbedderUnavailable
-from middleware.models.embedders import EmbedderHealth
-from middleware.models.hardware import GpuReading, HardwareUnavailable
-from middleware.models.llm import ChatMessage, LLMHealth, LLMUnavailable
+from memory_cortex.errors import EmbedderUnavailable
+from memory_cortex.models.embedders import EmbedderHealth
+from memory_cortex.models.hardware import GpuReading, HardwareUnavailable
+from memory_cortex.models.llm import ChatMessage, LLMHealth, LLMUnavailable
 
 
 class ScriptedLLM:

@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from middleware.records import MemoryRecord
+from memory_cortex.records import MemoryRecord
 
 
 def memory_record(**fields: Any) -> MemoryRecord:

@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from middleware.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,7 +54,7 @@ def start_daemon(
     env.update(extra_env or {})
     with log.open("ab") as log_file:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
-            [sys.executable, "-m", "middleware", "serve", "--db", str(db), "--port", str(port)],
+            [sys.executable, "-m", "memory_cortex", "serve", "--db", str(db), "--port", str(port)],
             cwd=ROOT,
             env=env,
             stdout=log_file,
@@ -108,7 +108,7 @@ def send(port: int, method: str, path: str, body: Any = None, timeout: float = 2
     return Reply(Outcome.MAYBE, response.status, parsed)
 
 class Daemon:
-    """``python -m middleware serve`` on a fresh loopback port per start; its log appends to ``log``."""
+    """``python -m memory_cortex serve`` on a fresh loopback port per start; its log appends to ``log``."""
 
     def __init__(self, db: Path, log: Path) -> None:
         self.db, self.log = db, log
@@ -121,7 +121,7 @@ class Daemon:
         self.port = free_port()
         with self.log.open("ab") as log_file:  # the child keeps its own copy of the descriptor
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "middleware", "serve", "--db", str(self.db), "--port", str(self.port)],
+                [sys.executable, "-m", "memory_cortex", "serve", "--db", str(self.db), "--port", str(self.port)],
                 cwd=ROOT,
                 env=env,
                 stdout=log_file,
@@ -191,7 +191,7 @@ def embedding_server(embedder: SentenceTransformerEmbedder) -> Iterator[str]:
 def cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
     return subprocess.run(
-        [sys.executable, "-m", "middleware", *args],
+        [sys.executable, "-m", "memory_cortex", *args],
         cwd=ROOT,
         env=env,
         input=stdin,

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from middleware.app import create_app
-from middleware.keys import INDEX_SYNC, VECTOR_INDEX
+from memory_cortex.app import create_app
+from memory_cortex.keys import INDEX_SYNC, VECTOR_INDEX
 from tests.fakes import DeadEmbedder
 from tests.helpers import search, store
 

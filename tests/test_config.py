@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from middleware.__main__ import build_parser, overrides_from
-from middleware.config import load_config
+from memory_cortex.__main__ import build_parser, overrides_from
+from memory_cortex.config import load_config
 
 
 def write_yaml(tmp_path: Path, text: str) -> Path:
@@ -72,7 +72,7 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_shipped_config_matches_the_defaults() -> None:
     """config/config.yaml documents the defaults: it must not silently differ from the code."""
-    from middleware.config import DEFAULT_CONFIG_PATH, Config
+    from memory_cortex.config import DEFAULT_CONFIG_PATH, Config
 
     assert load_config(DEFAULT_CONFIG_PATH).model_dump() == Config().model_dump()
 
@@ -80,7 +80,7 @@ def test_shipped_config_matches_the_defaults() -> None:
 def test_cli_reports_config_errors_without_echoing_values(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from middleware.__main__ import main
+    from memory_cortex.__main__ import main
 
     monkeypatch.setenv("MEMORY_CORTEX_EMBEDDINGS__API_KEY", "do-not-print-me")
     assert main(["--config", str(write_yaml(tmp_path, "{}")), "--host", "0.0.0.0"]) == 2

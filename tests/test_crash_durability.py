@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from middleware.models.embedders import SentenceTransformerEmbedder
-from middleware.services.ingest import session_key
-from middleware.store.db import apply_migrations
-from middleware.vectormath import from_blob, normalize
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.services.ingest import session_key
+from memory_cortex.store.db import apply_migrations
+from memory_cortex.vectormath import from_blob, normalize
 from tests.processes import Daemon, Outcome, Reply, embedding_server, send
 
 MODEL = "all-MiniLM-L6-v2"

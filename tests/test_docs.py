@@ -6,7 +6,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from middleware.http.routes import ENDPOINTS
+from memory_cortex.http.routes import ENDPOINTS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

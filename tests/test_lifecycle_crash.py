@@ -1,7 +1,7 @@
 """A lifecycle run killed with SIGKILL mid-way leaves a consistent store, and the next run completes
 it: the end state equals that of one uninterrupted run on a copy of the same database.
 
-The real daemon runs as a subprocess (``python -m middleware serve``) on a database built here with
+The real daemon runs as a subprocess (``python -m memory_cortex serve``) on a database built here with
 real MiniLM vectors: working memories to promote and to expire, near-duplicates to merge, stale core
 memories to decay and old archive entries to summarise. Its LLM is a loopback OpenAI-compatible
 server that this test controls, so a run can be held inside the compress stage (after promote,
@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from middleware.models.embedders import SentenceTransformerEmbedder
-from middleware.records import NewMemory
-from middleware.services.memories import MemoryService
-from middleware.store.db import Database
-from middleware.store.vectors import VectorIndex
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.records import NewMemory
+from memory_cortex.services.memories import MemoryService
+from memory_cortex.store.db import Database
+from memory_cortex.store.vectors import VectorIndex
 from tests.processes import Daemon, Outcome, embedding_server, send
 
 SEED = 20261123

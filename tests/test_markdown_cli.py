@@ -1,4 +1,4 @@
-"""``python -m middleware export-md`` / ``import-md`` end to end, as a user runs them (subprocesses,
+"""``python -m memory_cortex export-md`` / ``import-md`` end to end, as a user runs them (subprocesses,
 real SQLite files, the real MiniLM model loaded by the CLI itself)."""
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.keys import CONFIG, MARKDOWN_WORKSPACES
-from middleware.services import mirror_files
-from middleware.services.markdown import user_folder
-from middleware.services.mirror import ImportSummary
-from middleware.services.mirror_files import find_workspaces, read_workspace
+from memory_cortex.app import create_app
+from memory_cortex.keys import CONFIG, MARKDOWN_WORKSPACES
+from memory_cortex.services import mirror_files
+from memory_cortex.services.markdown import user_folder
+from memory_cortex.services.mirror import ImportSummary
+from memory_cortex.services.mirror_files import find_workspaces, read_workspace
 from tests.conftest import make_config
 from tests.helpers import store
 

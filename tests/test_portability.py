@@ -1,6 +1,6 @@
 """Backups and portability: ``backup``, ``export`` and ``import`` on real SQLite files.
 
-The service functions are tested directly; the CLI verbs end to end through ``python -m middleware``;
+The service functions are tested directly; the CLI verbs end to end through ``python -m memory_cortex``;
 the backup also against a real running daemon.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from middleware.records import NewMemory
-from middleware.services.portability import (
+from memory_cortex.records import NewMemory
+from memory_cortex.services.portability import (
     EXPORT_FORMAT,
     ExportedMemory,
     ImportRejected,
@@ -30,10 +30,10 @@ from middleware.services.portability import (
     import_memories,
     reembed_memories,
 )
-from middleware.store import memories as memory_sql
-from middleware.store.db import apply_migrations, connect
-from middleware.store.portability import EXPORT_COLUMNS
-from middleware.vectormath import from_blob, to_blob
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store.db import apply_migrations, connect
+from memory_cortex.store.portability import EXPORT_COLUMNS
+from memory_cortex.vectormath import from_blob, to_blob
 from tests.processes import call, cli, free_port, start_daemon
 
 MODEL = "all-MiniLM-L6-v2"

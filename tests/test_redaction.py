@@ -1,11 +1,11 @@
-"""The secrets filter (middleware/redaction.py): what it masks, what it leaves alone."""
+"""The secrets filter (memory_cortex/redaction.py): what it masks, what it leaves alone."""
 
 from __future__ import annotations
 
 import pytest
 
-from middleware import redaction
-from middleware.redaction import SECRET_MARK, CleanTextMemo, has_secret, is_only_secrets, redact
+from memory_cortex import redaction
+from memory_cortex.redaction import SECRET_MARK, CleanTextMemo, has_secret, is_only_secrets, redact
 
 M = SECRET_MARK
 

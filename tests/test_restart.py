@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from middleware.keys import VECTOR_INDEX
-from middleware.vectormath import from_blob
+from memory_cortex.keys import VECTOR_INDEX
+from memory_cortex.vectormath import from_blob
 from tests.helpers import search, store
 from tests.processes import call, free_port, start_daemon
 
@@ -58,7 +58,7 @@ def test_cli_daemon_stops_cleanly_on_sigterm_and_restarts_with_its_data(tmp_path
     assert any(line["message"] == "database closed" for line in lines)
     # No memory text in the log at INFO, nor the filters' query strings; the access log keeps the path.
     assert "4812" not in log.read_text() and "lockerroom" not in log.read_text()
-    access = [line for line in lines if line.get("logger") == "middleware.access"]
+    access = [line for line in lines if line.get("logger") == "memory_cortex.access"]
     assert {"method": "GET", "path": "/memories", "status": 200} in [
         {key: line[key] for key in ("method", "path", "status")} for line in access
     ]

@@ -8,7 +8,7 @@ private or group session, channel) through every endpoint that returns memories:
 debug view, ``/context``, ``/recall``, the list, a memory by id, and ``/visible-memories``. Every
 text carries a mark of the scope it was stored in, so even the text answers can be attributed.
 
-The oracle below is written from the issue's rule, independently of ``middleware.records.Audience``:
+The oracle below is written from the issue's rule, independently of ``memory_cortex.records.Audience``:
 a requester sees the memories of its user that belong to every agent or to its own agent; in a
 group session only the shared ones of its channel and the shared ones without a channel.
 """
@@ -28,8 +28,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from middleware.app import create_app
-from middleware.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.app import create_app
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
 from tests.conftest import make_config
 from tests.helpers import wait_idle
 

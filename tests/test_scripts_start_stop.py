@@ -207,7 +207,7 @@ def test_stop_force_kills_a_daemon_that_ignores_sigterm(
         "print('ready', flush=True); time.sleep(60)"
     )
     stubborn = subprocess.Popen(
-        [sys.executable, "-c", ignores_sigterm, "-m", "middleware"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", ignores_sigterm, "-m", "memory_cortex"], stdout=subprocess.PIPE, text=True
     )
     try:
         assert stubborn.stdout is not None

@@ -22,7 +22,7 @@ def serve(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Com
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "middleware", "serve", *args],
+        [sys.executable, "-m", "memory_cortex", "serve", *args],
         cwd=ROOT,
         env={**clean, **(env or {})},
         capture_output=True,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from middleware.__main__ import build_parser
-from middleware.config import load_config
+from memory_cortex.__main__ import build_parser
+from memory_cortex.config import load_config
 
 UNIT_PATH = Path(__file__).resolve().parents[1] / "systemd" / "memory-cortex.service"
 UNIT_NAME = UNIT_PATH.name
@@ -56,7 +56,7 @@ def test_unit_runs_the_daemon_from_the_venv_with_the_etc_config(unit: configpars
     assert shlex.split(service["ExecStart"]) == [
         f"{INSTALL_DIR}/.venv/bin/python",
         "-m",
-        "middleware",
+        "memory_cortex",
         "--config",
         "/etc/memory-cortex/config.yaml",
     ]

@@ -37,8 +37,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from middleware.app import create_app
-from middleware.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.app import create_app
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
 from tests.conftest import make_config
 from tests.helpers import wait_idle
 

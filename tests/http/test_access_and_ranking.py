@@ -9,10 +9,10 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.config import RankingConfig
-from middleware.keys import ACCESS_TRACKER, CONFIG
-from middleware.services.search import ranking_multiplier
+from memory_cortex.app import create_app
+from memory_cortex.config import RankingConfig
+from memory_cortex.keys import ACCESS_TRACKER, CONFIG
+from memory_cortex.services.search import ranking_multiplier
 from tests.conftest import make_config
 from tests.helpers import memory_record
 

@@ -8,8 +8,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 from pydantic import ValidationError
 
-from middleware.app import create_app
-from middleware.config import load_config
+from memory_cortex.app import create_app
+from memory_cortex.config import load_config
 from tests.conftest import make_config
 
 ALLOWED = "http://localhost:3000"

@@ -18,10 +18,10 @@ import requests
 import schemathesis
 from schemathesis.core import NOT_SET
 
-from middleware.app import create_app
-from middleware.config import IngestConfig, SearchConfig
-from middleware.http.openapi import build_openapi
-from middleware.http.routes import ENDPOINTS
+from memory_cortex.app import create_app
+from memory_cortex.config import IngestConfig, SearchConfig
+from memory_cortex.http.openapi import build_openapi
+from memory_cortex.http.routes import ENDPOINTS
 from tests.conftest import make_config
 from tests.helpers import serve_in_thread
 

@@ -11,9 +11,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 from pydantic import ValidationError
 
-from middleware.app import create_app
-from middleware.config import ServerConfig
-from middleware.http.guard import RequestGuard, is_loopback_name
+from memory_cortex.app import create_app
+from memory_cortex.config import ServerConfig
+from memory_cortex.http.guard import RequestGuard, is_loopback_name
 from tests.conftest import make_config
 
 JSON = {"Content-Type": "application/json"}

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.services.recalled import RECALLED_LABEL
+from memory_cortex.app import create_app
+from memory_cortex.services.recalled import RECALLED_LABEL
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import search, store, wait_idle
@@ -252,8 +252,8 @@ async def test_recall_answers_at_once_from_the_memories_when_synthesis_is_off(
 
 
 def test_auto_synthesis_leaves_out_only_the_packaged_gemma() -> None:
-    from middleware.config import LLMConfig, RecallConfig
-    from middleware.services.recall import synthesis_wanted
+    from memory_cortex.config import LLMConfig, RecallConfig
+    from memory_cortex.services.recall import synthesis_wanted
 
     auto = RecallConfig()
     assert synthesis_wanted(auto, LLMConfig(backend="llama_cpp")) is False  # the packaged base model

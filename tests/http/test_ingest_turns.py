@@ -8,8 +8,8 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.redaction import SECRET_MARK
+from memory_cortex.app import create_app
+from memory_cortex.redaction import SECRET_MARK
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import wait_idle

@@ -7,11 +7,11 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.config import Config
-from middleware.keys import LIFECYCLE_SERVICE
-from middleware.models.embedders import SentenceTransformerEmbedder
-from middleware.services.lifecycle import iso
+from memory_cortex.app import create_app
+from memory_cortex.config import Config
+from memory_cortex.keys import LIFECYCLE_SERVICE
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.services.lifecycle import iso
 from tests.fakes import MovableClock, ScriptedLLM
 from tests.helpers import search, store
 

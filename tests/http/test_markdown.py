@@ -9,9 +9,9 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.keys import MARKDOWN_SYNC
-from middleware.services.mirror_files import read_workspace
+from memory_cortex.app import create_app
+from memory_cortex.keys import MARKDOWN_SYNC
+from memory_cortex.services.mirror_files import read_workspace
 from tests.conftest import make_config
 from tests.helpers import store
 

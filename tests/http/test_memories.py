@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from aiohttp.test_utils import TestClient
 
-from middleware.keys import CONFIG, VECTOR_INDEX
-from middleware.vectormath import from_blob, normalize
+from memory_cortex.keys import CONFIG, VECTOR_INDEX
+from memory_cortex.vectormath import from_blob, normalize
 from tests.helpers import search, store
 
 JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)

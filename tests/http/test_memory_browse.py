@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.keys import CONFIG
+from memory_cortex.keys import CONFIG
 from tests.helpers import store
 
 

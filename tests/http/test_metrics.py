@@ -10,8 +10,8 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from middleware import __version__
-from middleware.app import create_app
+from memory_cortex import __version__
+from memory_cortex.app import create_app
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import LhmServer, search, store

@@ -9,8 +9,8 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 from openapi_spec_validator import validate
 
-from middleware.app import create_app
-from middleware.http.schemas import NOT_BLANK
+from memory_cortex.app import create_app
+from memory_cortex.http.schemas import NOT_BLANK
 from tests.conftest import make_config
 
 

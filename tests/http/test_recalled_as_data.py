@@ -1,7 +1,7 @@
 """Recalled memories are data: a stored fact written to look like markup or instructions cannot
 close the block it is recalled into, start a section, or pass for the host's own text — in
 ``/context``, ``/recall``'s prompt and degraded list, MCP ``memory://profile`` and the Markdown
-mirror (middleware/services/recalled.py)."""
+mirror (memory_cortex/services/recalled.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from middleware.app import create_app
-from middleware.keys import MARKDOWN_SYNC
-from middleware.services.recalled import RECALLED_LABEL, note_line
+from memory_cortex.app import create_app
+from memory_cortex.keys import MARKDOWN_SYNC
+from memory_cortex.services.recalled import RECALLED_LABEL, note_line
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import store

@@ -9,8 +9,8 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.keys import SEARCH_SERVICE
+from memory_cortex.app import create_app
+from memory_cortex.keys import SEARCH_SERVICE
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import search, store

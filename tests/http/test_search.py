@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.config import Config
-from middleware.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.app import create_app
+from memory_cortex.config import Config
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
 from tests.fakes import DeadEmbedder
 from tests.helpers import search, store
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.keys import ACCESS_TRACKER, CONFIG
+from memory_cortex.app import create_app
+from memory_cortex.keys import ACCESS_TRACKER, CONFIG
 from tests.conftest import make_config
 from tests.helpers import search, store
 

@@ -1,5 +1,5 @@
 """No secret is ever stored, whatever path a text takes: LLM extraction, the rules extractor,
-``POST /memories``, ``PATCH``, MCP ``remember`` and ``POST /import`` (middleware/redaction.py)."""
+``POST /memories``, ``PATCH``, MCP ``remember`` and ``POST /import`` (memory_cortex/redaction.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.redaction import SECRET_MARK
+from memory_cortex.app import create_app
+from memory_cortex.redaction import SECRET_MARK
 from tests.conftest import make_config
 from tests.helpers import ChatServer
 from tests.mcp.helpers import error_text, mcp_client, mcp_url, structured

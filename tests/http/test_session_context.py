@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.keys import CONFIG
-from middleware.vectormath import from_blob, normalize
+from memory_cortex.app import create_app
+from memory_cortex.keys import CONFIG
+from memory_cortex.vectormath import from_blob, normalize
 from tests.conftest import make_config
 
 TURNS = [

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
+from memory_cortex.app import create_app
 from tests.conftest import make_config
 from tests.helpers import search, store
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.config import LLMConfig
-from middleware.models.llm import ChatMessage, LLMHealth
-from middleware.records import ConversationSession
-from middleware.services.lifecycle import session_summaries
+from memory_cortex.app import create_app
+from memory_cortex.config import LLMConfig
+from memory_cortex.models.llm import ChatMessage, LLMHealth
+from memory_cortex.records import ConversationSession
+from memory_cortex.services.lifecycle import session_summaries
 from tests.conftest import make_config
 from tests.fakes import MovableClock
 from tests.helpers import wait_idle

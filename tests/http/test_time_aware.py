@@ -10,9 +10,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 from pydantic import ValidationError
 
-from middleware.app import create_app
-from middleware.config import SearchConfig
-from middleware.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.app import create_app
+from memory_cortex.config import SearchConfig
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import search, store, wait_idle

@@ -8,9 +8,9 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
-from middleware.models.embedders import SentenceTransformerEmbedder
-from middleware.ui import STATIC_DIR
+from memory_cortex.app import create_app
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.ui import STATIC_DIR
 from tests.conftest import make_config
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from middleware.app import create_app
+from memory_cortex.app import create_app
 from tests.conftest import make_config
 
 JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)

@@ -10,8 +10,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 from mcp.shared.exceptions import MCPError
 
-from middleware.app import create_app
-from middleware.keys import ACCESS_TRACKER, MCP_HTTP
+from memory_cortex.app import create_app
+from memory_cortex.keys import ACCESS_TRACKER, MCP_HTTP
 from tests.conftest import make_config
 from tests.helpers import store
 from tests.mcp.helpers import TOOLS, error_text, mcp_client, mcp_url, structured

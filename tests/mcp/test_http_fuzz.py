@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
-from middleware.app import create_app
-from middleware.models.facts import CATEGORIES
+from memory_cortex.app import create_app
+from memory_cortex.models.facts import CATEGORIES
 from tests.conftest import make_config
 from tests.helpers import serve_in_thread
 from tests.mcp.helpers import TOOLS

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from middleware.app import create_app
+from memory_cortex.app import create_app
 from tests.conftest import make_config
 from tests.mcp.helpers import ROOT, TOOLS, mcp_client, readme_code_block, structured
 

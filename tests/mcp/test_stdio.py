@@ -1,4 +1,4 @@
-"""``python -m middleware mcp``: the verb's flags, and a stdout that carries the protocol only.
+"""``python -m memory_cortex mcp``: the verb's flags, and a stdout that carries the protocol only.
 
 (The README's client entries drive the whole tool set over stdio: test_readme_snippets.py.)
 """
@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from middleware.config import Config
-from middleware.mcp.server import acting_user
+from memory_cortex.config import Config
+from memory_cortex.mcp.server import acting_user
 from tests.mcp.helpers import ROOT, TOOLS
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
     return subprocess.run(
-        [sys.executable, "-m", "middleware", *args],
+        [sys.executable, "-m", "memory_cortex", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -74,7 +74,7 @@ async def test_stdout_carries_only_protocol_lines_and_logs_go_to_stderr(tmp_path
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "middleware",
+        "memory_cortex",
         "mcp",
         "--db",
         str(tmp_path / "memories.db"),

@@ -11,9 +11,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from middleware.config import EmbeddingsConfig
-from middleware.errors import EmbedderUnavailable
-from middleware.models.embedders import HttpEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder
+from memory_cortex.config import EmbeddingsConfig
+from memory_cortex.errors import EmbedderUnavailable
+from memory_cortex.models.embedders import HttpEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder
 
 
 def fake_vector(text: str, dim: int = 8) -> list[float]:

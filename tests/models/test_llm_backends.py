@@ -13,11 +13,11 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from middleware.config import LLMConfig
-from middleware.models.facts import FACT_LIST, fact_list_schema
-from middleware.models.llama_cpp_backend import LlamaCppLLM, packaged_gemma_path, prepare_messages
-from middleware.models.llm import ChatMessage, LLMUnavailable, create_llm, with_no_think
-from middleware.models.openai_backend import OpenAILLM
+from memory_cortex.config import LLMConfig
+from memory_cortex.models.facts import FACT_LIST, fact_list_schema
+from memory_cortex.models.llama_cpp_backend import LlamaCppLLM, packaged_gemma_path, prepare_messages
+from memory_cortex.models.llm import ChatMessage, LLMUnavailable, create_llm, with_no_think
+from memory_cortex.models.openai_backend import OpenAILLM
 
 FACTS_JSON = (
     '[{"topic": "coffee habit", "fact": "Drinks black coffee.", "importance": 5, "category": "preference"}]'

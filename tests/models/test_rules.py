@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from middleware.models.facts import FACT_LIST, ExtractedFact
-from middleware.models.rules import MAX_FACTS_PER_MESSAGE, extract_facts
+from memory_cortex.models.facts import FACT_LIST, ExtractedFact
+from memory_cortex.models.rules import MAX_FACTS_PER_MESSAGE, extract_facts
 
 # (user message, category, words the fact must contain)
 ENGLISH_POSITIVES: list[tuple[str, str, tuple[str, ...]]] = [

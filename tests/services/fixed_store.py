@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-from middleware.models.embedders import EmbedderHealth
-from middleware.records import NewMemory
-from middleware.store import memories as memory_sql
-from middleware.store.db import Database, connect
-from middleware.store.vectors import VectorIndex
-from middleware.vectormath import normalize, to_blob
+from memory_cortex.models.embedders import EmbedderHealth
+from memory_cortex.records import NewMemory
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store.db import Database, connect
+from memory_cortex.store.vectors import VectorIndex
+from memory_cortex.vectormath import normalize, to_blob
 
 MODEL = "fixed-3d"
 # The one query vector of FixedEmbedder: the x axis.

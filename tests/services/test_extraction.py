@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.config import IngestConfig, LLMConfig
-from middleware.models.facts import ExtractedFact
-from middleware.models.llm import LLMUnavailable
-from middleware.services.extraction import (
+from memory_cortex.config import IngestConfig, LLMConfig
+from memory_cortex.models.facts import ExtractedFact
+from memory_cortex.models.llm import LLMUnavailable
+from memory_cortex.services.extraction import (
     Delta,
     ExtractionService,
     Message,

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from middleware.config import HardwareConfig
-from middleware.models.hardware import AmdGpuInfoSource, GpuReading, HardwareUnavailable, pick_gpu
-from middleware.models.lhm import LhmSource, parse_lhm, parse_value
-from middleware.services.hardware import (
+from memory_cortex.config import HardwareConfig
+from memory_cortex.models.hardware import AmdGpuInfoSource, GpuReading, HardwareUnavailable, pick_gpu
+from memory_cortex.models.lhm import LhmSource, parse_lhm, parse_value
+from memory_cortex.services.hardware import (
     HardwareMonitor,
     default_gateway,
     is_wsl,
@@ -230,7 +230,7 @@ async def test_a_failing_lhm_logs_once_not_on_every_poll(
 ) -> None:
     monitor = monitor_for(lhm_server)
     await monitor.open()
-    caplog.set_level(logging.DEBUG, logger="middleware.services.hardware")
+    caplog.set_level(logging.DEBUG, logger="memory_cortex.services.hardware")
     try:
         await monitor.poll_once()
         lhm_server.mode = "500"

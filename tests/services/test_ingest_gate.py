@@ -6,16 +6,16 @@ import asyncio
 import json
 from pathlib import Path
 
-from middleware.config import IngestConfig, LLMConfig
-from middleware.models.embedders import SentenceTransformerEmbedder
-from middleware.records import MemoryFilter
-from middleware.services.extraction import ExtractionService
-from middleware.services.ingest import IngestRequest, IngestService
-from middleware.services.memories import MemoryService
-from middleware.store import memories as memory_sql
-from middleware.store.db import Database
-from middleware.store.ingest import IngestJob
-from middleware.store.vectors import VectorIndex
+from memory_cortex.config import IngestConfig, LLMConfig
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.records import MemoryFilter
+from memory_cortex.services.extraction import ExtractionService
+from memory_cortex.services.ingest import IngestRequest, IngestService
+from memory_cortex.services.memories import MemoryService
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store.db import Database
+from memory_cortex.store.ingest import IngestJob
+from memory_cortex.store.vectors import VectorIndex
 
 
 async def test_turns_are_stored_while_the_gate_holds_the_job(

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from middleware.config import LifecycleConfig
-from middleware.errors import LifecycleBusy
-from middleware.models.embedders import SentenceTransformerEmbedder
-from middleware.models.llm import LLM
-from middleware.records import PRIVATE_TO_ALL_AGENTS, NewMemory
-from middleware.services.lifecycle import (
+from memory_cortex.config import LifecycleConfig
+from memory_cortex.errors import LifecycleBusy
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.models.llm import LLM
+from memory_cortex.records import PRIVATE_TO_ALL_AGENTS, NewMemory
+from memory_cortex.services.lifecycle import (
     LifecycleReport,
     LifecycleService,
     access_factor,
@@ -33,12 +33,12 @@ from middleware.services.lifecycle import (
     next_daily_run,
     promotion_score,
 )
-from middleware.services.memories import MemoryService
-from middleware.services.search import SearchService
-from middleware.store import lifecycle as lifecycle_sql
-from middleware.store.db import Database
-from middleware.store.lifecycle import LifecycleRow
-from middleware.store.vectors import VectorIndex
+from memory_cortex.services.memories import MemoryService
+from memory_cortex.services.search import SearchService
+from memory_cortex.store import lifecycle as lifecycle_sql
+from memory_cortex.store.db import Database
+from memory_cortex.store.lifecycle import LifecycleRow
+from memory_cortex.store.vectors import VectorIndex
 from tests.fakes import MovableClock, ScriptedLLM
 
 T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -281,7 +281,7 @@ async def test_merge_keeps_the_newest_wording_the_highest_importance_and_links_t
 
 
 def _search_config() -> Any:
-    from middleware.config import SearchConfig
+    from memory_cortex.config import SearchConfig
 
     return SearchConfig()
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from middleware.records import MemoryRecord
-from middleware.services.markdown import (
+from memory_cortex.records import MemoryRecord
+from memory_cortex.services.markdown import (
     MIRROR_MARKER,
     is_mirror_file,
     mirror_user,
@@ -19,13 +19,13 @@ from middleware.services.markdown import (
     user_folder,
     user_from_folder,
 )
-from middleware.services.markdown_parse import (
+from memory_cortex.services.markdown_parse import (
     heading_category,
     parse_markdown,
     parse_workspace,
     workspace_file_kind,
 )
-from middleware.services.recalled import note_line
+from memory_cortex.services.recalled import note_line
 
 
 def record(memory_id: int, fact: str, **fields: Any) -> MemoryRecord:

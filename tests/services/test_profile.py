@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from middleware.records import MemoryRecord
-from middleware.services.profile import render_profile
+from memory_cortex.records import MemoryRecord
+from memory_cortex.services.profile import render_profile
 from tests.helpers import memory_record
 
 BLANK = memory_record(id=0, user_id="alice", fact="")

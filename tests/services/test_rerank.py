@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from middleware.config import RerankConfig
-from middleware.services.search import SearchHit
-from middleware.services.search.rerank import LlmReranker, parse_ranking, ranking_schema, reorder
+from memory_cortex.config import RerankConfig
+from memory_cortex.services.search import SearchHit
+from memory_cortex.services.search.rerank import LlmReranker, parse_ranking, ranking_schema, reorder
 from tests.fakes import ScriptedLLM
 from tests.helpers import memory_record
 

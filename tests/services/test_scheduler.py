@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from middleware.config import HardwareConfig
-from middleware.services.hardware import HardwareMonitor
-from middleware.services.scheduler import GpuScheduler
-from middleware.store.ingest import IngestJob
+from memory_cortex.config import HardwareConfig
+from memory_cortex.services.hardware import HardwareMonitor
+from memory_cortex.services.scheduler import GpuScheduler
+from memory_cortex.store.ingest import IngestJob
 from tests.fakes import FakeClock, ScriptedGpuSource
 from tests.helpers import LhmServer, with_sensor_value
 

@@ -9,17 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from middleware.config import SearchConfig
-from middleware.errors import EmbedderUnavailable
-from middleware.models.embedders import EmbedderHealth, SentenceTransformerEmbedder
-from middleware.records import NewMemory
-from middleware.services.perspective import Perspective, speaker_perspective
-from middleware.services.search import SearchService
-from middleware.services.search.stages import FeedbackStage
-from middleware.store import memories as memory_sql
-from middleware.store.db import Database, connect
-from middleware.store.vectors import VectorIndex
-from middleware.vectormath import normalize, to_blob
+from memory_cortex.config import SearchConfig
+from memory_cortex.errors import EmbedderUnavailable
+from memory_cortex.models.embedders import EmbedderHealth, SentenceTransformerEmbedder
+from memory_cortex.records import NewMemory
+from memory_cortex.services.perspective import Perspective, speaker_perspective
+from memory_cortex.services.search import SearchService
+from memory_cortex.services.search.stages import FeedbackStage
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store.db import Database, connect
+from memory_cortex.store.vectors import VectorIndex
+from memory_cortex.vectormath import normalize, to_blob
 from tests.services.fixed_store import MODEL, Row, open_store
 
 

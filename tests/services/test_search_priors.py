@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from middleware.config import SearchConfig
-from middleware.services.search import SearchService
-from middleware.store.db import Database
-from middleware.store.vectors import VectorIndex
-from middleware.vectormath import normalize
+from memory_cortex.config import SearchConfig
+from memory_cortex.services.search import SearchService
+from memory_cortex.store.db import Database
+from memory_cortex.store.vectors import VectorIndex
+from memory_cortex.vectormath import normalize
 from tests.services.fixed_store import FixedEmbedder, Row, open_store
 
 

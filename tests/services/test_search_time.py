@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from middleware.config import SearchConfig
-from middleware.records import NewMemory
-from middleware.services.search import SearchService
-from middleware.services.timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange
-from middleware.store import memories as memory_sql
-from middleware.store.db import Database, connect
-from middleware.store.vectors import VectorIndex
-from middleware.vectormath import normalize, to_blob
+from memory_cortex.config import SearchConfig
+from memory_cortex.records import NewMemory
+from memory_cortex.services.search import SearchService
+from memory_cortex.services.timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store.db import Database, connect
+from memory_cortex.store.vectors import VectorIndex
+from memory_cortex.vectormath import normalize, to_blob
 from tests.services.fixed_store import MODEL, FixedEmbedder
 
 NOW = datetime(2023, 10, 20, 12, 0, tzinfo=UTC)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from middleware.services.timeparse import TimeParser, may_hold_date, period_range, stored_format
+from memory_cortex.services.timeparse import TimeParser, may_hold_date, period_range, stored_format
 
 NOW = datetime(2023, 10, 20, 12, 0, tzinfo=UTC)
 

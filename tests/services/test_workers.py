@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from middleware.services.workers import join_or_cancel
+from memory_cortex.services.workers import join_or_cancel
 
 
 async def test_a_task_that_ends_in_time_is_joined_not_cancelled() -> None:

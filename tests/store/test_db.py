@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from middleware.records import NewMemory
-from middleware.store import embeddings as embedding_sql
-from middleware.store import memories as memory_sql
-from middleware.store import retrieval as retrieval_sql
-from middleware.store.db import Database, apply_migrations, list_migrations
+from memory_cortex.records import NewMemory
+from memory_cortex.store import embeddings as embedding_sql
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store import retrieval as retrieval_sql
+from memory_cortex.store.db import Database, apply_migrations, list_migrations
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ async def test_readers_cannot_write(db: Database) -> None:
 
 
 async def test_fts_follows_inserts_updates_and_deletes(db: Database) -> None:
-    from middleware.store.fts import build_query
+    from memory_cortex.store.fts import build_query
 
     memory_id = await db.write(
         lambda conn: memory_sql.insert(conn, NewMemory(user_id="u", fact="alpha bravo"))
@@ -110,7 +110,7 @@ async def test_fts_follows_inserts_updates_and_deletes(db: Database) -> None:
 
 
 async def test_closed_database_refuses_work(tmp_path: Path) -> None:
-    from middleware.errors import StoreUnavailable
+    from memory_cortex.errors import StoreUnavailable
 
     database = Database(tmp_path / "m.db")
     with pytest.raises(StoreUnavailable):
@@ -131,7 +131,7 @@ def test_the_id_rebuild_keeps_every_row_link_vector_and_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Migration 008 (AUTOINCREMENT by a table rebuild) on a store written by the migrations before it."""
-    from middleware.store import db as db_module
+    from memory_cortex.store import db as db_module
 
     all_migrations = list_migrations()
     before = [m for m in all_migrations if m[0] < 8]

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from middleware.records import NewMemory
-from middleware.store import memories as memory_sql
-from middleware.store import retrieval as retrieval_sql
-from middleware.store.db import apply_migrations
-from middleware.store.fts import build_query, like_pattern, quote, word_terms
+from memory_cortex.records import NewMemory
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store import retrieval as retrieval_sql
+from memory_cortex.store.db import apply_migrations
+from memory_cortex.store.fts import build_query, like_pattern, quote, word_terms
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from middleware.records import MemoryFilter, NewMemory
-from middleware.store import memories as memory_sql
-from middleware.store.db import apply_migrations, connect
+from memory_cortex.records import MemoryFilter, NewMemory
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store.db import apply_migrations, connect
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from middleware.records import NewMemory
-from middleware.store import memories as memory_sql
-from middleware.store import retrieval as retrieval_sql
-from middleware.store.db import apply_migrations
+from memory_cortex.records import NewMemory
+from memory_cortex.store import memories as memory_sql
+from memory_cortex.store import retrieval as retrieval_sql
+from memory_cortex.store.db import apply_migrations
 
 
 @pytest.fixture

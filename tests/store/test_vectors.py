@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from middleware.records import Audience, Scope
-from middleware.store.user_matrix import hamming_shortlist, sign_codes
-from middleware.store.vectors import VectorIndex
-from middleware.vectormath import from_blob, normalize, to_blob
+from memory_cortex.records import Audience, Scope
+from memory_cortex.store.user_matrix import hamming_shortlist, sign_codes
+from memory_cortex.store.vectors import VectorIndex
+from memory_cortex.vectormath import from_blob, normalize, to_blob
 
 
 def brute_force(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:

@@ -19,8 +19,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 from playwright.async_api import Browser, ConsoleMessage, Error, Page, async_playwright
 
-from middleware.app import create_app
-from middleware.models.embedders import SentenceTransformerEmbedder
+from memory_cortex.app import create_app
+from memory_cortex.models.embedders import SentenceTransformerEmbedder
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 

@@ -45,7 +45,7 @@ export const RECALLED_LABEL = "Recalled notes about the user from earlier conver
  * Text from the daemon made inert inside the block: `<` and `>` become `&lt;` and `&gt;`, so nothing
  * a memory says can open or close a tag (above all {@link INJECTED_CLOSE}, which would end the block
  * early and leave the rest to be read as the host's own words). The daemon escapes its lines the
- * same way (middleware/services/recalled.py); this is the plugin's own guard.
+ * same way (memory_cortex/services/recalled.py); this is the plugin's own guard.
  */
 export function inert(text: string): string {
   return text.replace(/</g, "&lt;").replace(/>/g, "&gt;");

@@ -57,7 +57,7 @@ export class Daemon {
   }
 
   /**
-   * `python -m middleware` on a fresh database in a temp folder. `settings` are MEMORY_CORTEX_*
+   * `python -m memory_cortex` on a fresh database in a temp folder. `settings` are MEMORY_CORTEX_*
    * variables on top of the test defaults (rules-only extraction, no hardware polling).
    */
   static async start(settings: Record<string, string> = {}): Promise<Daemon> {
@@ -79,7 +79,7 @@ export class Daemon {
     });
     daemon.token = env.MEMORY_CORTEX_SERVER__API_TOKEN;
     const log = openSync(daemon.logPath, "a");
-    const args = ["-m", "middleware", "--db", path.join(daemon.dir, "memories.db"), "--host", "127.0.0.1", "--port", String(daemon.port)];
+    const args = ["-m", "memory_cortex", "--db", path.join(daemon.dir, "memories.db"), "--host", "127.0.0.1", "--port", String(daemon.port)];
     daemon.#process = spawn(daemonPython(), args, { cwd: REPO_ROOT, env, stdio: ["ignore", log, log] });
     closeSync(log);
     const stopOnExit = () => daemon.#process?.kill("SIGKILL");

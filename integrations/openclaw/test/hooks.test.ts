@@ -1,5 +1,5 @@
 /**
- * The registered hooks, tools and memory-slot runtime against a real daemon (`python -m middleware` on a temp database,
+ * The registered hooks, tools and memory-slot runtime against a real daemon (`python -m memory_cortex` on a temp database,
  * the real MiniLM embedder, a loopback LLM for /recall), driven as OpenClaw's hook runner drives them.
  */
 import assert from "node:assert/strict";

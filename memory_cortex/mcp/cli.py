@@ -1,4 +1,4 @@
-"""The ``mcp`` verb of ``python -m middleware``: serve MCP over stdio (heavy imports inside the verb)."""
+"""The ``mcp`` verb of ``python -m memory_cortex``: serve MCP over stdio (heavy imports inside the verb)."""
 
 from __future__ import annotations
 

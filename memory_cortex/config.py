@@ -622,7 +622,7 @@ class UsersConfig(_Section):
 
 
 class McpConfig(_Section):
-    """The MCP server: ``python -m middleware mcp`` (stdio) and ``/mcp`` on the daemon (streamable HTTP)."""
+    """The MCP server: ``python -m memory_cortex mcp`` (stdio) and ``/mcp`` on the daemon (streamable HTTP)."""
 
     enabled: bool = Field(
         True, description="Serve MCP at /mcp on the daemon (streamable HTTP; same token as the API)."

@@ -160,7 +160,7 @@ class ErrorResponse(BaseModel):
 # -- scopes ---------------------------------------------------------------------------------
 class _AudienceFields(_Request):
     """Who asks, beside the user: every read that returns memories takes these and answers only
-    with what that requester may see (the rule of ``middleware.records.Audience``)."""
+    with what that requester may see (the rule of ``memory_cortex.records.Audience``)."""
 
     agent_id: AgentId | None = Field(
         None,

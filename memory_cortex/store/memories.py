@@ -1,6 +1,6 @@
 """All SQL about memories. Nothing else in the package writes SQL for this table.
 
-Every function takes a connection from :class:`~middleware.store.db.Database` (writer or reader), so
+Every function takes a connection from :class:`~memory_cortex.store.db.Database` (writer or reader), so
 transactions stay in the caller's hands; every value is a bound parameter.
 """
 

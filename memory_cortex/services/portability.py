@@ -1,7 +1,7 @@
 """Backups and portability: the online backup, JSONL export and import, re-embedding imported rows.
 
-The CLI verbs (``python -m middleware backup|export|import``) are thin over these functions; the SQL
-is in :mod:`middleware.store.portability`.
+The CLI verbs (``python -m memory_cortex backup|export|import``) are thin over these functions; the SQL
+is in :mod:`memory_cortex.store.portability`.
 
 The export format (JSON Lines, UTF-8):
 

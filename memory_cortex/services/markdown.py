@@ -3,7 +3,7 @@
 An OpenClaw agent keeps its memory in plain Markdown in its workspace: ``MEMORY.md`` (curated,
 long-term) and ``memory/YYYY-MM-DD.md`` daily logs (``memory/YYYY-MM-DD-<slug>.md`` too). This module
 turns one user's memories into those files and such files into memories. Pure functions: no I/O,
-no database; :mod:`middleware.services.mirror` reads and writes the files and the store.
+no database; :mod:`memory_cortex.services.mirror` reads and writes the files and the store.
 
 Rendering (what ``export-md`` and the auto-sync write):
 
@@ -200,7 +200,7 @@ def _render_file(title: str, header: str, records: list[MemoryRecord], *, dated:
 
 
 def _bullet(fact: str, day: str, *, always_dated: bool) -> list[str]:
-    """A fact as a one-line bullet (:func:`~middleware.services.recalled.note_line`: an agent reads
+    """A fact as a one-line bullet (:func:`~memory_cortex.services.recalled.note_line`: an agent reads
     this file into its prompt, so no fact may start a section or close a tag there).
 
     The date goes at the end in MEMORY.md; in a daily log (whose name has the date) only when the

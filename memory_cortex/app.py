@@ -1,5 +1,5 @@
 """``create_app(config)``: the daemon's aiohttp application. The services come from the composition
-root (:mod:`middleware.runtime`), are shared under typed keys, and start and stop with the app through
+root (:mod:`memory_cortex.runtime`), are shared under typed keys, and start and stop with the app through
 one ``cleanup_ctx`` (in order, and in reverse); ``/mcp`` is wired here, loaded on first use."""
 
 from __future__ import annotations

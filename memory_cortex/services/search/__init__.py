@@ -37,7 +37,7 @@ method, stage by stage:
 10. Optional multi-factor ranking (``ranking.enabled``): the best ``limit × pool`` by relevance are
    re-ordered by relevance × a multiplier from importance, recency and reads, so that, among
    comparably relevant memories, "I moved to Porto" (new) outranks "I live in Lyon" (a year old).
-   See :class:`~middleware.config.RankingConfig` for the formula.
+   See :class:`~memory_cortex.config.RankingConfig` for the formula.
 """
 
 from .model import DEFAULT_LAYERS, Candidate, SearchHit, SearchResult, parse_timestamp

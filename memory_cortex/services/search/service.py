@@ -39,7 +39,7 @@ from .stages import build_stages, run_stage
 
 
 def ranking_multiplier(memory: MemoryRecord, now: datetime, config: RankingConfig) -> float:
-    """The multi-factor part of the ranking (see :class:`~middleware.config.RankingConfig`): between
+    """The multi-factor part of the ranking (see :class:`~memory_cortex.config.RankingConfig`): between
     ``1 − W`` for an old, unimportant memory never read and 1 for a fresh, vital, well-read one."""
     total = config.importance_weight + config.recency_weight + config.access_weight
     importance = (memory.importance - 1) / 9
@@ -150,7 +150,7 @@ class SearchService:
         only). ``layers``: only memories in these layers (default working and core; the archive
         only when asked for). ``kinds``: only memories of these kinds, ``fact`` and/or ``turn``
         (``None``: both). ``audience``: only memories the requester may see (its agent, a private
-        or group session, its channel: :class:`~middleware.records.Audience`); every retriever
+        or group session, its channel: :class:`~memory_cortex.records.Audience`); every retriever
         applies it, so a memory it may not see neither shows nor lends its score to another.
         ``rerank=False``: the fused order, as the reranker would get it.
         """

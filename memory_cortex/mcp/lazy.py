@@ -54,7 +54,7 @@ class LazyMcpHttp:
             if self._stopped:
                 raise web.HTTPServiceUnavailable(text="shutting down")
             if self._endpoint is None:
-                await asyncio.to_thread(importlib.import_module, "middleware.mcp.http")
+                await asyncio.to_thread(importlib.import_module, "memory_cortex.mcp.http")
                 endpoint = self._build()
                 await endpoint.start()
                 self._endpoint = endpoint

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 document, generated from the route table and the pydantic models.
 
-Each route is declared once in :data:`middleware.http.routes.ENDPOINTS`; the same declaration
+Each route is declared once in :data:`memory_cortex.http.routes.ENDPOINTS`; the same declaration
 registers the handler and describes it here, so the document cannot drift from the server (a test
 checks that every registered route is documented). Bounds that come from the config rather than the
 models (the largest search limit, the most messages per ingest) are those of the serving daemon.

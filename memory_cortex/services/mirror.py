@@ -1,6 +1,6 @@
 """Markdown workspaces: the mirror on disk (export) and workspaces brought in (import).
 
-The format is :mod:`middleware.services.markdown`; this module moves it between the store and the
+The format is :mod:`memory_cortex.services.markdown`; this module moves it between the store and the
 file system (or an HTTP body); :mod:`.mirror_files` does the disk, :mod:`.mirror_sync` keeps a
 configured folder in step in the background.
 
@@ -9,7 +9,7 @@ only when its bytes change, so an unchanged file keeps its mtime and a reader ne
 file. It only ever overwrites or deletes files that carry the mirror's header comment: a
 hand-written ``MEMORY.md`` in the way is reported as a conflict (``--force`` overwrites it).
 
-Import goes through :class:`~middleware.services.memories.MemoryService`, in batches: each memory
+Import goes through :class:`~memory_cortex.services.memories.MemoryService`, in batches: each memory
 is embedded and deduplicated like any other write. A text this user already has (as any memory's
 text, or as an imported wording merged into one) is skipped; so importing the same folder twice
 adds and changes nothing, and an interrupted import resumes where it stopped.
@@ -181,7 +181,7 @@ class MarkdownWorkspaces:
         if max_memories is not None and len(distinct) > max_memories:
             raise InvalidRequest(
                 f"the workspace holds {len(distinct)} memories; at most {max_memories} per request"
-                " (split it, or use python -m middleware import-md)"
+                " (split it, or use python -m memory_cortex import-md)"
             )
         stored = await self._db.read(lambda conn: memory_sql.imported_facts(conn, user_id, list(distinct)))
         pending = [memory for fact, memory in distinct.items() if fact not in stored]

@@ -1,4 +1,4 @@
-"""``python -m middleware mcp``: the MCP server over stdio, for desktop clients that spawn it.
+"""``python -m memory_cortex mcp``: the MCP server over stdio, for desktop clients that spawn it.
 
 The services run in this process against the configured database, as in the daemon; no daemon
 needs to be running. When one is, both write the same SQLite file safely (WAL, one writer at a time,

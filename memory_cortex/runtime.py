@@ -1,6 +1,6 @@
 """The composition root: the one place where what a process runs is built, wired and started.
 
-The daemon (:func:`middleware.app.create_app`), the MCP stdio server and the CLI verbs all build
+The daemon (:func:`memory_cortex.app.create_app`), the MCP stdio server and the CLI verbs all build
 their objects here, so they cannot drift apart (the stdio server once searched without the
 reranker the daemon used). Building constructs objects and starts nothing; :func:`running` starts
 the parts a process needs in a fixed order and stops them in reverse:

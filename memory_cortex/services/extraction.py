@@ -102,7 +102,7 @@ def clean_messages(
     raw: Sequence[dict[str, Any]], config: IngestConfig, mask: Callable[[str], Redacted] = redact
 ) -> list[Message]:
     """User/assistant text only: skipped roles, heartbeats and empty messages removed, and every
-    secret masked (:func:`middleware.redaction.redact`): no model ever sees one, nothing keeps one."""
+    secret masked (:func:`memory_cortex.redaction.redact`): no model ever sees one, nothing keeps one."""
     skip_roles = {role.lower() for role in config.skip_roles}
     cleaned = []
     for item in raw:
@@ -137,8 +137,8 @@ def _short_text(value: Any, limit: int = 200) -> str | None:
 
 def mask_secrets_in_messages(messages: Sequence[Any], mask: Callable[[str], Redacted] = redact) -> int:
     """Mask, in place, the secrets in the text of raw ``/ingest`` messages (a string ``content``
-    or the ``text`` of its blocks) with ``mask`` (:func:`~middleware.redaction.redact`, or a
-    :class:`~middleware.redaction.CleanTextMemo`'s); returns how many were removed.
+    or the ``text`` of its blocks) with ``mask`` (:func:`~memory_cortex.redaction.redact`, or a
+    :class:`~memory_cortex.redaction.CleanTextMemo`'s); returns how many were removed.
 
     Why, when :func:`clean_messages` masks them again: the journal keeps a request's messages
     until its job has run (so that a crash loses nothing), and a secret must not reach the disk

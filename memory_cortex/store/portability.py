@@ -2,7 +2,7 @@
 
 Why its own module: everything here sees *every* column of ``memories`` (ids, counters, timestamps,
 the BLOB), which the daemon's own writes never set by hand; keeping that power in one place keeps
-:mod:`~middleware.store.memories` about the daemon's normal life.
+:mod:`~memory_cortex.store.memories` about the daemon's normal life.
 
 The tools using these functions run beside a live daemon, in another process:
 

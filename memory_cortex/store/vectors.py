@@ -262,7 +262,7 @@ class VectorIndex:
         """Top ``k`` memories of ``user_id`` by cosine to ``query``, best first.
 
         ``layers``, ``kinds``: only memories in these layers and of these kinds (``None``: all).
-        ``audience``: only memories it may see (the rule of :class:`~middleware.records.Audience`).
+        ``audience``: only memories it may see (the rule of :class:`~memory_cortex.records.Audience`).
         ``alike``: only memories recalled alike with this scope (:meth:`Scope.recalled_alike`: the
         candidates a new memory may be merged into or supersede).
         """

@@ -1,11 +1,11 @@
-"""The maintenance verbs ``backup``, ``export`` and ``import`` of ``python -m middleware``.
+"""The maintenance verbs ``backup``, ``export`` and ``import`` of ``python -m memory_cortex``.
 
-Each verb parses its flags, calls one function of :mod:`middleware.services.portability`, and prints
+Each verb parses its flags, calls one function of :mod:`memory_cortex.services.portability`, and prints
 one summary line; errors of the services (and of SQLite and the file system, mapped here, at the
 edge, by :func:`guarded`) become one ``memory-cortex VERB: error: …`` line on stderr and exit status
 1 (130 after Ctrl-C). Progress bars go
 to stderr, so ``export -`` can write the data to stdout. Heavy imports happen inside the verbs:
-``python -m middleware --help`` and ``serve`` do not pay for them.
+``python -m memory_cortex --help`` and ``serve`` do not pay for them.
 """
 
 from __future__ import annotations

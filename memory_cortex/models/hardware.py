@@ -2,7 +2,7 @@
 
 GPU backends (a :class:`GpuSource` each):
 
-- ``lhm`` (:mod:`middleware.models.lhm`): LibreHardwareMonitor's ``data.json`` over HTTP, the way
+- ``lhm`` (:mod:`memory_cortex.models.lhm`): LibreHardwareMonitor's ``data.json`` over HTTP, the way
   to see the Radeon from WSL2 (LHM runs on the Windows host).
 - ``pyamdgpuinfo`` (:class:`AmdGpuInfoSource`): the amdgpu driver through the optional pyamdgpuinfo
   package, on native Linux only (the import fails, or no ``/dev/dri`` device is found, on WSL2).

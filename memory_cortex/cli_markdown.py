@@ -1,9 +1,9 @@
-"""The Markdown verbs ``export-md`` and ``import-md`` of ``python -m middleware``.
+"""The Markdown verbs ``export-md`` and ``import-md`` of ``python -m memory_cortex``.
 
-Thin over :mod:`middleware.services.mirror`: parse the flags, open the store (and, to import, the
+Thin over :mod:`memory_cortex.services.mirror`: parse the flags, open the store (and, to import, the
 embedder and the vector index, as the daemon does), call the service, print one summary line per
 user. Errors become one ``memory-cortex VERB: error: …`` line and exit status 1 (see
-:func:`middleware.cli_portability.guarded`); progress bars go to stderr.
+:func:`memory_cortex.cli_portability.guarded`); progress bars go to stderr.
 """
 
 from __future__ import annotations

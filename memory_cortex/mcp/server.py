@@ -1,6 +1,6 @@
 """The MCP server over the daemon's services: five tools and the profile resource.
 
-One builder serves both transports (stdio for ``python -m middleware mcp``, streamable HTTP at
+One builder serves both transports (stdio for ``python -m memory_cortex mcp``, streamable HTTP at
 ``/mcp``). The tools are thin, like the HTTP handlers: validate the arguments (the SDK does it from
 the signatures below, which also become the tools' JSON schemas), call one service, shape the
 answer. So a memory written through MCP is deduplicated, embedded and indexed exactly like one
@@ -243,7 +243,7 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         ),
     ]
     MemoryId = Annotated[int, Field(ge=1, le=2**63 - 1, description="The memory's id, from search_memory.")]
-    # Whose context a read answers, as on HTTP (middleware.records.Audience): absent, every memory.
+    # Whose context a read answers, as on HTTP (memory_cortex.records.Audience): absent, every memory.
     AgentId = Annotated[
         str | None,
         Field(

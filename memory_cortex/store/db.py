@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MIGRATIONS_PACKAGE = "middleware.store.migrations"
+MIGRATIONS_PACKAGE = "memory_cortex.store.migrations"
 
 
 SYNCHRONOUS_LEVELS = ("NORMAL", "FULL")

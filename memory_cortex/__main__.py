@@ -1,0 +1,173 @@
+"""Command line: ``python -m memory_cortex [serve] [--config PATH] [--host H] [--port N] [--db PATH]``.
+
+Maintenance verbs, on the same database (same ``--config``/``--db``): ``backup PATH``,
+``export PATH``, ``import PATH``; each is a few lines over :mod:`memory_cortex.services.portability`.
+``export-md DIR`` and ``import-md DIR`` (the Markdown mirror) are over :mod:`memory_cortex.services.mirror`.
+``mcp [--user U]`` serves MCP over stdio (:mod:`memory_cortex.mcp`).
+
+Flags beat ``MEMORY_CORTEX_*`` environment variables, which beat the YAML file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from . import __version__
+from .cli_markdown import add_markdown_commands
+from .cli_portability import add_portability_commands
+from .config import Config, load_config
+from .mcp.cli import add_mcp_command
+
+log = logging.getLogger("memory_cortex")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m memory_cortex",
+        description="Memory Cortex: long-term memory daemon for LLM agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"memory-cortex {__version__}")
+    add_server_flags(parser, default=None)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = commands.add_parser("serve", help="run the HTTP daemon (the default command)")
+    # SUPPRESS: a flag given before the verb (--port 9000 serve) is not reset by the verb's parser.
+    add_server_flags(serve, default=argparse.SUPPRESS)
+    add_portability_commands(commands, add_database_flags)
+    add_markdown_commands(commands, add_database_flags)
+    add_mcp_command(commands, add_database_flags)
+    return parser
+
+
+def add_server_flags(parser: argparse.ArgumentParser, *, default: object) -> None:
+    parser.add_argument(
+        "--config", type=Path, default=default, help="YAML config (default: config/config.yaml)"
+    )
+    parser.add_argument("--host", default=default, help="address to bind (server.host)")
+    parser.add_argument("--port", type=int, default=default, help="TCP port (server.port)")
+    parser.add_argument("--db", type=Path, default=default, help="SQLite database file (database.path)")
+
+
+def add_database_flags(parser: argparse.ArgumentParser) -> None:
+    """``--config``/``--db`` for the maintenance verbs: they find the database as ``serve`` does."""
+    parser.add_argument(
+        "--config", type=Path, default=argparse.SUPPRESS, help="YAML config (default: config/config.yaml)"
+    )
+    parser.add_argument(
+        "--db", type=Path, default=argparse.SUPPRESS, help="SQLite database file (database.path)"
+    )
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    """Only the flags that were given, as a nested config dict."""
+    overrides: dict[str, dict[str, Any]] = {}
+    if args.host is not None:
+        overrides.setdefault("server", {})["host"] = args.host
+    if args.port is not None:
+        overrides.setdefault("server", {})["port"] = args.port
+    if args.db is not None:
+        overrides.setdefault("database", {})["path"] = args.db
+    return overrides
+
+
+def serve(config: Config) -> int:
+    """Check what can be checked at once (paths, the port: bound here, before any model loads),
+    then run the daemon. A problem is one line on stderr and exit status 2."""
+    from aiohttp import web
+
+    from .app import create_app
+    from .logs import PathOnlyAccessLogger
+    from .startup import StartupError, bind, check_paths, missing_database_folder
+
+    problems = check_paths(config)
+    try:
+        sock = None if problems else bind(config.server.host, config.server.port)
+    except StartupError as exc:
+        problems.append(str(exc))
+    if problems or sock is None:
+        for problem in problems:
+            print(f"memory-cortex: {problem}", file=sys.stderr)
+        return 2
+    created = missing_database_folder(config)
+    if created is not None:
+        log.info("creating the database folder", extra={"folder": str(created)})
+    log.info(
+        "starting",
+        extra={
+            "version": __version__,
+            "host": config.server.host,
+            "port": config.server.port,
+            "db": str(config.database.path),
+            "embedder": config.embeddings.backend,
+        },
+    )
+    app = create_app(config)
+    app.on_startup.append(_announce(config))  # after the services' start-up: the first request is served
+    web.run_app(
+        app,
+        sock=sock,
+        shutdown_timeout=config.server.shutdown_timeout_s,
+        print=None,
+        access_log=logging.getLogger("memory_cortex.access"),
+        access_log_class=PathOnlyAccessLogger,
+    )
+    log.info("stopped")
+    return 0
+
+
+def _announce(config: Config) -> Callable[[Any], Awaitable[None]]:
+    host = config.server.host
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else shown}:{config.server.port}"
+
+    async def announce(_app: Any) -> None:
+        log.info(
+            f"listening on {base}, dashboard at {base}/ui/", extra={"url": base, "dashboard": f"{base}/ui/"}
+        )
+
+    return announce
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # Models load from files inside packages; the hub must never be asked (no network here).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        config = load_config(args.config, overrides_from(args))
+    except ValidationError as exc:
+        # Field and reason only: the input (which may hold API keys) is never echoed.
+        for error in exc.errors(include_url=False, include_input=False):
+            where = ".".join(str(part) for part in error["loc"]) or "config"
+            print(f"memory-cortex: configuration error: {where}: {error['msg']}", file=sys.stderr)
+        return 2
+    except yaml.YAMLError as exc:
+        from .startup import yaml_problem
+
+        print(
+            f"memory-cortex: configuration error: {args.config or 'config/config.yaml'}: {yaml_problem(exc)}",
+            file=sys.stderr,
+        )
+        return 2
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"memory-cortex: configuration error: {exc}", file=sys.stderr)
+        return 2
+    if args.command not in (None, "serve"):
+        # Maintenance verbs print their own lines (and progress) and leave the logging defaults.
+        return int(args.run(config, args))
+    from .logs import configure_logging
+
+    configure_logging(config.logging)
+    return serve(config)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
