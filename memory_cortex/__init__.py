@@ -1,3 +1,3 @@
 """Memory Cortex: a small, fast, self-hosted long-term memory daemon for LLM agents."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

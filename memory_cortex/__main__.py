@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from . import __version__
 from .cli_markdown import add_markdown_commands
 from .cli_portability import add_portability_commands
+from .cli_status import add_status_commands
 from .config import Config, load_config
 from .mcp.cli import add_mcp_command
 
@@ -32,7 +33,7 @@ log = logging.getLogger("memory_cortex")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m memory_cortex",
+        prog="memory-cortex",
         description="Memory Cortex: long-term memory daemon for LLM agents.",
     )
     parser.add_argument("--version", action="version", version=f"memory-cortex {__version__}")
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_portability_commands(commands, add_database_flags)
     add_markdown_commands(commands, add_database_flags)
     add_mcp_command(commands, add_database_flags)
+    add_status_commands(commands, add_database_flags)
     return parser
 
 

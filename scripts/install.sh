@@ -105,7 +105,7 @@ hash_of() {
         echo "$TORCH_REQUIREMENT"
         "$python" -c 'import sys; print(sys.version)'
         echo "llama.cpp build: $(uname -m) ${CMAKE_ARGS:-}"
-        cat "$@"
+        cat "$@" pyproject.toml
     } | "$python" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())'
 }
 requirements_hash="$(hash_of "${requirement_files[@]}")"
@@ -163,6 +163,11 @@ for file in "${requirement_files[@]}"; do
 done
 echo "Installing ${requirement_files[*]} into $venv"
 "$python" -m pip install ${find_links[@]+"${find_links[@]}"} "${requirement_args[@]}"
+
+# The package itself, editable: `memory-cortex` in the venv's bin/, importable from any folder (the
+# systemd unit runs from the state directory), while the code stays this checkout's.
+echo "Installing memory-cortex (editable) into $venv"
+"$python" -m pip install --no-deps --editable .
 
 echo "$requirements_hash" >"$stamp"
 echo "Dependencies installed in $venv"

@@ -54,19 +54,90 @@ def unit(unit_text: str) -> configparser.ConfigParser:
 def test_unit_runs_the_daemon_from_the_venv_with_the_etc_config(unit: configparser.ConfigParser) -> None:
     service = unit["Service"]
     assert shlex.split(service["ExecStart"]) == [
-        f"{INSTALL_DIR}/.venv/bin/python",
-        "-m",
-        "memory_cortex",
+        f"{INSTALL_DIR}/.venv/bin/memory-cortex",
+        "serve",
         "--config",
         "/etc/memory-cortex/config.yaml",
     ]
-    assert service["WorkingDirectory"] == INSTALL_DIR
+    # The working directory is the state directory: relative paths of the configuration land there.
+    assert service["WorkingDirectory"] == STATE_DIR
     assert service["Type"] == "simple"
 
 
 def test_exec_start_flags_are_ones_the_daemon_accepts(unit: configparser.ConfigParser) -> None:
-    args = build_parser().parse_args(shlex.split(unit["Service"]["ExecStart"])[3:])
+    args = build_parser().parse_args(shlex.split(unit["Service"]["ExecStart"])[1:])
+    assert args.command == "serve"
     assert args.config == Path("/etc/memory-cortex/config.yaml")
+
+
+# Every Path setting of the configuration, by whether the daemon writes there. A new Path setting
+# fails test_every_path_the_daemon_writes_is_inside_the_sandbox until it is named here.
+WRITTEN_PATHS = {"database.path", "llm.models_dir", "markdown.sync_dir"}
+READ_ONLY_PATHS = {"embeddings.model_path", "llm.model_path"}
+
+
+def path_settings(config: object, prefix: str = "") -> dict[str, Path | None]:
+    """Every setting whose type is a Path (or an optional one), by its dotted name."""
+    from pydantic import BaseModel
+
+    found: dict[str, Path | None] = {}
+    assert isinstance(config, BaseModel)
+    for name, field in type(config).model_fields.items():
+        value = getattr(config, name)
+        if isinstance(value, BaseModel):
+            found.update(path_settings(value, f"{prefix}{name}."))
+        elif isinstance(value, Path) or "Path" in str(field.annotation):
+            found[f"{prefix}{name}"] = value
+    return found
+
+
+def test_every_path_the_daemon_writes_is_inside_the_sandbox(
+    unit: configparser.ConfigParser, unit_text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped config, read as the unit runs it (its environment, its working directory): every
+    path the daemon writes resolves under a path ProtectSystem=strict leaves writable."""
+    for name, value in environment_of(unit_text).items():
+        monkeypatch.setenv(name, value)
+    service = unit["Service"]
+    config = load_config(UNIT_PATH.parents[1] / "config" / "config.yaml")
+    # A sync_dir set the way config.yaml's comment suggests must land in the sandbox too.
+    config.markdown.sync_dir = config.markdown.sync_dir or Path("data/mirror")
+    settings = path_settings(config)
+    assert set(settings) == WRITTEN_PATHS | READ_ONLY_PATHS
+    writable = [Path(path) for path in service["ReadWritePaths"].split()]
+    writable.append(Path("/var/lib") / service["StateDirectory"])
+    working_directory = Path(service["WorkingDirectory"])
+    for name in sorted(WRITTEN_PATHS):
+        value = settings[name]
+        assert value is not None
+        resolved = working_directory / value  # an absolute value stays as it is
+        assert any(resolved.is_relative_to(folder) for folder in writable), (name, resolved, writable)
+    cache = Path(environment_of(unit_text)["XDG_CACHE_HOME"])
+    assert any(cache.is_relative_to(folder) for folder in writable)
+
+
+def test_install_service_script_renders_the_unit_for_this_checkout(tmp_path: Path) -> None:
+    repository = UNIT_PATH.parents[1]
+    script = repository / "scripts" / "install-service.sh"
+    environment = {"PATH": "/usr/bin:/bin", "MEMORY_CORTEX_SYSTEM_ROOT": str(tmp_path)}
+    result = subprocess.run(
+        ["bash", str(script), "--user", "cortex"], env=environment, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    rendered = (tmp_path / "etc/systemd/system/memory-cortex.service").read_text()
+    service = parse_unit(rendered)["Service"]
+    assert shlex.split(service["ExecStart"])[0] == f"{repository.resolve()}/.venv/bin/memory-cortex"
+    assert service["User"] == service["Group"] == "cortex"
+    assert service["WorkingDirectory"] == STATE_DIR
+    assert INSTALL_DIR not in rendered
+    config = tmp_path / "etc/memory-cortex/config.yaml"
+    assert config.read_text() == (repository / "config/config.yaml").read_text()
+    # A second run never overwrites the administrator's configuration.
+    config.write_text("server:\n  port: 8400\n")
+    again = subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert "kept: it exists" in again.stdout
+    assert config.read_text() == "server:\n  port: 8400\n"
 
 
 def test_unit_runs_as_the_service_user(unit: configparser.ConfigParser) -> None:

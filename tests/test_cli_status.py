@@ -1,0 +1,146 @@
+"""``memory-cortex status`` and ``memory-cortex doctor`` as a user runs them: real processes, a real
+daemon, real files, exit codes and the lines printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_cortex.cli_status import readable_duration, status_lines
+from tests.processes import ROOT, call, free_port, start_daemon
+
+
+def cortex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MEMORY_CORTEX_")}
+    env["MEMORY_CORTEX_HARDWARE__ENABLED"] = "false"
+    return subprocess.run(
+        [sys.executable, "-m", "memory_cortex", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
+    folder = tmp_path_factory.mktemp("daemon")
+    port = free_port()
+    process = start_daemon(folder / "memories.db", port, folder / "daemon.log")
+    try:
+        yield port, folder / "memories.db"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_status_of_a_running_daemon(daemon: tuple[int, Path], tmp_path: Path) -> None:
+    port, _ = daemon
+    call(port, "POST", "/memories", {"user_id": "sam", "fact": "Sam's bike is a blue Brompton"})
+    result = cortex("status", "--port", str(port), cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("memory-cortex ") and f"at http://127.0.0.1:{port}" in lines[0]
+    assert any(line.split()[:2] == ["memories", "1"] for line in lines), lines
+    as_json = json.loads(cortex("status", "--json", "--port", str(port), cwd=ROOT).stdout)
+    assert as_json["stats"]["total_memories"] == 1
+    assert as_json["health"]["status"] in ("ok", "degraded")
+
+
+def test_status_when_nothing_runs_exits_3_with_how_to_start(tmp_path: Path) -> None:
+    result = cortex("status", "--port", str(free_port()), cwd=tmp_path)
+    assert result.returncode == 3
+    assert result.stdout == ""
+    assert "is not running" in result.stderr and "memory-cortex serve" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_doctor_on_a_fresh_folder_finds_nothing_to_fix(tmp_path: Path) -> None:
+    result = cortex("doctor", "--db", str(tmp_path / "new.db"), "--port", str(free_port()), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    checks = {line[2:].split()[0] for line in result.stdout.splitlines() if line[:1] in ("✓", "!", "✗")}
+    assert {"python", "config", "database", "disk", "embeddings", "llm", "port", "network"} <= checks
+    assert "does not exist yet" in result.stdout
+    assert "✗" not in result.stdout
+
+
+def test_doctor_names_each_problem_with_its_fix(tmp_path: Path) -> None:
+    not_ours = tmp_path / "other.db"
+    with sqlite3.connect(not_ours) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.close()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = cortex("doctor", "--json", "--db", str(not_ours), "--port", str(port), cwd=tmp_path)
+    assert result.returncode == 1
+    findings = {finding["check"]: finding for finding in json.loads(result.stdout)}
+    assert findings["database"]["outcome"] == "fail"
+    assert "not a Memory Cortex database" in findings["database"]["detail"]
+    assert findings["port"]["outcome"] == "fail"
+    assert "in use by another program" in findings["port"]["detail"]
+    assert findings["port"]["fix"]
+    folder = cortex("doctor", "--db", str(tmp_path), "--port", str(free_port()), cwd=tmp_path)
+    assert folder.returncode == 1
+    assert "is a folder" in folder.stdout and "→" in folder.stdout
+
+
+def test_doctor_recognises_the_daemon_on_its_port(daemon: tuple[int, Path], tmp_path: Path) -> None:
+    port, db = daemon
+    result = cortex("doctor", "--json", "--db", str(db), "--port", str(port), cwd=tmp_path)
+    findings = {finding["check"]: finding for finding in json.loads(result.stdout)}
+    assert findings["port"]["outcome"] == "ok"
+    assert "held by a running memory-cortex" in findings["port"]["detail"]
+    assert findings["database"]["outcome"] == "ok"
+    assert "schema" in findings["database"]["detail"]
+
+
+def test_status_lines_say_when_the_llm_or_embedder_is_down() -> None:
+    stats = {
+        "total_memories": 3,
+        "live_memories": 2,
+        "db_bytes": 2_000_000,
+        "ingest": {"pending": 1, "running": 0, "failed": 0},
+        "llm": {
+            "backend": "openai",
+            "model": "qwen3-8b",
+            "ok": False,
+            "last_error": "no reply within 10.0 s",
+        },
+        "embedder": {
+            "backend": "sentence_transformers",
+            "model": "all-MiniLM-L6-v2",
+            "ok": False,
+            "last_error": "x",
+        },
+    }
+    lines = status_lines(
+        "http://127.0.0.1:8300", {"version": "0.2.0", "status": "degraded", "uptime_s": 200}, stats
+    )
+    assert "not answering (no reply within 10.0 s)" in lines[5]
+    assert "FTS-only" in lines[6]
+    assert lines[2].split()[1:] == ["3", "min", "20", "s"]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (0, "0 s"),
+        (9.7, "9 s"),
+        (137.445, "2 min 17 s"),
+        (7500, "2 h 5 min"),
+        (3 * 86400 + 4 * 3600 + 5, "3 d 4 h"),
+    ],
+)
+def test_readable_duration(seconds: float, shown: str) -> None:
+    assert readable_duration(seconds) == shown
