@@ -162,12 +162,17 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"memory-cortex: configuration error: {exc}", file=sys.stderr)
         return 2
+    from .startup import without_missing_llama
+
+    config, llm_note = without_missing_llama(config)
     if args.command not in (None, "serve"):
         # Maintenance verbs print their own lines (and progress) and leave the logging defaults.
         return int(args.run(config, args))
     from .logs import configure_logging
 
     configure_logging(config.logging)
+    if llm_note is not None:
+        log.warning(llm_note)
     return serve(config)
 
 

@@ -182,9 +182,15 @@ def _llm(config: Config) -> Finding:
     if importlib.util.find_spec("llama_cpp") is None:
         return Finding(
             "llm",
-            "fail",
-            "llm.backend: llama_cpp, but llama-cpp-python is not installed",
-            "pip install 'memory-cortex[llama]' (compiles 8–25 min), or set llm.backend: openai or rules",
+            "fail" if llm.model_path is not None else "warn",
+            "llama-cpp-python is not installed"
+            + (
+                f": {llm.model_path} cannot load"
+                if llm.model_path is not None
+                else ": extraction runs on rules alone"
+            ),
+            "pip install 'memory-cortex[llama]' (compiles 8–25 min), or run llama-server/Ollama and set"
+            " llm.backend: openai",
         )
     if llm.model_path is not None:
         if llm.model_path.is_file():

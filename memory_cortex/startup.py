@@ -9,6 +9,7 @@ starts, and the daemon holds the port through its start-up.
 from __future__ import annotations
 
 import errno
+import importlib.util
 import os
 import socket
 from pathlib import Path
@@ -72,7 +73,17 @@ def check_paths(config: Config) -> list[str]:
                 " permissions, or choose another path with --db or database.path"
             )
     llm = config.llm
-    if llm.backend == "llama_cpp" and llm.model_path is not None and not llm.model_path.is_file():
+    if (
+        llm.backend == "llama_cpp"
+        and llm.model_path is not None
+        and not importlib.util.find_spec("llama_cpp")
+    ):
+        problems.append(
+            f"llm.model_path names {llm.model_path}, but llama-cpp-python is not installed: pip install"
+            " 'memory-cortex[llama]' (compiles for 8-25 min), or serve the GGUF with llama-server and set"
+            " llm.backend: openai"
+        )
+    elif llm.backend == "llama_cpp" and llm.model_path is not None and not llm.model_path.is_file():
         problems.append(
             f"llm.model_path {llm.model_path} is not a file: put the GGUF there, or leave model_path empty for"
             " the packaged Gemma 3 270M (or set llm.backend: rules)"
@@ -109,3 +120,23 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     return f"the configuration file is not valid YAML{where}: {problem}"
+
+
+def without_missing_llama(config: Config) -> tuple[Config, str | None]:
+    """``config`` as it can run here, and why it was changed (None: unchanged).
+
+    ``pip install memory-cortex`` leaves out llama-cpp-python (an extra: it compiles for minutes). The
+    default ``llm.backend: llama_cpp`` with no ``model_path`` means the packaged Gemma 3 270M, which
+    extracts almost nothing beside the rules extractor; without llama.cpp the daemon runs on the rules
+    alone and says how to get an LLM, instead of failing to start. A GGUF the user named is not
+    silently dropped: :func:`check_paths` reports it.
+    """
+    llm = config.llm
+    if llm.backend != "llama_cpp" or llm.model_path is not None or importlib.util.find_spec("llama_cpp"):
+        return config, None
+    rules = config.model_copy(update={"llm": llm.model_copy(update={"backend": "rules"})})
+    return rules, (
+        "llama-cpp-python is not installed, so extraction runs on the rules extractor alone (the packaged"
+        " Gemma 3 270M would add almost nothing): for an LLM, pip install 'memory-cortex[llama]', or run"
+        " llama-server/Ollama and set llm.backend: openai; llm.backend: rules silences this"
+    )

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.processes import ROOT, call, free_port, start_daemon
 
 # Far below a model load (MiniLM alone takes seconds here): the checks come first.
@@ -115,3 +117,26 @@ def test_a_good_start_says_where_it_listens_and_the_address_leads_to_the_dashboa
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_without_llama_cpp_the_packaged_default_runs_on_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install memory-cortex` leaves llama-cpp-python out (an extra): the default must still start."""
+    from memory_cortex import startup
+    from memory_cortex.config import Config
+
+    real_find_spec = startup.importlib.util.find_spec
+    monkeypatch.setattr(
+        startup.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llama_cpp" else real_find_spec(name, *a),
+    )
+    config, note = startup.without_missing_llama(Config())
+    assert config.llm.backend == "rules"
+    assert note is not None and "memory-cortex[llama]" in note
+    # A GGUF the user named is never dropped silently: it is a start-up problem instead.
+    named = Config.model_validate({"llm": {"model_path": "/models/qwen3-8b.gguf"}})
+    assert startup.without_missing_llama(named) == (named, None)
+    assert any("llama-cpp-python is not installed" in line for line in startup.check_paths(named))
+    # With llama.cpp there, nothing changes.
+    monkeypatch.setattr(startup.importlib.util, "find_spec", real_find_spec)
+    assert startup.without_missing_llama(Config()) == (Config(), None)
