@@ -13,6 +13,7 @@ from aiohttp import web
 from .config import Config
 from .http.errors import auth_middleware, error_middleware
 from .http.guard import RequestGuard
+from .http.request_metrics import count_requests
 from .http.routes import setup_routes
 from .http.ui import is_public as is_public_ui_path
 from .keys import (
@@ -45,6 +46,7 @@ from .services.lifecycle import utc_now
 if TYPE_CHECKING:
     from .mcp.http import McpHttp
 
+
 def create_app(
     config: Config,
     *,
@@ -62,7 +64,8 @@ def create_app(
             named in the config is created, started and closed with the app.
         lifecycle_clock: the time the memory lifecycle judges by (tests move it forward).
     """
-    middlewares = [error_middleware, RequestGuard(config.server).middleware()]
+    # Outermost first: the request counter sees the status the client gets.
+    middlewares = [count_requests, error_middleware, RequestGuard(config.server).middleware()]
     if config.server.api_token is not None:
         middlewares.append(
             auth_middleware(

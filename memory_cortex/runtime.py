@@ -37,6 +37,7 @@ from .services.index_sync import IndexSync
 from .services.ingest import IngestService
 from .services.lifecycle import LifecycleReport, LifecycleService, utc_now
 from .services.memories import MemoryService
+from .services.metered_llm import MeteredLLM
 from .services.metrics import Metrics
 from .services.mirror import MarkdownWorkspaces
 from .services.mirror_sync import MarkdownSync
@@ -120,7 +121,11 @@ def new_vector_index(config: Config, embedder: Embedder) -> VectorIndex:
 
 
 def new_memory_service(
-    config: Config, db: Database, index: VectorIndex, embedder: Embedder, time_parser: TimeParser | None = None
+    config: Config,
+    db: Database,
+    index: VectorIndex,
+    embedder: Embedder,
+    time_parser: TimeParser | None = None,
 ) -> MemoryService:
     return MemoryService(
         db,
@@ -181,14 +186,18 @@ def build_services(
     owns_embedder = embedder is None
     embedder = embedder or create_embedder(config.embeddings)
     owns_llm = llm == "from_config"
-    chat_model: LLM | None = create_llm(config.llm) if llm == "from_config" else llm
+    backend: LLM | None = create_llm(config.llm) if llm == "from_config" else llm
+    metrics = Metrics()
+    # Every service calls the LLM through one wrapper that counts its failures by kind.
+    chat_model: LLM | None = None if backend is None else MeteredLLM(backend, metrics)
     db = new_database(config)
     index = new_vector_index(config, embedder)
     time_parser = TimeParser()
     memories = new_memory_service(config, db, index, embedder, time_parser)
-    metrics = Metrics()
     access = AccessTracker(db, config.search.access_flush_s)
-    search = new_search_service(config, db, index, embedder, chat_model, time_parser, access=access, metrics=metrics)
+    search = new_search_service(
+        config, db, index, embedder, chat_model, time_parser, access=access, metrics=metrics
+    )
     hardware = HardwareMonitor(config.hardware)
     scheduler = GpuScheduler(hardware, config.hardware)
     markdown = MarkdownWorkspaces(db, memories)
@@ -196,7 +205,7 @@ def build_services(
     ingest = IngestService(
         db,
         memories,
-        ExtractionService(chat_model, config.llm),
+        ExtractionService(chat_model, config.llm, metrics=metrics),
         config.ingest,
         gate=scheduler,
         on_extracted=metrics.observe_extraction,
@@ -238,6 +247,7 @@ def build_services(
             config.recall,
             synthesise=synthesis_wanted(config.recall, config.llm),
             access=access,
+            metrics=metrics,
         ),
         metrics=metrics,
         hardware=hardware,
@@ -246,7 +256,7 @@ def build_services(
         markdown_sync=markdown_sync,
         ingest=ingest,
         lifecycle=lifecycle,
-        stats=StatsService(memories, db.path, index, embedder, chat_model, ingest, hardware, scheduler),
+        stats=StatsService(memories, db.path, index, embedder, chat_model, ingest, hardware, scheduler, db),
         owns_embedder=owns_embedder,
         owns_llm=owns_llm,
     )
@@ -405,7 +415,9 @@ def load_vector_index(db: Database, index: VectorIndex) -> int:
         counts = embedding_sql.embedding_counts(conn, index.model)
         rows = (
             (memory_id, user_id, blob, layer, kind, scope)
-            for memory_id, user_id, blob, _, layer, kind, scope in embedding_sql.iter_embeddings(conn, index.model)
+            for memory_id, user_id, blob, _, layer, kind, scope in embedding_sql.iter_embeddings(
+                conn, index.model
+            )
         )
         return index.load(counts, rows)
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import LLMConfig
+from .llama_cpp_logs import captured_prints, route_llama_logs
 from .llm import ChatMessage, LLMHealthTracking, LLMUnavailable, strip_thinking, with_no_think
 
 log = logging.getLogger(__name__)
@@ -169,14 +170,19 @@ class LlamaCppLLM(LLMHealthTracking):
     def _load(self, path: Path) -> Any:
         import llama_cpp
 
-        llama = llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=self.config.n_ctx,
-            n_gpu_layers=self.config.n_gpu_layers,
-            n_threads=self.config.n_threads,
-            chat_format=self.config.chat_format,
-            verbose=False,
-        )
+        # verbose=True: no /dev/null over stderr while loading (see llama_cpp_logs); llama.cpp's
+        # lines and the construction's prints go to the log at DEBUG, then the prints are turned off.
+        route_llama_logs()
+        with captured_prints():
+            llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=self.config.n_ctx,
+                n_gpu_layers=self.config.n_gpu_layers,
+                n_threads=self.config.n_threads,
+                chat_format=self.config.chat_format,
+                verbose=True,
+            )
+        llama.verbose = False  # no cache and timing notes printed on every call
         self._chat_format = llama.chat_format
         if self.config.n_gpu_layers != 0 and not llama_cpp.llama_supports_gpu_offload():
             # A CPU-only wheel ignores n_gpu_layers without a word.
@@ -226,7 +232,7 @@ class LlamaCppLLM(LLMHealthTracking):
             timeout: seconds for the whole call, queueing included; ``None`` = ``llm.timeout_s``.
         """
         if self._llama is None or self._executor is None or self._closing.is_set():
-            raise self._failed("model not loaded")
+            raise self._failed("model not loaded", "not_ready")
         timeout = self.config.timeout_s if timeout is None else timeout
         request: dict[str, Any] = {
             "messages": prepare_messages(
@@ -246,17 +252,16 @@ class LlamaCppLLM(LLMHealthTracking):
         try:
             text, finish_reason = await asyncio.wait_for(future, timeout)
         except (TimeoutError, _Stopped) as exc:
-            raise self._failed(f"no reply within {timeout}s") from exc
+            raise self._failed(f"no reply within {timeout}s", "timeout") from exc
         except LLMUnavailable as exc:
-            raise self._failed(exc.message) from exc
+            raise self._failed(exc.message, exc.kind) from exc
         except Exception as exc:  # llama.cpp errors (prompt longer than n_ctx, grammar, decode): mapped here
             raise self._failed(f"{type(exc).__name__}: {exc}") from exc
         finally:
             cancelled.set()  # a call that timed out or was cancelled stops at its next token
         if finish_reason == "length":
             log.info("llm reply cut at max_tokens", extra={"backend": self.backend, "max_tokens": max_tokens})
-        self._ok = True
-        self._last_latency_s = time.perf_counter() - started
+        self._answered(time.perf_counter() - started)
         return strip_thinking(text)
 
     def _generate(
@@ -264,7 +269,7 @@ class LlamaCppLLM(LLMHealthTracking):
     ) -> tuple[str, str | None]:
         """Worker thread: stream the completion, checking deadline and flags between tokens."""
         if self._closing.is_set() or self._llama is None:
-            raise LLMUnavailable("llm is shutting down")
+            raise LLMUnavailable("llm is shutting down", "not_ready")
         if cancelled.is_set() or time.monotonic() >= deadline:
             raise _Stopped  # the caller gave up while this call waited behind another one
         chunks: Iterator[dict[str, Any]] = self._llama.create_chat_completion(**request, stream=True)
@@ -278,7 +283,7 @@ class LlamaCppLLM(LLMHealthTracking):
                 # Leaving the stream early is safe: llama-cpp-python counts the tokens already in
                 # the KV cache, and the next call reuses or trims them.
                 if self._closing.is_set():
-                    raise LLMUnavailable("llm is shutting down")
+                    raise LLMUnavailable("llm is shutting down", "not_ready")
                 if cancelled.is_set() or time.monotonic() >= deadline:
                     raise _Stopped
         finally:

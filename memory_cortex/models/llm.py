@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from ..config import LLMConfig
 from ..errors import CortexError
@@ -27,11 +28,28 @@ from ..errors import CortexError
 log = logging.getLogger(__name__)
 
 
+LLMErrorKind = Literal["timeout", "connection", "http_status", "bad_reply", "not_ready", "error"]
+# What went wrong, for the LLM error counter (a bounded label): no reply in time; the server not
+# reached (refused, reset, DNS); an HTTP error status; a reply that is not what was asked for (not
+# JSON, not a chat completion, empty, invalid output); the model not loaded or the client not
+# started; anything else (a llama.cpp failure, a bug).
+LLM_ERROR_KINDS: tuple[LLMErrorKind, ...] = get_args(LLMErrorKind)
+
+
 class LLMUnavailable(CortexError):
-    """The LLM failed, timed out or is not configured; callers degrade (rules, plain facts)."""
+    """The LLM failed, timed out or is not configured; callers degrade (rules, plain facts).
+
+    Args:
+        message: what happened, for the log and ``/stats``.
+        kind: which kind of failure it was (:data:`LLM_ERROR_KINDS`).
+    """
 
     code = "llm_unavailable"
     status = 503
+
+    def __init__(self, message: str, kind: LLMErrorKind = "error") -> None:
+        super().__init__(message)
+        self.kind: LLMErrorKind = kind
 
 
 @dataclass(frozen=True)
@@ -47,6 +65,10 @@ class LLMHealth:
     ok: bool
     last_error: str | None = None
     last_latency_s: float | None = None
+    # Unix seconds of the last call that answered and of the last failure: whichever is newer is
+    # the model's state now (``ok`` alone may date from a start-up probe).
+    last_ok_at: float | None = None
+    last_error_at: float | None = None
 
 
 class LLM(Protocol):
@@ -88,6 +110,8 @@ class LLMHealthTracking:
         self._ok = False
         self._last_error: str | None = None
         self._last_latency_s: float | None = None
+        self._last_ok_at: float | None = None
+        self._last_error_at: float | None = None
 
     def health(self) -> LLMHealth:
         return LLMHealth(
@@ -96,14 +120,23 @@ class LLMHealthTracking:
             ok=self._ok,
             last_error=self._last_error,
             last_latency_s=self._last_latency_s,
+            last_ok_at=self._last_ok_at,
+            last_error_at=self._last_error_at,
         )
 
-    def _failed(self, message: str) -> LLMUnavailable:
+    def _answered(self, latency_s: float) -> None:
+        """A call answered: the model is up, and this is the latency of its last real call."""
+        self._ok = True
+        self._last_latency_s = latency_s
+        self._last_ok_at = time.time()
+
+    def _failed(self, message: str, kind: LLMErrorKind = "error") -> LLMUnavailable:
         if self._ok or self._last_error != message:
-            log.warning("llm failed", extra={"backend": self.backend, "reason": message})
+            log.warning("llm failed", extra={"backend": self.backend, "reason": message, "kind": kind})
         self._ok = False
         self._last_error = message
-        return LLMUnavailable(f"{self.backend} llm: {message}")
+        self._last_error_at = time.time()
+        return LLMUnavailable(f"{self.backend} llm: {message}", kind)
 
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from ..config import LLMConfig
-from .llm import ChatMessage, LLMHealthTracking, strip_thinking, with_no_think
+from .llm import ChatMessage, LLMErrorKind, LLMHealthTracking, strip_thinking, with_no_think
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +33,12 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 class _Retryable(Exception):
     """One attempt failed in a way worth another try (the message says how)."""
 
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after_s: float | None = None, *, kind: LLMErrorKind = "connection"
+    ) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+        self.kind: LLMErrorKind = kind  # what the call fails as when no retry is left
 
 
 class OpenAILLM(LLMHealthTracking):
@@ -112,7 +115,7 @@ class OpenAILLM(LLMHealthTracking):
             timeout: seconds for the whole call, retries included; ``None`` = ``llm.timeout_s``.
         """
         if self._client is None:
-            raise self._failed("client not started")
+            raise self._failed("client not started", "not_ready")
         timeout = self.config.timeout_s if timeout is None else timeout
         payload = self._payload(messages, json_schema, max_tokens, temperature)
         loop = asyncio.get_running_loop()
@@ -131,7 +134,7 @@ class OpenAILLM(LLMHealthTracking):
                 if exc.retry_after_s is not None:
                     backoff = max(backoff, exc.retry_after_s)
                 if attempt >= self.config.retries or loop.time() + backoff >= deadline:
-                    raise self._failed(f"{exc} (after {attempt + 1} attempts)") from exc
+                    raise self._failed(f"{exc} (after {attempt + 1} attempts)", exc.kind) from exc
                 log.info(
                     "llm call retried",
                     extra={"backend": self.backend, "reason": str(exc), "attempt": attempt},
@@ -139,10 +142,9 @@ class OpenAILLM(LLMHealthTracking):
                 attempt += 1
                 await asyncio.sleep(backoff)
             except (TimeoutError, httpx.TimeoutException) as exc:
-                raise self._failed(f"no reply within {timeout}s") from exc
+                raise self._failed(f"no reply within {timeout}s", "timeout") from exc
         text = self._content(body)
-        self._ok = True
-        self._last_latency_s = loop.time() - started
+        self._answered(loop.time() - started)
         return strip_thinking(text)
 
     def _payload(
@@ -184,30 +186,34 @@ class OpenAILLM(LLMHealthTracking):
                     timeout=httpx.Timeout(remaining, connect=min(remaining, CONNECT_TIMEOUT_S)),
                 )
         except httpx.ConnectTimeout as exc:  # a TimeoutException, but the server never saw the request
-            raise _Retryable("connect timeout") from exc
+            raise _Retryable("connect timeout", kind="connection") from exc
         except httpx.TimeoutException:
             raise  # the generation ran past the budget: not retried (see the module docstring)
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            raise _Retryable(f"{type(exc).__name__}: {exc}") from exc
+            raise _Retryable(f"{type(exc).__name__}: {exc}", kind="connection") from exc
         except httpx.HTTPError as exc:
-            raise self._failed(f"{type(exc).__name__}: {exc}") from exc
+            raise self._failed(f"{type(exc).__name__}: {exc}", "connection") from exc
         if response.status_code in RETRY_STATUSES:
-            raise _Retryable(f"HTTP {response.status_code} from {path}", _retry_after(response))
+            raise _Retryable(
+                f"HTTP {response.status_code} from {path}", _retry_after(response), kind="http_status"
+            )
         if response.status_code >= 400:
-            raise self._failed(f"HTTP {response.status_code} from {path}: {_error_message(response)}")
+            raise self._failed(
+                f"HTTP {response.status_code} from {path}: {_error_message(response)}", "http_status"
+            )
         try:
             return response.json()
         except ValueError as exc:  # an HTML error page from a proxy, a truncated body
-            raise self._failed(f"invalid JSON from {path}") from exc
+            raise self._failed(f"invalid JSON from {path}", "bad_reply") from exc
 
     def _content(self, body: Any) -> str:
         try:
             choice = body["choices"][0]
             content = choice["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
-            raise self._failed("response is not an OpenAI chat completion") from exc
+            raise self._failed("response is not an OpenAI chat completion", "bad_reply") from exc
         if not isinstance(content, str):
-            raise self._failed("response has no text content")
+            raise self._failed("response has no text content", "bad_reply")
         if choice.get("finish_reason") == "length":
             log.info("llm reply cut at max_tokens", extra={"backend": self.backend})
         return content

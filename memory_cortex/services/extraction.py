@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -28,6 +28,9 @@ from ..models import rules
 from ..models.facts import ExtractedFact, fact_list_schema
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
 from ..redaction import Redacted, has_secret, redact
+
+if TYPE_CHECKING:  # metrics → stats → ingest → here: a runtime import would be a cycle
+    from .metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -252,10 +255,19 @@ class ExtractionService:
         llm_config: context size and output budget for chunking.
         rules_alongside_llm: also run the rules extractor on every chunk and merge, so explicit
             statements are never missed by a weak model (duplicates are merged on write).
+        metrics: counts the replies that are not a valid fact list (``bad_reply`` LLM errors).
     """
 
-    def __init__(self, llm: LLM | None, llm_config: LLMConfig, *, rules_alongside_llm: bool = True) -> None:
+    def __init__(
+        self,
+        llm: LLM | None,
+        llm_config: LLMConfig,
+        *,
+        rules_alongside_llm: bool = True,
+        metrics: Metrics | None = None,
+    ) -> None:
         self._llm = llm
+        self._metrics = metrics
         self._config = llm_config
         self._rules_alongside_llm = rules_alongside_llm
         self._schema = fact_list_schema()
@@ -321,6 +333,8 @@ class ExtractionService:
                 facts, rejected = parse_facts(answer)
             except ValueError as exc:
                 log.warning("extraction output invalid", extra={"attempt": attempt, "reason": str(exc)})
+                if self._metrics is not None:
+                    self._metrics.count_llm_error("bad_reply")
                 continue
             grounded = [fact for fact in facts if is_grounded(fact, source)]
             result.rejected += rejected + len(facts) - len(grounded)

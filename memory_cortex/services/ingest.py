@@ -82,7 +82,8 @@ class IngestService:
         extraction: turns messages into facts.
         config: debounce, retries, skipping rules.
         gate: awaited before each job runs (may wait, never raises); None = run at once.
-        on_extracted: told the seconds each successful job took, gate wait excluded (metrics).
+        on_extracted: told, for each successful job, the seconds it took (gate wait excluded), its
+            extraction method and the facts it stored (metrics).
         on_stored: called after a job's facts are committed (the Markdown mirror's request_sync).
         clock: wall clock in unix seconds (tests inject one).
         turn_context: earlier turns of a session each stored turn is embedded after
@@ -97,7 +98,7 @@ class IngestService:
         config: IngestConfig,
         *,
         gate: Gate | None = None,
-        on_extracted: Callable[[float], None] | None = None,
+        on_extracted: Callable[[float, str, int], None] | None = None,
         on_stored: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.time,
         turn_context: int = 2,
@@ -244,7 +245,7 @@ class IngestService:
             seconds = time.perf_counter() - started
             self.state.last_latency_ms = int(seconds * 1000)
             if self._on_extracted is not None:
-                self._on_extracted(seconds)
+                self._on_extracted(seconds, method, facts_stored)
             self.state.jobs_done += 1
             self.state.last_error = None
             log.info(

@@ -3,11 +3,18 @@
 Not the process-global default registry: several apps in one process (the tests) must not clash.
 Two kinds of numbers:
 
-- observed as they happen: search latency (the HTTP handler times each search) and extraction
-  latency (the ingest worker reports each job) — histograms;
-- read at scrape time from :class:`~.stats.Stats` (memories, ingest queue, hardware, the GPU gate)
-  by a collector that turns the one ``Stats`` it is handed into metric families, so a scrape costs
-  one stats pass and nothing is kept in step in between.
+- observed as they happen, by the service where the event happens: search, ``/context`` and
+  ``/recall`` latency (HTTP and MCP alike: the services time themselves), extraction latency and
+  the facts each job stored (the ingest worker), LLM errors by kind, degraded recalls, FTS-only
+  searches; and, at the HTTP edge, requests by route pattern and status;
+- read at scrape time from :class:`~.stats.Stats` (memories, ingest queue, database size, hardware,
+  the GPU gate) by a collector that turns the one ``Stats`` it is handed into metric families, so a
+  scrape costs one stats pass and nothing is kept in step in between.
+
+No ``_created`` series: prometheus_client's documented switch (:func:`disable_created_metrics`) is
+a module flag of the library, read at each scrape; :class:`Metrics` sets it. Every series name is
+listed in ``docs/reference/metrics.md``; the Grafana dashboard and the alert rules in ``deploy/``
+use only these names (a test checks them against a live ``/metrics``).
 """
 
 from __future__ import annotations
@@ -18,12 +25,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from prometheus_client import CollectorRegistry, Counter, Histogram, Info, ProcessCollector, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    Info,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from .. import __version__
 from ..models.hardware import MB
+from ..models.llm import LLM_ERROR_KINDS
 from .stats import Stats
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
@@ -31,6 +47,20 @@ SEARCH_MODES = ("hybrid", "fts", "vector")
 # Search has a 200 ms budget; extraction takes seconds to minutes.
 SEARCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.5, 5.0)
 EXTRACTION_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+# /recall waits for the LLM's answer (recall.timeout_s) unless cached or degraded.
+RECALL_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0)
+# How a /recall was answered: by the LLM, from the cache, as the plain list of facts (degraded),
+# or with nothing found (no LLM asked).
+RECALL_OUTCOMES = ("synthesised", "cached", "degraded", "nothing_found")
+# Why a recall was degraded: no LLM asked (rules backend or recall.synthesis off), or the LLM failed.
+DEGRADED_REASONS = ("llm_off", "llm_failed")
+# The extraction methods the ingest pipeline records (ingest_jobs.method); combinations appear as
+# the pipeline writes them ("llm+rules"), a small fixed set.
+EXTRACTION_METHODS = ("llm", "rules", "llm+rules")
+# The HTTP methods the request counter names; anything else counts as "other" (a bounded label).
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+# The route label of a request no route matched (404, or 405 on an unknown method).
+UNMATCHED_ROUTE = "unmatched"
 
 
 # Searches the dashboard's latency percentiles are taken over (histogram buckets are too coarse).
@@ -49,6 +79,7 @@ class Metrics:
     """The registry and the instruments the app feeds."""
 
     def __init__(self) -> None:
+        disable_created_metrics()  # the library's own switch (a flag it reads at each scrape)
         self._recent_search_ms: deque[float] = deque(maxlen=RECENT_SEARCHES)
         self.registry = CollectorRegistry()
         self._search_seconds = Histogram(
@@ -68,7 +99,53 @@ class Metrics:
         )
         self._searches_without_vector = Counter(
             "memory_cortex_searches_without_vector",
-            "Hybrid/vector searches whose query embedding failed or was too slow (FTS only).",
+            "Hybrid/vector searches (/hybrid-search, /context, /recall, MCP) answered FTS-only: the query"
+            " embedding failed or was too slow.",
+            registry=self.registry,
+        )
+        self._context_seconds = Histogram(
+            "memory_cortex_context_seconds",
+            "POST /context latency in the recall service (search and block), the OpenClaw hot path.",
+            buckets=SEARCH_BUCKETS,
+            registry=self.registry,
+        )
+        self._recall_seconds = Histogram(
+            "memory_cortex_recall_seconds",
+            "/recall latency in the recall service (HTTP and MCP), LLM synthesis included, by outcome.",
+            ["outcome"],
+            buckets=RECALL_BUCKETS,
+            registry=self.registry,
+        )
+        for outcome in RECALL_OUTCOMES:
+            self._recall_seconds.labels(outcome=outcome)
+        self._recalls_degraded = Counter(
+            "memory_cortex_recalls_degraded",
+            "/recall answers given without the LLM (the facts as a list), by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        for reason in DEGRADED_REASONS:
+            self._recalls_degraded.labels(reason=reason)
+        self._llm_errors = Counter(
+            "memory_cortex_llm_errors",
+            "Failed LLM calls (extraction, recall, rerank, lifecycle) by kind.",
+            ["kind"],
+            registry=self.registry,
+        )
+        for kind in LLM_ERROR_KINDS:
+            self._llm_errors.labels(kind=kind)
+        self._facts_stored = Counter(
+            "memory_cortex_facts_stored",
+            "Facts the ingest pipeline extracted and stored, by extraction method.",
+            ["method"],
+            registry=self.registry,
+        )
+        for method in EXTRACTION_METHODS:
+            self._facts_stored.labels(method=method)
+        self._http_requests = Counter(
+            "memory_cortex_http_requests",
+            "HTTP requests answered, by method, route pattern (never the raw path) and status.",
+            ["method", "route", "status"],
             registry=self.registry,
         )
         # memory_cortex_build_info{version, python} 1: which release a dashboard or alert is looking at.
@@ -84,8 +161,30 @@ class Metrics:
         self._search_seconds.labels(mode=mode).observe(seconds)
         if mode == "hybrid":
             self._recent_search_ms.append(seconds * 1000)
+        self.count_search_sides(mode, vector_used=vector_used)
+
+    def count_search_sides(self, mode: str, *, vector_used: bool) -> None:
+        """A search that should have used the vector side (hybrid/vector) but was answered FTS-only."""
         if mode != "fts" and not vector_used:
             self._searches_without_vector.inc()
+
+    def observe_context(self, seconds: float) -> None:
+        self._context_seconds.observe(seconds)
+
+    def observe_recall(self, outcome: str, seconds: float) -> None:
+        """One recall: how it was answered (:data:`RECALL_OUTCOMES`) and how long it took."""
+        self._recall_seconds.labels(outcome=outcome).observe(seconds)
+
+    def count_degraded_recall(self, reason: str) -> None:
+        self._recalls_degraded.labels(reason=reason).inc()
+
+    def count_llm_error(self, kind: str) -> None:
+        self._llm_errors.labels(kind=kind).inc()
+
+    def count_http_request(self, method: str, route: str, status: int) -> None:
+        """One answered request; ``route``: the pattern (``/memories/{memory_id}``), never the path."""
+        method = method if method in HTTP_METHODS else "other"
+        self._http_requests.labels(method=method, route=route, status=str(status)).inc()
 
     def recent_search_latency(self) -> LatencyPercentiles:
         """Exact percentiles of the last :data:`RECENT_SEARCHES` hybrid searches (the handler's time)."""
@@ -94,8 +193,11 @@ class Metrics:
         p50, p95, p99 = (round(float(v), 2) for v in np.percentile(self._recent_search_ms, [50, 95, 99]))
         return LatencyPercentiles(len(self._recent_search_ms), p50, p95, p99)
 
-    def observe_extraction(self, seconds: float) -> None:
+    def observe_extraction(self, seconds: float, method: str, facts_stored: int) -> None:
+        """One finished extraction job: its time and the facts it stored, by extraction method."""
         self._extraction_seconds.observe(seconds)
+        if facts_stored:
+            self._facts_stored.labels(method=method).inc(facts_stored)
 
     def render(self, stats: Stats) -> bytes:
         """The exposition text (format 0.0.4) with the scrape-time numbers taken from ``stats``."""
@@ -132,6 +234,17 @@ class _StatsCollector:
             "memory_cortex_memories_unembedded",
             "Memories without a vector of the live model (run the backfill).",
             value=stats.counts.unembedded + stats.counts.stale_embeddings,
+        )
+        layers = GaugeMetricFamily(
+            "memory_cortex_live_memories",
+            "Live memories by layer (working, core, archive).",
+            labels=["layer"],
+        )
+        for layer, count in sorted(stats.counts.per_layer.items()):
+            layers.add_metric([layer], count)
+        yield layers
+        yield GaugeMetricFamily(
+            "memory_cortex_database_bytes", "Size of the SQLite database with its WAL.", value=stats.db_bytes
         )
 
     def _ingest(self, stats: Stats) -> Iterator[Metric]:

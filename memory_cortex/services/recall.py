@@ -21,6 +21,7 @@ from ..models.llm import LLM, ChatMessage, LLMUnavailable
 from ..records import EVERYONE, Audience
 from .access import AccessTracker
 from .memories import MemoryService
+from .metrics import Metrics
 from .recalled import RECALLED_LABEL, note_line
 from .search import DEFAULT_LAYERS, SearchHit, SearchService
 
@@ -76,6 +77,8 @@ class RecallService:
         config: facts, TTL, timeout.
         max_cache_entries: bound on cached answers (oldest dropped first).
         access: counts the memories an answer or a block used as read (every transport alike).
+        metrics: times ``/recall`` and ``/context`` and counts degraded recalls, FTS-only searches
+            and the synthesis failures seen here (every transport alike).
     """
 
     def __init__(
@@ -88,7 +91,9 @@ class RecallService:
         max_cache_entries: int = 1024,
         synthesise: bool = True,
         access: AccessTracker | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics
         self._search = search
         self._memories = memories
         self._access = access
@@ -113,8 +118,11 @@ class RecallService:
         ``audience`` may see) for ``query``; the memories it was built from are counted as read (a
         cached answer too; the cache is per audience, so an answer never crosses into a context
         that may not see its memories)."""
+        started = time.perf_counter()
         answer = await self._answer(query, user_id, layers, kinds, audience)
         self._count_reads(answer.memory_ids)
+        if self._metrics is not None:
+            self._metrics.observe_recall(recall_outcome(answer), time.perf_counter() - started)
         return answer
 
     async def context(
@@ -127,12 +135,19 @@ class RecallService:
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
         audience: Audience = EVERYONE,
+        min_relevance: float | None = None,
     ) -> ContextBlock:
         """The prompt block, cut to ~``max_tokens``: facts first (by importance, then score), then
         the turns that matter (by score) as dated, attributed quotes ("- 2025-05-21, Tim: …").
-        The memories in it are counted as read."""
-        block = await self._block(query, user_id, max_tokens, max_facts, layers, kinds, audience)
+        The memories in it are counted as read. Only hits of at least ``min_relevance`` (None:
+        ``search.min_relevance``) are used: nothing unrelated is injected into a prompt."""
+        started = time.perf_counter()
+        block = await self._block(
+            query, user_id, max_tokens, max_facts, layers, kinds, audience, min_relevance
+        )
         self._count_reads(block.memory_ids)
+        if self._metrics is not None:
+            self._metrics.observe_context(time.perf_counter() - started)
         return block
 
     def _count_reads(self, memory_ids: Sequence[int]) -> None:
@@ -159,6 +174,7 @@ class RecallService:
         result = await self._search.search(
             query, user_id, self._config.max_facts, layers=layers, kinds=kinds, audience=audience
         )
+        self._count_search_sides(result.vector_used)
         hits = result.hits
         searched = await self._memories.live_count(user_id, audience)
         if not hits:
@@ -168,6 +184,8 @@ class RecallService:
             response = await self._synthesise(query, hits)
         except LLMUnavailable as exc:
             log.info("recall degraded", extra={"reason": str(exc)[:200]})
+            if self._metrics is not None:
+                self._metrics.count_degraded_recall("llm_off" if self._llm is None else "llm_failed")
             return RecallAnswer(facts_as_list(hits), searched, len(hits), True, False, ids)
         answer = RecallAnswer(response, searched, len(hits), False, False, ids)
         self._remember(key, answer)
@@ -182,10 +200,18 @@ class RecallService:
         layers: Sequence[str],
         kinds: Sequence[str] | None,
         audience: Audience,
+        min_relevance: float | None = None,
     ) -> ContextBlock:
         result = await self._search.search(
-            query, user_id, max_facts, layers=layers, kinds=kinds, audience=audience
+            query,
+            user_id,
+            max_facts,
+            layers=layers,
+            kinds=kinds,
+            audience=audience,
+            min_relevance=min_relevance,
         )
+        self._count_search_sides(result.vector_used)
         if not result.hits:
             return ContextBlock("", ())
         facts = sorted(
@@ -231,10 +257,21 @@ class RecallService:
                 timeout=self._config.timeout_s + 0.5,
             )
         except TimeoutError as exc:
-            raise LLMUnavailable(f"synthesis took longer than {self._config.timeout_s}s") from exc
+            # The backend missed its own deadline: it was cancelled, so it counted nothing itself.
+            self._count_llm_error("timeout")
+            raise LLMUnavailable(f"synthesis took longer than {self._config.timeout_s}s", "timeout") from exc
         if not text.strip():
-            raise LLMUnavailable("empty synthesis")
+            self._count_llm_error("bad_reply")
+            raise LLMUnavailable("empty synthesis", "bad_reply")
         return text.strip()
+
+    def _count_llm_error(self, kind: str) -> None:
+        if self._metrics is not None:
+            self._metrics.count_llm_error(kind)
+
+    def _count_search_sides(self, vector_used: bool) -> None:
+        if self._metrics is not None:
+            self._metrics.count_search_sides("hybrid", vector_used=vector_used)
 
     def _remember(self, key: tuple[str, str, int, tuple[str, ...]], answer: RecallAnswer) -> None:
         if self._config.cache_ttl_s <= 0:
@@ -243,6 +280,15 @@ class RecallService:
         self._cache.move_to_end(key)
         while len(self._cache) > self._max_cache_entries:
             self._cache.popitem(last=False)
+
+
+def recall_outcome(answer: RecallAnswer) -> str:
+    """How ``answer`` was given, for the latency histogram's ``outcome`` label."""
+    if answer.cached:
+        return "cached"
+    if answer.degraded:
+        return "degraded"
+    return "synthesised" if answer.memories_used else "nothing_found"
 
 
 def facts_as_list(hits: list[SearchHit]) -> str:
