@@ -178,6 +178,13 @@ class SearchConfig(_Section):
 
     fts_weight: float = Field(0.4, ge=0, description="Weight of the normalised FTS5 bm25 score.")
     vector_weight: float = Field(0.6, ge=0, description="Weight of the cosine similarity.")
+    min_relevance: float = Field(
+        0.2,
+        ge=0,
+        description="Hits only the vector side proposed (no shared keyword) whose relevance is below this are"
+        " left out of /hybrid-search, /context and /recall (a request may ask for less with min_relevance);"
+        " 0 = none left out.",
+    )
     score_all_candidates: bool = Field(
         True,
         description="Read the exact cosine of FTS-only candidates from the matrix (false: 0, as the seed did).",
@@ -311,7 +318,7 @@ class RankingConfig(_Section):
         0.0,
         ge=0,
         le=1,
-        description="w_acc: share from how often it was read (0: reads feed the lifecycle, not the order; see README).",
+        description="w_acc: share from how often it was read (0: reads feed the lifecycle, not the order; see docs/concepts/search.md).",
     )
     access_saturation: int = Field(20, ge=1, description="Reads at which the read part is full.")
     pool: int = Field(
@@ -494,7 +501,7 @@ _DAILY_AT = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
 
 class LifecycleConfig(_Section):
-    """The memory lifecycle: promotion, merging, decay, compression (README "Memory lifecycle")."""
+    """The memory lifecycle: promotion, merging, decay, compression (docs/concepts/lifecycle.md)."""
 
     enabled: bool = Field(
         True, description="Run the lifecycle every day at daily_at; false: only on request."
@@ -556,6 +563,20 @@ class LifecycleConfig(_Section):
     default_base: float = Field(0.5, ge=0, description="Decay base of categories not in category_bases.")
     archive_threshold: float = Field(
         0.05, ge=0, description="A core memory whose decayed strength falls below this goes to the archive."
+    )
+    protect_importance: int = Field(
+        9,
+        ge=1,
+        le=11,
+        description="Decay never archives a memory of this importance or more (11: none protected by it).",
+    )
+    protected_categories: list[str] = Field(
+        default_factory=lambda: ["identity"],
+        description="Decay never archives memories of these categories (who the user is).",
+    )
+    protected_topics: list[str] = Field(
+        default_factory=lambda: ["health", "allergy", "allergies", "medical", "medication", "safety"],
+        description="Decay never archives memories whose topic has one of these words (case-insensitive).",
     )
     compress_after_days: float = Field(
         90.0,

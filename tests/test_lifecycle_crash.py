@@ -156,6 +156,8 @@ def build_database(path: Path, embedder: SentenceTransformerEmbedder) -> None:
         try:
             memories = MemoryService(db, VectorIndex(embedder.model, embedder.dim), embedder)
             outcomes = await memories.create([item for item, _ in items], dedup=False)
+            # Each entered its layer when it was created (a write sets layer_since to now: issue 23).
+            await db.write(lambda conn: conn.execute("UPDATE memories SET layer_since = created_at"))
             for outcome, (_, reads) in zip(outcomes, items, strict=True):
                 if reads:
                     await db.write(

@@ -40,6 +40,7 @@ from ..store import retrieval as retrieval_sql
 from ..store.db import Database
 from ..store.vectors import VectorIndex
 from ..vectormath import from_blob, to_blob
+from .corrections import narrow_supersessions
 from .memory_text import embedding_text, redacted_json, stored_embedding_text, without_secrets
 from .timeparse import TimeParser
 from .write_plan import WritePlan, plan_writes
@@ -205,6 +206,7 @@ class MemoryService:
             if dedup and vectors is not None and self._index is not None
             else [WritePlan() for _ in rows]
         )
+        rows, plans = await narrow_supersessions(self._db, rows, plans)  # only a one-fact memory hides
         if vectors is not None:
             rows = await self._embed_merged(rows, plans, texts)
 

@@ -24,7 +24,7 @@ FTS_TABLES = ("memories_fts", "memories_trigram")
 _ROW_COLUMNS = (
     "id, user_id, layer, category, importance, access_count, last_accessed, layer_since, created_at,"
     " updated_at, json_extract(metadata, '$.extractor'), compressed_into, kind, agent_id, visibility,"
-    " source_channel"
+    " source_channel, topic"
 )
 
 
@@ -46,12 +46,14 @@ class LifecycleRow:
     compressed_into: int | None
     kind: str = "fact"  # fact | turn (migration 009)
     scope: Scope = PRIVATE_TO_ALL_AGENTS  # migration 010: merged and summarised only with its like
+    topic: str = ""  # the extractor's label: decay protects health and safety topics
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> LifecycleRow:
         extractor = row[10]
         scope = Scope(row[13], row[14], row[15])
-        return cls(*row[:10], str(extractor) if extractor is not None else None, row[11], row[12], scope)
+        extracted_by = str(extractor) if extractor is not None else None
+        return cls(*row[:10], extracted_by, row[11], row[12], scope, row[16] or "")
 
 
 # -- reading what to plan from ----------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import CortexError
 from .db import apply_migrations, connect
 from .files import make_private_dir, make_private_file
-from .memories import quote_identifier
+from .memories import NOW_SQL, quote_identifier
 
 # Every column of ``memories``, in table order: what an export line holds. A test compares this
 # with the migrated schema, so a new column cannot be silently left out of exports.
@@ -269,7 +269,10 @@ def insert_exact(conn: sqlite3.Connection, row: dict[str, Any], *, keep_id: bool
     values["compressed_into"] = None  # a link too: set afterwards, like superseded_by
     values["metadata"] = json.dumps(row["metadata"], ensure_ascii=False)
     cursor = conn.execute(_INSERT_EXACT, tuple(values[column] for column in EXPORT_COLUMNS))
-    return int(cursor.lastrowid or 0)
+    memory_id = int(cursor.lastrowid or 0)
+    if row.get("layer_since") is None:  # a row that never said when it entered its layer: now
+        conn.execute(f"UPDATE memories SET layer_since = {NOW_SQL} WHERE id = ?", (memory_id,))
+    return memory_id
 
 
 _INSERT_EXACT = (

@@ -9,7 +9,7 @@ from aiohttp.test_utils import TestClient
 
 from memory_cortex.app import create_app
 from memory_cortex.config import Config
-from memory_cortex.keys import LIFECYCLE_SERVICE
+from memory_cortex.keys import DATABASE, LIFECYCLE_SERVICE
 from memory_cortex.models.embedders import SentenceTransformerEmbedder
 from memory_cortex.services.lifecycle import iso
 from tests.fakes import MovableClock, ScriptedLLM
@@ -33,6 +33,14 @@ def days_ago(days: float) -> str:
     return iso(T0 - timedelta(days=days))
 
 
+async def entered_when_created(client: TestClient) -> None:
+    """Every stored memory entered its layer when it was created (a write sets ``layer_since`` to
+    now, whatever ``created_at`` says: issue 23); as if each had been written on its date."""
+    await client.app[DATABASE].write(
+        lambda conn: conn.execute("UPDATE memories SET layer_since = created_at")
+    )
+
+
 async def test_preview_run_and_log(
     aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
 ) -> None:
@@ -48,6 +56,7 @@ async def test_preview_run_and_log(
         },
         {"user_id": "sam", "fact": "Sam sold his car.", "layer": "archive", "created_at": days_ago(200)},
     )
+    await entered_when_created(client)
     preview = await client.get("/lifecycle/preview")
     assert preview.status == 200
     planned = await preview.json()
@@ -88,6 +97,7 @@ async def test_a_dry_run_is_logged_and_changes_nothing(
     (todo,) = await store(
         client, {"fact": "Call the plumber.", "category": "todo", "created_at": days_ago(60)}
     )
+    await entered_when_created(client)
     report = await (await client.post("/lifecycle/run?dry_run=true", headers=JSON)).json()
     assert report["dry_run"] is True and report["stages"][2]["ids"]["archived"] == [todo["id"]]
     assert (await (await client.get(f"/memories/{todo['id']}")).json())["layer"] == "core"
@@ -104,6 +114,7 @@ async def test_a_run_can_be_limited_to_one_user(
         {"user_id": "sam", "fact": "Buy a new bicycle pump.", "category": "todo", "created_at": days_ago(60)},
         {"user_id": "ann", "fact": "Buy new running shoes.", "category": "todo", "created_at": days_ago(60)},
     )
+    await entered_when_created(client)
     report = await (await client.post("/lifecycle/run", params={"user_id": "ann"}, headers=JSON)).json()
     assert report["user_id"] == "ann" and report["stages"][2]["ids"]["archived"] == [anns["id"]]
     assert (await (await client.get(f"/memories/{sams['id']}")).json())["layer"] == "core"

@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from memory_cortex.app import create_app
-from memory_cortex.keys import MARKDOWN_SYNC
+from memory_cortex.keys import DATABASE, MARKDOWN_SYNC
 from memory_cortex.services.mirror_files import read_workspace
 from tests.conftest import make_config
 from tests.helpers import store
@@ -87,7 +87,11 @@ async def test_the_mirrors_conversation_lines_come_back_as_turns(client: TestCli
     assert body["added"] == 3
     stored = {m["fact"]: m for m in await all_memories(client, "tim")}
     said = stored["Tim: I booked the flight to Lisbon."]
-    assert (said["kind"], said["layer"], said["occurred_at"]) == ("turn", "working", "2025-05-21T00:00:00.000Z")
+    assert (said["kind"], said["layer"], said["occurred_at"]) == (
+        "turn",
+        "working",
+        "2025-05-21T00:00:00.000Z",
+    )
     assert stored["Assistant: When is the wedding?"]["kind"] == "turn"
     assert stored["Tim's sister is getting married."]["kind"] == "fact"
 
@@ -228,6 +232,10 @@ async def test_a_lifecycle_run_rewrites_the_mirror(aiohttp_client: Any, tmp_path
             "layer": "working",
             "created_at": "2026-01-05T10:00:00Z",
         },
+    )
+    # As if written on its date: the working TTL counts from when a memory entered its layer.
+    await client.app[DATABASE].write(
+        lambda conn: conn.execute("UPDATE memories SET layer_since = created_at")
     )
     sync.request_sync()
     day = mirror / "sam" / "memory" / "2026-01-05.md"

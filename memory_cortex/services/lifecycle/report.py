@@ -23,6 +23,8 @@ class StageReport:
         groups: merge groups and summaries: ``{"user_id", "into": the kept row or the summary (None
             in a dry run), "ids": the rows merged into it or summarised by it, "period": YYYY-MM of
             a summary's sources}``.
+        reasons: why each memory named in ``ids`` moved or stayed, by id (decay: the formula's
+            numbers, or "protected: …").
     """
 
     name: str
@@ -32,6 +34,7 @@ class StageReport:
     counts: dict[str, int] = field(default_factory=dict)
     ids: dict[str, list[int]] = field(default_factory=dict)
     groups: list[dict[str, Any]] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

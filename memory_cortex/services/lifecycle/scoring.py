@@ -4,9 +4,12 @@ of a working memory and the decayed strength of a core one."""
 from __future__ import annotations
 
 import math
+import re
 
 from ...config import LifecycleConfig
 from ...store.lifecycle import LifecycleRow
+
+_TOPIC_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def promotion_score(row: LifecycleRow, best_core_cosine: float | None, config: LifecycleConfig) -> float:
@@ -69,3 +72,40 @@ def days_until_archived(category: str, config: LifecycleConfig, *, read_share: f
     if config.archive_threshold <= 0 or base <= 0:
         return math.inf if config.archive_threshold <= 0 else 0.0
     return max(0.0, math.log(base / config.archive_threshold) / config.decay_lambda)
+
+
+def protected_because(row: LifecycleRow, config: LifecycleConfig) -> str | None:
+    """Why decay must never archive ``row`` (None: it may), checked in this order:
+
+    - its importance is at least ``protect_importance`` (the extractor or the writer said it is vital);
+    - its category is one of ``protected_categories`` (default ``identity``: who the user is);
+    - its topic has a word of ``protected_topics`` (health, allergies, medication, safety…),
+      compared case-insensitively word by word ("Health & allergies" has "health").
+    """
+    if row.importance >= config.protect_importance:
+        return f"importance {row.importance} ≥ {config.protect_importance}"
+    if row.category in config.protected_categories:
+        return f"category {row.category}"
+    words = set(_TOPIC_WORD.findall(row.topic.lower()))
+    for word in config.protected_topics:
+        if word.lower() in words:
+            return f"topic word {word.lower()}"
+    return None
+
+
+def explain_decay(
+    row: LifecycleRow, days: float, max_access_count: int, strength: float, config: LifecycleConfig
+) -> str:
+    """The numbers behind one decay decision, as the preview shows them: "protected: …" for a memory
+    kept although its strength fell below the threshold, else the formula filled in, e.g.
+    ``strength 0.3 (todo) × 0.5 (0 reads of 4) × exp(−0.03 × 60.0 days in core) = 0.025 < 0.05``."""
+    why = protected_because(row, config)
+    if why is not None:
+        return f"protected: {why} (strength {strength:.3f} < {config.archive_threshold:g})"
+    base = config.category_bases.get(row.category, config.default_base)
+    factor = access_factor(row.access_count, max_access_count)
+    return (
+        f"strength {base:g} ({row.category}) × {factor:.2f} ({row.access_count} reads of"
+        f" {max_access_count}) × exp(−{config.decay_lambda:g} × {days:.1f} days in core)"
+        f" = {strength:.3f} < {config.archive_threshold:g}; importance {row.importance}"
+    )

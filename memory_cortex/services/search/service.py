@@ -118,12 +118,15 @@ class SearchService:
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
         audience: Audience = EVERYONE,
+        min_relevance: float | None = None,
     ) -> SearchResult:
         """A search someone reads (``/hybrid-search``, MCP ``search_memory``): :meth:`search`, then
         timed in the metrics and every hit counted as read. The debug view and recall's own lookups
         call :meth:`search` and count nothing themselves (recall counts what it used)."""
         started = time.perf_counter()
-        result = await self.search(query, user_id, limit, mode, layers, kinds, audience=audience)
+        result = await self.search(
+            query, user_id, limit, mode, layers, kinds, audience=audience, min_relevance=min_relevance
+        )
         if self._metrics is not None:
             self._metrics.observe_search(mode, time.perf_counter() - started, vector_used=result.vector_used)
         if self._access is not None:
@@ -141,6 +144,7 @@ class SearchService:
         *,
         audience: Audience = EVERYONE,
         rerank: bool = True,
+        min_relevance: float | None = None,
     ) -> SearchResult:
         """The best ``limit`` live memories of ``user_id`` for ``query``.
 
@@ -152,7 +156,10 @@ class SearchService:
         (``None``: both). ``audience``: only memories the requester may see (its agent, a private
         or group session, its channel: :class:`~memory_cortex.records.Audience`); every retriever
         applies it, so a memory it may not see neither shows nor lends its score to another.
-        ``rerank=False``: the fused order, as the reranker would get it.
+        ``rerank=False``: the fused order, as the reranker would get it. ``min_relevance``: hits only
+        the vector side proposed are left out below it (None: ``search.min_relevance``; 0: none),
+        so a query unrelated to every memory finds nothing rather than the least unrelated ones
+        (:func:`above_floor`).
         """
         reranking = rerank and self._reranker is not None and mode == "hybrid"
         query = query[: self._config.max_query_chars]
@@ -174,6 +181,7 @@ class SearchService:
             for stage in self._stages:
                 await run_stage(stage, request, pool)
             hits = await self._hydrate(request, pool)
+            hits = above_floor(hits, self._config.min_relevance if min_relevance is None else min_relevance)
         finally:
             cancel_pending(request.tasks)
         rerank = "off"
@@ -238,3 +246,18 @@ class SearchService:
         return dataclasses.replace(
             hit, score=hit.relevance * multiplier, factors={**hit.factors, "ranking": multiplier}
         )
+
+
+def above_floor(hits: Sequence[SearchHit], floor: float) -> list[SearchHit]:
+    """The hits worth showing: each that shares a keyword with the query (a full-text match, or the
+    session follower of one), and each the vector side alone proposed whose relevance reaches
+    ``floor``.
+
+    Only vector-only hits are judged by the number: in a small store the nearest vectors are
+    whatever there is, and an unrelated question would get them all. A shared keyword is evidence
+    of its own, and a full-text score says little in absolute terms (it is normalised to the
+    query's best full-text hit, so a relevant fact ranked below a better match scores low).
+    """
+    if floor <= 0:
+        return list(hits)
+    return [hit for hit in hits if hit.source != "vector" or hit.relevance >= floor]
