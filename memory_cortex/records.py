@@ -212,6 +212,7 @@ class MemoryFilter:
     visibility: str | None = None
     channel: str | None = None
     audience: Audience | None = None  # only what this requester may see (None: no such rule)
+    order: str = "id"  # newest first by "id", or by "created" (created_at, then id)
 
 
 # "Melanie: I ran a charity race…": a turn of a transcript, a group chat or a replayed conversation

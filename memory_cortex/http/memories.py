@@ -139,6 +139,7 @@ async def list_memories(request: web.Request) -> web.Response:
         visibility=query.visibility,
         channel=query.source_channel,
         audience=query.audience(),
+        order=query.order,
     )
     # One row more than the page: the cursor is null on the last page, even when it is exactly full.
     records = await request.app[MEMORY_SERVICE].list_memories(

@@ -43,6 +43,8 @@ from .schemas import (
     MemoryListResponse,
     MemoryOut,
     MemoryPatch,
+    OverviewQuery,
+    OverviewResponse,
     RecallRequest,
     RecallResponse,
     RetryResponse,
@@ -253,6 +255,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         stats.stats,
         "Counts, sizes, embedder and LLM state, ingest queue, hardware snapshot and GPU gate.",
         responses={200: StatsResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/stats/overview",
+        stats.overview,
+        "The dashboard's overview: one user's memories per day by layer, kind and extraction method,"
+        " categories and topics; extraction jobs, backlog and latency; lifecycle moves per run; search"
+        " latency per minute (in memory since the daemon started).",
+        query=OverviewQuery,
+        responses={200: OverviewResponse, 400: ErrorResponse},
     ),
     Endpoint(
         "GET",

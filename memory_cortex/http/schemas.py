@@ -198,6 +198,13 @@ KindFilter = Annotated[
 ]
 
 
+# A request's own floor on relevance (absent: search.min_relevance; 0: every hit, however unrelated).
+MIN_RELEVANCE_DOC = (
+    "Leave out hits that share no keyword with the query and whose relevance is below this; absent →"
+    " search.min_relevance (0.2 by default), 0 → every hit however unrelated."
+)
+
+
 class HybridSearchRequest(_AudienceFields):
     """``POST /hybrid-search``: the seed's exact shape."""
 
@@ -211,6 +218,7 @@ class HybridSearchRequest(_AudienceFields):
     )
     layers: LayerFilter = None
     kinds: KindFilter = None
+    min_relevance: float | None = Field(None, ge=0, le=100, description=MIN_RELEVANCE_DOC)
 
 
 class SearchResultItem(BaseModel):
@@ -499,7 +507,17 @@ class MemoryListQuery(_AudienceFields):
     user_id: UserId | None = None
     topic: str | None = None
     limit: int = Field(50, ge=1, le=1000)
-    before_id: int | None = Field(None, ge=1, le=MAX_ID, description="Keyset cursor: only ids below it.")
+    before_id: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_ID,
+        description="Keyset cursor (next_before_id): the rows after this one in the chosen order.",
+    )
+    order: Literal["id", "created"] = Field(
+        "id",
+        description="Newest first by id (the order rows were stored), or by created_at (then id): the"
+        " dashboard's list, where an imported or back-dated memory sits at its own date.",
+    )
     include_superseded: bool = False
     layer: Layer | None = None
     kinds: str | None = Field(
@@ -689,6 +707,7 @@ class ContextRequest(_AudienceFields):
     max_facts: Integer = Field(15, ge=1, le=200)
     layers: LayerFilter = None
     kinds: KindFilter = None
+    min_relevance: float | None = Field(None, ge=0, le=100, description=MIN_RELEVANCE_DOC)
 
 
 class ContextResponse(BaseModel):
@@ -766,9 +785,14 @@ class EmbedderState(BaseModel):
 class LLMState(BaseModel):
     backend: str
     model: str
-    ok: bool
-    last_error: str | None
-    last_latency_s: float | None
+    ok: bool = Field(description="Up as far as the daemon knows (a start-up probe counts).")
+    last_error: str | None = Field(description="The last failure's message (kept after a later success).")
+    last_latency_s: float | None = Field(description="The latency of the last call that answered.")
+    last_call: Literal["ok", "failed"] | None = Field(
+        None, description="How the last real call ended (null: none since start, or rules only)."
+    )
+    last_ok_at: str | None = Field(None, description="When a call last answered (ISO 8601, UTC).")
+    last_error_at: str | None = Field(None, description="When a call last failed (ISO 8601, UTC).")
 
 
 class IngestState(BaseModel):
@@ -913,6 +937,67 @@ class SystemHistoryResponse(BaseModel):
     points: list[ChartPointOut] = Field(description="Oldest first.")
 
 
+class OverviewQuery(_Request):
+    """Query string of ``GET /stats/overview``."""
+
+    model_config = ConfigDict(strict=False, extra="ignore")
+
+    user_id: UserId | None = None
+    days: int = Field(30, ge=1, le=366, description="How many UTC days, today included.")
+
+
+class OverviewDayOut(BaseModel):
+    day: str = Field(description="A UTC day, YYYY-MM-DD.")
+    live_by_layer: dict[str, int] = Field(
+        description="Live memories of the user at the day's end, by the layer each is in now."
+    )
+    live_by_kind: dict[str, int] = Field(description="The same totals by kind: fact, turn, summary.")
+    facts_by_method: dict[str, int] = Field(
+        description="Facts created that day by how they were made: llm, rules, llm+rules, summary, direct."
+    )
+    jobs_received: int = Field(description="Extraction jobs received that day (all users).")
+    jobs_done: int
+    jobs_failed: int
+    backlog: int = Field(description="Jobs waiting at the day's end (today: now).")
+    extraction_p50_ms: float | None = Field(description="Median duration of the jobs finished that day.")
+    extraction_p95_ms: float | None
+
+
+class OverviewCountOut(BaseModel):
+    name: str
+    count: int
+
+
+class OverviewRunOut(BaseModel):
+    run_id: int
+    started_at: str
+    trigger: str
+    status: str
+    moves: dict[str, int] = Field(description="Rows moved per kind (promoted, expired, merged, archived…).")
+
+
+class OverviewSearchPointOut(BaseModel):
+    t: str = Field(description="The minute's start (ISO 8601, UTC).")
+    count: int = Field(description="/hybrid-search calls in that minute.")
+    p50_ms: float
+    p95_ms: float
+
+
+class OverviewResponse(BaseModel):
+    user_id: str
+    days: list[OverviewDayOut] = Field(description="Oldest first, every day of the window.")
+    methods: list[str] = Field(description="The extraction methods seen in the window, in chart order.")
+    categories: list[OverviewCountOut] = Field(description="Live facts per category, largest first.")
+    topics: list[OverviewCountOut] = Field(description="Live facts per topic, the largest few.")
+    lifecycle_runs: list[OverviewRunOut] = Field(description="The recent real (not dry) runs, oldest first.")
+    backlog_now: int = Field(description="Extraction jobs pending or running now (all users).")
+    search: list[OverviewSearchPointOut] = Field(
+        description="Search latency per minute, kept in memory since the daemon started (minutes without"
+        " searches left out)."
+    )
+    search_kept_minutes: int = Field(description="How many minutes the in-memory search series holds.")
+
+
 class HealthResponse(BaseModel):
     status: str = Field(description='"ok", or "degraded" when the embedder is down (search is FTS-only).')
     embedder_ok: bool
@@ -972,6 +1057,11 @@ class LifecycleStageOut(BaseModel):
     counts: dict[str, int] = Field(description="Complete counts per kind (promoted, merged, archived…).")
     ids: dict[str, list[int]] = Field(description="Memory ids per kind (at most lifecycle.report_max_ids).")
     groups: list[LifecycleGroupOut]
+    reasons: dict[str, str] = Field(
+        default_factory=dict,
+        description="Why, by memory id: decay gives the formula's numbers for each memory it archives,"
+        ' and "protected: …" for each one below the threshold it keeps (ids.protected).',
+    )
 
 
 class LifecycleReportOut(BaseModel):

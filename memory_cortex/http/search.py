@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 from aiohttp import web
 
 from ..errors import InvalidRequest
-from ..keys import CONFIG, SEARCH_SERVICE
+from ..keys import CONFIG, SEARCH_SERVICE, STATS_SERVICE
 from ..services.hit_view import debug_hits
 from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
@@ -26,9 +28,19 @@ async def hybrid_search(request: web.Request) -> web.Response:
     limit = _limit(request, body.limit)
     user_id = resolve_user(request, body.user_id)
     layers = body.layers if body.layers is not None else DEFAULT_LAYERS
+    started = time.perf_counter()
     result = await request.app[SEARCH_SERVICE].find(
-        body.query, user_id, limit, body.mode, layers, body.kinds, audience=body.audience()
+        body.query,
+        user_id,
+        limit,
+        body.mode,
+        layers,
+        body.kinds,
+        audience=body.audience(),
+        min_relevance=body.min_relevance,
     )
+    # The overview's "search p95 over time" (per minute, in memory).
+    request.app[STATS_SERVICE].search_timeline.record((time.perf_counter() - started) * 1000)
     items = [
         SearchResultItem(
             id=hit.memory.id,

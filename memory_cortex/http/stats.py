@@ -12,12 +12,13 @@ from aiohttp import web
 
 from .. import __version__
 from ..keys import CONFIG, HARDWARE_MONITOR, METRICS, STATS_SERVICE
+from ..models.llm import LLMHealth
 from ..records import stored_timestamp
 from ..services.hardware import HardwareStatus
 from ..services.markdown import user_folder
 from ..services.metrics import CONTENT_TYPE
 from ..services.scheduler import SchedulerState
-from .common import parse_query
+from .common import parse_query, resolve_user
 from .schemas import (
     ChartPointOut,
     DeferralState,
@@ -29,6 +30,12 @@ from .schemas import (
     IngestState,
     LLMState,
     MirrorState,
+    OverviewCountOut,
+    OverviewDayOut,
+    OverviewQuery,
+    OverviewResponse,
+    OverviewRunOut,
+    OverviewSearchPointOut,
     SchedulerStats,
     SearchLatency,
     StatsResponse,
@@ -59,7 +66,7 @@ async def stats(request: web.Request) -> web.Response:
         vector_index_rows=result.vector_index_rows,
         db_bytes=result.db_bytes,
         uptime_s=result.uptime_s,
-        llm=LLMState(**dataclasses.asdict(result.llm)),
+        llm=llm_state(result.llm),
         ingest=IngestState.model_validate(result.ingest),
         embedder=EmbedderState(
             backend=health.backend if health else "none",
@@ -74,6 +81,29 @@ async def stats(request: web.Request) -> web.Response:
             request.app[CONFIG].markdown.sync_dir, counts.per_user, request.app[CONFIG].users.default_user_id
         ),
         search_latency=SearchLatency(**dataclasses.asdict(request.app[METRICS].recent_search_latency())),
+    )
+    return web.json_response(body.model_dump())
+
+
+async def overview(request: web.Request) -> web.Response:
+    """The dashboard's landing page: one user's memories and the daemon's work over the last days."""
+    query = parse_query(request, OverviewQuery)
+    result = await request.app[STATS_SERVICE].overview(resolve_user(request, query.user_id), query.days)
+    body = OverviewResponse(
+        user_id=result.user_id,
+        days=[OverviewDayOut(**dataclasses.asdict(day)) for day in result.days],
+        methods=result.methods,
+        categories=[OverviewCountOut(name=name, count=count) for name, count in result.categories],
+        topics=[OverviewCountOut(name=name, count=count) for name, count in result.topics],
+        lifecycle_runs=[OverviewRunOut(**dataclasses.asdict(run)) for run in result.runs],
+        backlog_now=result.backlog_now,
+        search=[
+            OverviewSearchPointOut(
+                t=_iso(point.at), count=point.count, p50_ms=point.p50_ms, p95_ms=point.p95_ms
+            )
+            for point in result.search
+        ],
+        search_kept_minutes=result.search_kept_minutes,
     )
     return web.json_response(body.model_dump())
 
@@ -117,6 +147,25 @@ async def health(request: web.Request) -> web.Response:
         status="ok" if ok else "degraded", embedder_ok=ok, uptime_s=service.uptime_s, version=__version__
     )
     return web.json_response(body.model_dump())
+
+
+def llm_state(health: LLMHealth) -> LLMState:
+    """The model's state, with how its last real call ended: the newer of the last answer and the
+    last failure (a start-up probe or an old success is not "ok" after a timeout)."""
+    ok_at, error_at = health.last_ok_at, health.last_error_at
+    last_call = None
+    if ok_at is not None or error_at is not None:
+        last_call = "ok" if (ok_at or 0) >= (error_at or 0) else "failed"
+    return LLMState(
+        backend=health.backend,
+        model=health.model,
+        ok=health.ok,
+        last_error=health.last_error,
+        last_latency_s=health.last_latency_s,
+        last_call=last_call,
+        last_ok_at=_iso(ok_at) if ok_at is not None else None,
+        last_error_at=_iso(error_at) if error_at is not None else None,
+    )
 
 
 def hardware_state(status: HardwareStatus) -> HardwareState:

@@ -9,11 +9,13 @@ from typing import Any
 
 from ..models.embedders import Embedder, EmbedderHealth
 from ..models.llm import LLM, LLMHealth
+from ..store.db import Database
 from ..store.embeddings import StoreCounts
 from ..store.vectors import VectorIndex
 from .hardware import HardwareMonitor, HardwareStatus
 from .ingest import IngestService
 from .memories import MemoryService
+from .overview import Overview, SearchTimeline, build_overview
 from .scheduler import GpuScheduler, SchedulerState
 
 
@@ -42,6 +44,10 @@ class StatsService:
         ingest: for the queue.
         hardware: the hardware poller (latest snapshot, its age and source).
         scheduler: the GPU gate of the extraction worker (deferred jobs and why).
+        db: the database the overview's series are counted from (None: no overview).
+
+    Attributes:
+        search_timeline: search latency per minute since the daemon started (the overview's chart).
     """
 
     def __init__(
@@ -54,7 +60,10 @@ class StatsService:
         ingest: IngestService,
         hardware: HardwareMonitor,
         scheduler: GpuScheduler,
+        db: Database | None = None,
     ) -> None:
+        self._db = db
+        self.search_timeline = SearchTimeline()
         self._hardware = hardware
         self._scheduler = scheduler
         self._llm = llm
@@ -92,3 +101,9 @@ class StatsService:
             hardware=self._hardware.status(),
             scheduler=self._scheduler.state(),
         )
+
+    async def overview(self, user_id: str, days: int) -> Overview:
+        """The dashboard's overview of ``user_id`` over the last ``days`` UTC days."""
+        if self._db is None:
+            raise RuntimeError("StatsService was built without its database")
+        return await build_overview(self._db, self.search_timeline, user_id, days)

@@ -60,9 +60,11 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
     cursor = conn.execute(
         "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
         " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
-        " embedding_dim, embedding_context, layer, occurred_at, kind, agent_id, visibility)"
+        " embedding_dim, embedding_context, layer, occurred_at, kind, agent_id, visibility,"
+        " layer_since)"
         f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}), COALESCE(?, {NOW_SQL}),"
-        " ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        # layer_since: now, whatever created_at says (a back-dated memory still enters its layer now).
+        f" ?, ?, ?, ?, ?, ?, ?, ?, ?, {NOW_SQL})",
         (
             memory.user_id,
             memory.topic,
@@ -111,7 +113,8 @@ MIN_TRIGRAM_TEXT = 3
 def list_memories(
     conn: sqlite3.Connection, where: MemoryFilter, *, limit: int, before_id: int | None
 ) -> list[MemoryRecord]:
-    """Newest first, keyset-paginated by id (``before_id``) so deep pages stay fast."""
+    """Newest first by id, or by created_at then id (``where.order == "created"``), keyset-paginated
+    (``before_id``: the last row of the previous page) so deep pages stay fast."""
     clauses, params = [], []  # type: tuple[list[str], list[Any]]
     equal = {
         "user_id": where.user_id,
@@ -132,7 +135,12 @@ def list_memories(
         ("importance <= ?", where.max_importance),
         ("created_at >= ?", where.created_from),
         ("created_at < ?", where.created_before),
-        ("id < ?", before_id),
+        (
+            "(created_at, id) < (SELECT created_at, id FROM memories WHERE id = ?)"
+            if where.order == "created"
+            else "id < ?",
+            before_id,
+        ),
     )
     for clause, bound in bounds:
         if bound is not None:
@@ -157,7 +165,8 @@ def list_memories(
             # Too short for trigrams: scanned, folded the same way on both sides (Unicode, not ASCII).
             clauses.append("(instr(casefold(fact), ?) > 0 OR instr(casefold(topic), ?) > 0)")
             params.extend([where.text.casefold()] * 2)
-    sql = f"{_SELECT}{' WHERE ' + ' AND '.join(clauses) if clauses else ''} ORDER BY id DESC LIMIT ?"
+    order = "created_at DESC, id DESC" if where.order == "created" else "id DESC"
+    sql = f"{_SELECT}{' WHERE ' + ' AND '.join(clauses) if clauses else ''} ORDER BY {order} LIMIT ?"
     return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
 
 

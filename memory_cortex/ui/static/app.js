@@ -1,4 +1,5 @@
-// The dashboard's shell: the hash router (#/memories, #/sessions, #/search, #/ingest, #/lifecycle, #/system),
+// The dashboard's shell: the hash router (#/overview, #/memories, #/sessions, #/search, #/ingest, #/lifecycle,
+// #/system),
 // the navigation, the user picker shared by every page, and the token form.
 
 import { api, AuthRequired, onUnauthorized, reportError, setToken } from "./api.js";
@@ -6,12 +7,14 @@ import { clearErrors, el, focusHeading, replace } from "./dom.js";
 import * as ingest from "./ingest.js";
 import * as lifecycle from "./lifecycle.js";
 import * as memories from "./memories.js";
+import * as overview from "./overview.js";
 import * as search from "./search.js";
 import * as sessions from "./sessions.js";
 import * as system from "./system.js";
 
-const VIEWS = { memories, sessions, search, ingest, lifecycle, system };
-const DEFAULT_ROUTE = "#/memories";
+// "#/" is the overview too: the landing page.
+const VIEWS = { "": overview, overview, memories, sessions, search, ingest, lifecycle, system };
+const DEFAULT_ROUTE = "#/overview";
 const USER_KEY = "memory-cortex.user";
 const OTHER = "\u0000other"; // the picker's "another user" choice: no real user id starts with NUL
 
@@ -84,6 +87,7 @@ async function route({ focus = false } = {}) {
       },
       users: state.users,
       refreshUsers: loadUsers,
+      switchUser: (user) => switchUser(user),
     };
     const cleanup = await view.render(main, context);
     if (signal.aborted) cleanup?.();
@@ -104,7 +108,7 @@ async function route({ focus = false } = {}) {
 
 function markCurrentLink(name) {
   for (const link of nav.querySelectorAll("a")) {
-    if (link.getAttribute("href") === `#/${name}`) link.setAttribute("aria-current", "page");
+    if (link.getAttribute("href") === `#/${name || "overview"}`) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
 }
@@ -165,6 +169,13 @@ function renderUserPicker() {
     if (other.value.trim()) chooseUser(other.value.trim());
   });
   replace(userPicker, form);
+}
+
+/** Make `user` the picker's user without leaving the page (a memory of that user is open). */
+function switchUser(user) {
+  state.user = user;
+  window.sessionStorage.setItem(USER_KEY, user);
+  renderUserPicker();
 }
 
 function chooseUser(user) {

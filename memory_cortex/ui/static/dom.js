@@ -97,7 +97,9 @@ export function select(name, options, value) {
 
 /**
  * A table inside a horizontally scrolling, keyboard-focusable region (tables scroll on a phone).
- * @param {{caption: string, columns: {label: string, cell: (row: any) => any, class?: string}[],
+ * On a phone (under 600px) each row is drawn as a card (style.css), so nothing scrolls sideways.
+ * @param {{caption: string, columns: {label: string, cell: (row: any) => any, class?: string,
+ *          sort?: "ascending"|"descending"}[],
  *          rows: any[], empty?: string, rowClass?: (row: any) => string|undefined,
  *          after?: (row: any) => HTMLElement|null}} spec  `after` may add a full-width row below each row.
  */
@@ -109,7 +111,8 @@ export function dataTable({ caption, columns, rows, empty = "Nothing to show.", 
       el(
         "tr",
         { class: rowClass?.(row) },
-        columns.map((column) => el("td", { class: column.class }, column.cell(row))),
+        // data-label: on a phone each row is a card, and each cell says which column it is.
+        columns.map((column) => el("td", { class: column.class, "data-label": column.label }, column.cell(row))),
       ),
     );
     const extra = after?.(row);
@@ -119,7 +122,7 @@ export function dataTable({ caption, columns, rows, empty = "Nothing to show.", 
     "table",
     null,
     el("caption", null, caption),
-    el("thead", null, el("tr", null, columns.map((column) => el("th", { scope: "col", class: column.class }, column.label)))),
+    el("thead", null, el("tr", null, columns.map((column) => el("th", { scope: "col", class: column.class, "aria-sort": column.sort }, column.label, column.sort === "descending" ? " ↓" : null)))),
     body,
   );
   return el("div", { class: "table-scroll", role: "region", "aria-label": caption, tabindex: "0" }, table);
@@ -173,6 +176,27 @@ export function age(value, now = Date.now()) {
   return `${Math.round(seconds / 86400)} d`;
 }
 
+/**
+ * A duration people read: 850 ms, 4.2 s, 2 min 17 s, 1 h 5 min, 3 d 4 h (never "137445").
+ * @param {number|null|undefined} ms milliseconds
+ */
+export function duration(ms) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "—";
+  const value = Math.max(0, Number(ms));
+  if (value < 1000) return `${Math.round(value)} ms`;
+  if (value < 10_000) return `${(value / 1000).toFixed(1)} s`;
+  const seconds = Math.round(value / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const parts = [[86400, "d"], [3600, "h"], [60, "min"], [1, "s"]]
+    .map(([size, unit], index, all) => [Math.floor((seconds % (all[index - 1]?.[0] ?? Infinity)) / size), unit]);
+  const first = parts.findIndex(([count]) => count > 0);
+  return parts
+    .slice(first, first + 2)
+    .filter(([count], index) => index === 0 || count > 0)
+    .map(([count, unit]) => `${count} ${unit}`)
+    .join(" ");
+}
+
 /** A number with a fixed number of decimals, or a dash. */
 export function num(value, decimals = 0) {
   return value === null || value === undefined || Number.isNaN(value) ? "—" : Number(value).toFixed(decimals);
@@ -189,6 +213,11 @@ export function bytes(value) {
     unit += 1;
   }
   return `${size.toFixed(unit ? 1 : 0)} ${units[unit]}`;
+}
+
+/** A badge that says a state in words, not a yes or a no: "not called yet", "no sensor". */
+export function neutralBadge(text) {
+  return el("span", { class: "badge badge-neutral" }, text);
 }
 
 /** A yes/no badge that does not rely on colour alone. */

@@ -3,7 +3,7 @@
 // produced. #/ingest/{id}: one job and its facts.
 
 import { api, guarded } from "./api.js";
-import { age, announce, dataTable, descriptionList, el, replace, time } from "./dom.js";
+import { age, announce, dataTable, descriptionList, duration, el, replace, time } from "./dom.js";
 import { memoryLink } from "./links.js";
 
 const RECENT_DONE = 20;
@@ -101,7 +101,7 @@ function recentTable(jobs, context) {
       { label: "User", cell: (job) => job.user_id },
       { label: "Session", cell: (job) => job.session_id ?? "(default session)" },
       { label: "Finished", cell: (job) => time(job.finished_at) },
-      { label: "ms", class: "num", cell: (job) => job.duration_ms ?? "—" },
+      { label: "Took", class: "num", cell: (job) => duration(job.duration_ms) },
       { label: "New messages", class: "num", cell: (job) => job.new_messages ?? "—" },
       { label: "Method", cell: (job) => job.method ?? "—" },
       {
@@ -166,7 +166,7 @@ async function renderJob(main, context, id) {
       ["Received", time(job.received_at)],
       ["Started", time(job.started_at)],
       ["Finished", time(job.finished_at)],
-      ["Duration", job.duration_ms === null ? null : `${job.duration_ms} ms`],
+      ["Duration", job.duration_ms === null ? null : duration(job.duration_ms)],
       ["Messages", String(job.message_count)],
       ["New messages", job.new_messages === null ? null : String(job.new_messages)],
       ["Attempts", String(job.attempts)],

@@ -3,7 +3,7 @@
 // count shows up without a change here.
 
 import { api, guarded, latestOnly, reportError } from "./api.js";
-import { announce, dataTable, descriptionList, dialogForm, el, field, num, replace, select, time } from "./dom.js";
+import { announce, dataTable, descriptionList, dialogForm, duration, el, field, replace, select, time } from "./dom.js";
 
 const IDS_SHOWN = 12;
 
@@ -142,7 +142,7 @@ function reportView(report, key) {
         { label: "Stage", cell: (stage) => stage.name },
         { label: "Status", cell: (stage) => el("span", { class: ["status", `status-${stage.status}`] }, stage.status) },
         { label: "Reason", cell: (stage) => stage.reason ?? "—" },
-        { label: "ms", class: "num", cell: (stage) => num(stage.duration_ms, 1) },
+        { label: "Took", class: "num", cell: (stage) => duration(stage.duration_ms) },
         { label: "Counts", cell: (stage) => countsList(stage.counts) },
         { label: "Memories", cell: (stage) => idsList(stage, report.user_id) },
         { label: "Groups", class: "num", cell: (stage) => (stage.groups?.length ? String(stage.groups.length) : "—") },

@@ -46,6 +46,7 @@ async function renderList(main, context) {
       list.cursors = [null];
       return loadPage(results, pager, context, nextSignal);
     }),
+    el("p", { class: "subtle", id: "list-order" }, "Newest first, by the date each memory was created (ties: the later stored first)."),
     results,
     pager.node,
   );
@@ -190,6 +191,7 @@ async function loadPage(results, pager, context, nextSignal) {
         until: localDayEnd(f.until),
         include_superseded: f.include_superseded ? "true" : "",
         limit: f.limit,
+        order: "created",
         before_id: list.cursors.at(-1),
       },
       signal,
@@ -230,6 +232,7 @@ function memoryTable(memories, caption) {
     rowClass: (memory) => (memory.superseded_by ? "superseded" : undefined),
     columns: [
       { label: "ID", class: "num", cell: (memory) => memoryLink(memory) },
+      { label: "Created", sort: "descending", cell: (memory) => time(memory.created_at) },
       { label: "Topic", cell: (memory) => memory.topic || "—" },
       {
         label: "Fact",
@@ -250,7 +253,6 @@ function memoryTable(memories, caption) {
       { label: "Category", cell: (memory) => memory.category },
       { label: "Scope", cell: (memory) => scopeText(memory) },
       { label: "Importance", class: "num", cell: (memory) => memory.importance },
-      { label: "Created", cell: (memory) => time(memory.created_at) },
       { label: "Reads", class: "num", cell: (memory) => memory.access_count },
     ],
   });
@@ -277,8 +279,26 @@ async function renderDetail(main, context, id) {
     draw(await load());
     focusHeading(main); // the buttons pressed are gone: the heading is where reading resumes
   };
-  const draw = (shown) => replace(main, detailView(shown, user, reload));
+  const draw = (shown) => replace(main, otherUserNote(user, context), detailView(shown, user, reload));
   draw(history);
+}
+
+/**
+ * The header's picker names whose memories the dashboard shows: a memory of someone else (a link
+ * with ?user=) says so, with a button that makes its user the picker's.
+ */
+function otherUserNote(user, context) {
+  if (user === context.user) return null;
+  const note = el(
+    "div",
+    { class: "notice", role: "note", id: "other-user" },
+    el("span", null, `This memory belongs to ${user}; the user picker shows ${context.user}. `),
+    el("button", { type: "button", onclick: () => {
+      context.switchUser(user);
+      note.remove();
+    } }, `Show ${user}'s memories`),
+  );
+  return note;
 }
 
 function notFoundView(id, user) {

@@ -1,5 +1,6 @@
 // #/sessions: one user's conversations posted to /ingest; #/sessions/{id}: one of them as it was
-// said (its turns, oldest first), with the facts extracted from it and its session summary.
+// said (its turns, oldest first), each fact beside the turns it was extracted from (the fact's
+// derived_from), and its session summary.
 
 import { api, guarded, latestOnly } from "./api.js";
 import { dataTable, descriptionList, el, replace, time } from "./dom.js";
@@ -67,12 +68,28 @@ async function renderConversation(main, context, session) {
   ]);
   const summaries = facts.memories.filter((m) => m.category === "session_summary");
   const extracted = facts.memories.filter((m) => m.category !== "session_summary");
+  // Each fact goes beside the newest of its turns that the page shows (where it was extracted).
+  const factsByTurn = new Map();
+  const placed = new Set();
+  const shownTurns = new Set();
+  const place = () => {
+    for (const fact of extracted.toSorted((a, b) => a.id - b.id)) {
+      if (placed.has(fact.id)) continue;
+      const turnId = (fact.derived_from ?? []).filter((id) => shownTurns.has(id)).at(-1);
+      if (turnId === undefined) continue;
+      if (!factsByTurn.has(turnId)) factsByTurn.set(turnId, []);
+      factsByTurn.get(turnId).push(fact);
+      placed.add(fact.id);
+    }
+  };
   const transcript = el("ol", { class: "transcript", "aria-label": "The conversation, oldest first" });
   const earlier = el("button", { type: "button" }, "Earlier turns");
   let cursor = null;
   const addTurns = (page) => {
     // The API pages newest first; the transcript reads oldest first, so each page goes on top.
-    transcript.prepend(...[...page.memories].reverse().map(turnItem));
+    for (const turn of page.memories) shownTurns.add(turn.id);
+    place();
+    transcript.prepend(...[...page.memories].reverse().map((turn) => turnItem(turn, factsByTurn.get(turn.id) ?? [])));
     cursor = page.next_before_id ?? null;
     earlier.hidden = cursor === null;
   };
@@ -84,6 +101,7 @@ async function renderConversation(main, context, session) {
   );
   addTurns(firstTurns);
   const turns = firstTurns.memories;
+  const unplaced = extracted.filter((fact) => !placed.has(fact.id));
   replace(
     main,
     el("p", { class: "breadcrumb" }, el("a", { href: "#/sessions" }, "← Conversations")),
@@ -98,20 +116,43 @@ async function renderConversation(main, context, session) {
     summaries.length
       ? summaries.map((m) => el("blockquote", { class: "fact-text" }, m.fact, " ", memoryLink(m)))
       : el("p", { class: "empty" }, "No session summary yet: the nightly lifecycle writes one once the conversation has been quiet for a while (with an LLM that writes prose)."),
-    el("h2", null, "Facts extracted from it"),
-    extracted.length
-      ? el("ul", { class: "plain" }, extracted.map((m) => el("li", null, memoryLink(m), " ", m.fact)))
-      : el("p", { class: "empty" }, "No fact was extracted from this conversation."),
-    el("h2", null, "As it was said"),
+    el("h2", null, "As it was said, with what was extracted"),
+    el("p", { class: "subtle" }, `${extracted.length} ${extracted.length === 1 ? "fact" : "facts"} extracted; each stands beside the turn it was extracted after.`),
     turns.length ? [el("nav", { class: "pager", "aria-label": "Earlier turns" }, earlier), transcript] : el("p", { class: "empty" }, `No turn of session ${session} among the memories of ${user}.`),
+    unplaced.length || !extracted.length ? el("h2", null, turns.length ? "Other facts from it" : "Facts extracted from it") : null,
+    unplaced.length
+      ? [
+          el("p", { class: "subtle" }, "Written without naming their turns (before turns were kept, or directly), or from turns not shown here."),
+          el("ul", { class: "plain" }, unplaced.map((m) => el("li", null, memoryLink(m), " ", m.fact))),
+        ]
+      : !extracted.length
+        ? el("p", { class: "empty" }, "No fact was extracted from this conversation.")
+        : null,
   );
 }
 
-function turnItem(turn) {
+function turnItem(turn, facts) {
+  const role = turn.metadata?.role;
   return el(
     "li",
-    { class: "turn" },
-    el("span", { class: "subtle" }, time(turn.occurred_at ?? turn.created_at), " ", memoryLink(turn)),
-    el("div", { class: "fact-text" }, turn.fact),
+    { class: ["turn", facts.length ? "has-facts" : null], dataset: { turn: String(turn.id) } },
+    el(
+      "div",
+      { class: ["said", role ? `role-${role}` : null] },
+      el("span", { class: "subtle" }, time(turn.occurred_at ?? turn.created_at), " ", memoryLink(turn)),
+      el("div", { class: "fact-text" }, turn.fact),
+    ),
+    facts.length
+      ? el(
+          "aside",
+          { class: "extracted", "aria-label": `Extracted from turn #${turn.id}` },
+          el("span", { class: "extracted-title" }, facts.length === 1 ? "Extracted fact" : `${facts.length} extracted facts`),
+          el(
+            "ul",
+            { class: "plain" },
+            facts.map((fact) => el("li", { class: "extracted-fact" }, memoryLink(fact), " ", fact.fact, el("span", { class: "subtle" }, ` · ${fact.category}`))),
+          ),
+        )
+      : null,
   );
 }

@@ -3,7 +3,7 @@
 // (GET /system/history); and the effective configuration, secrets masked (GET /config).
 
 import { api, guarded, latestOnly } from "./api.js";
-import { badge, bytes, dataTable, descriptionList, el, field, num, parseTime, replace, select, time } from "./dom.js";
+import { badge, bytes, dataTable, descriptionList, duration, el, field, neutralBadge, num, parseTime, replace, select, time } from "./dom.js";
 import { lineChart } from "./charts.js";
 
 const WINDOWS = [
@@ -54,10 +54,11 @@ export async function render(main, context) {
     const count = history.points?.length ?? 0;
     const interval = hardware.interval_s ?? history.interval_s;
     const every = interval < 10 ? num(interval, 1) : num(interval, 0);
+    const hasGpu = (history.points ?? []).some((point) => point.gpu_load_percent !== null || point.vram_used_mb !== null);
     chartsNote.textContent = count
-      ? `${count} samples, one every ${every} s (longer while the sensors fail).`
+      ? `${count} samples, one every ${every} s (longer while the sensors fail).${hasGpu ? "" : " No GPU sensor has answered: only the host's charts are drawn."}`
       : "No samples yet: the sensors are off or have not answered.";
-    replace(charts, chartsView(history));
+    replace(charts, chartsView(history, hasGpu));
   };
   if (windows.length) {
     const windowSelect = select("minutes", windows.map(([window, label]) => [String(window), label]), String(minutes));
@@ -101,7 +102,7 @@ function overviewView(stats) {
     { class: "cards" },
     card(
       "Embedder",
-      badge(stats.embedder?.ok),
+      embedderBadge(stats.embedder),
       descriptionList([
         ["Backend", stats.embedder?.backend],
         ["Model", stats.embedder?.model],
@@ -111,12 +112,12 @@ function overviewView(stats) {
     ),
     card(
       "LLM",
-      badge(stats.llm?.ok),
+      llmBadge(stats.llm),
       descriptionList([
         ["Backend", stats.llm?.backend],
         ["Model", stats.llm?.model],
-        ["Last call", stats.llm?.last_latency_s === null ? null : `${num(stats.llm?.last_latency_s, 2)} s`],
-        ["Last error", stats.llm?.last_error],
+        ["Last answer", stats.llm?.last_ok_at ? [time(stats.llm.last_ok_at), ` in ${duration((stats.llm.last_latency_s ?? 0) * 1000)}`] : null],
+        ["Last error", stats.llm?.last_error ? [stats.llm.last_error, stats.llm.last_error_at ? [" (", time(stats.llm.last_error_at), ")"] : null] : null],
       ]),
     ),
     card(
@@ -150,7 +151,8 @@ function overviewView(stats) {
     ),
     card(
       "Sensors",
-      hardware.enabled ? badge(!hardware.stale, "fresh", "stale") : el("span", { class: "badge" }, "off"),
+      sensorBadge(hardware),
+      noSensorHelp(hardware),
       descriptionList([
         ["Source", hardware.source],
         ["GPU", gpu?.name],
@@ -158,7 +160,7 @@ function overviewView(stats) {
         ["VRAM", gpu ? `${num(gpu.vram_used_mb)} / ${num(gpu.vram_total_mb)} MB` : null],
         ["Temperature", gpu ? `${num(gpu.core_temp_c)} °C` : null],
         ["Read at", time(hardware.gpu_read_at)],
-        ["Stale because", hardware.stale ? hardware.stale_reason : null],
+        [hardware.gpu_read_at ? "Stale because" : "Last attempt", hardware.stale ? hardware.stale_reason : null],
       ]),
     ),
     card(
@@ -168,17 +170,79 @@ function overviewView(stats) {
         ["Running", num(stats.ingest?.running)],
         ["Failed", num(stats.ingest?.failed)],
         ["Done", num(stats.ingest?.done)],
-        ["Up for", stats.uptime_s === undefined ? null : `${num(stats.uptime_s / 60, 0)} min`],
+        ["Last job took", stats.ingest?.last_latency_ms === null || stats.ingest?.last_latency_ms === undefined ? null : duration(stats.ingest.last_latency_ms)],
+        ["Up for", stats.uptime_s === undefined ? null : duration(stats.uptime_s * 1000)],
       ]),
     ),
   );
 }
 
+/**
+ * The LLM's state from its last real call: a success long ago, or a start-up probe, is not "ok"
+ * after a call that got no reply.
+ * @param {any} llm /stats llm
+ */
+export function llmBadge(llm) {
+  if (!llm) return neutralBadge("unknown");
+  if (llm.backend === "rules") return neutralBadge("rules only, no model");
+  if (llm.last_call === "failed") return badge(false, "", "last call failed");
+  if (llm.last_call === "ok") return badge(true, "last call answered");
+  if (llm.last_error) return badge(false, "", "not reachable");
+  return neutralBadge(llm.ok ? "reachable, not called yet" : "not called yet");
+}
+
+/** @param {any} embedder /stats embedder */
+export function embedderBadge(embedder) {
+  if (!embedder) return neutralBadge("unknown");
+  return embedder.ok ? badge(true, "answering") : badge(false, "", embedder.last_error ? "failing: search is text-only" : "down");
+}
+
+/** Red only for a sensor that answered before and stopped: no sensor at all is a setting, not a fault. */
+function sensorBadge(hardware) {
+  if (!hardware.enabled) return neutralBadge("off");
+  if (!hardware.gpu_read_at && hardware.stale) return neutralBadge("no GPU sensor");
+  return badge(!hardware.stale, "fresh", "stale");
+}
+
+/** What to set when no GPU sensor has ever answered (most machines have no LibreHardwareMonitor). */
+function noSensorHelp(hardware) {
+  if (!hardware.enabled || hardware.gpu_read_at || !hardware.stale) return null;
+  return el(
+    "p",
+    { class: "hint sensor-help" },
+    `No GPU sensor configured or answering${hardware.endpoint ? ` at ${hardware.endpoint}` : ""}. `,
+    "For GPU load, VRAM and temperature, run LibreHardwareMonitor with its web server and set ",
+    el("code", null, "hardware.lhm_host"),
+    " and ",
+    el("code", null, "hardware.lhm_port"),
+    " (on Linux with an AMD GPU: ",
+    el("code", null, "hardware.use_pyamdgpuinfo"),
+    "). ",
+    el("code", null, "hardware.enabled: false"),
+    " stops polling; extraction then never waits for the GPU.",
+  );
+}
+
 /** @param {{interval_s: number, points: any[]}} history GET /system/history */
-function chartsView(history) {
+function chartsView(history, hasGpu) {
   const points = history.points ?? [];
   const times = points.map((point) => parseTime(point.t));
   const values = (key) => points.map((point) => point[key] ?? null);
+  if (!hasGpu) {
+    return [
+      lineChart({ title: "CPU load", unit: "%", times, min: 0, max: 100, series: [{ name: "CPU", values: values("cpu_percent") }] }),
+      lineChart({
+        title: "Host memory",
+        unit: "MB",
+        times,
+        min: 0,
+        series: [
+          { name: "RAM used", values: values("ram_used_mb") },
+          { name: "Daemon RSS", values: values("process_rss_mb") },
+        ],
+      }),
+    ];
+  }
   return [
     lineChart({
       title: "GPU and CPU load",

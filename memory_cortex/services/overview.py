@@ -1,0 +1,252 @@
+"""The dashboard's overview: series over days computed from the database (memories, facts, extraction
+jobs, lifecycle runs) and the search latency of the last hours, kept in memory per minute.
+
+The day series are UTC days, oldest first, every day of the window present (zero where nothing
+happened), so that a chart's x axis is time, not just the days that had data.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+from ..records import stored_timestamp
+from ..store import lifecycle as lifecycle_sql
+from ..store import overview as overview_sql
+from ..store.db import Database
+
+LAYERS = ("working", "core", "archive")
+KINDS = ("fact", "turn", "summary")
+# How many lifecycle runs and how many topics the overview shows.
+RECENT_RUNS = 30
+# What a lifecycle stage counts that moves or hides a row (not what it only looked at or kept).
+MOVE_KINDS = ("promoted", "expired", "merged", "archived", "compressed", "summarised")
+TOP_TOPICS = 12
+TOP_CATEGORIES = 20
+
+
+# -- search latency, per minute, in memory ---------------------------------------------------
+@dataclass
+class _Minute:
+    minute: int  # unix time // 60
+    samples: list[float] = field(default_factory=list)
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class LatencyPoint:
+    """One minute of searches: how many and their latency percentiles (ms)."""
+
+    at: float  # unix seconds, the minute's start
+    count: int
+    p50_ms: float
+    p95_ms: float
+
+
+class SearchTimeline:
+    """Search latency per minute for the last ``minutes`` (a ring: the oldest minute drops out).
+
+    Kept in memory only: it starts empty when the daemon starts (the dashboard says so). Each
+    minute keeps at most ``max_samples`` latencies for its percentiles (its count stays exact).
+
+    Args:
+        minutes: how many minutes the ring holds.
+        max_samples: latencies kept per minute.
+        clock: unix seconds (tests pass their own).
+    """
+
+    def __init__(
+        self, minutes: int = 24 * 60, max_samples: int = 2000, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.kept_minutes = minutes
+        self._minutes: deque[_Minute] = deque(maxlen=minutes)
+        self._max_samples = max_samples
+        self._clock = clock
+
+    def record(self, milliseconds: float) -> None:
+        minute = int(self._clock() // 60)
+        if not self._minutes or self._minutes[-1].minute != minute:
+            self._minutes.append(_Minute(minute))
+        current = self._minutes[-1]
+        current.count += 1
+        if len(current.samples) < self._max_samples:
+            current.samples.append(milliseconds)
+
+    def points(self, since: float) -> list[LatencyPoint]:
+        """The minutes that had searches, since ``since`` (unix seconds), oldest first."""
+        return [
+            LatencyPoint(
+                at=minute.minute * 60.0,
+                count=minute.count,
+                p50_ms=round(_percentile(minute.samples, 50), 2),
+                p95_ms=round(_percentile(minute.samples, 95), 2),
+            )
+            for minute in list(self._minutes)
+            if minute.minute * 60 >= since - 60 and minute.samples
+        ]
+
+
+def _percentile(values: list[float], percent: float) -> float:
+    """Nearest-rank percentile (exact for the small samples of one minute)."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(percent / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+# -- the overview ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DayCounts:
+    """One UTC day of the overview."""
+
+    day: str  # YYYY-MM-DD
+    live_by_layer: dict[str, int]  # running totals at the day's end (live memories, layer now)
+    live_by_kind: dict[str, int]  # running totals at the day's end: fact / turn / summary
+    facts_by_method: dict[str, int]  # facts created that day, by how they were made
+    jobs_received: int
+    jobs_done: int
+    jobs_failed: int
+    backlog: int  # jobs waiting (received, not finished) at the day's end, or now for today
+    extraction_p50_ms: float | None
+    extraction_p95_ms: float | None
+
+
+@dataclass(frozen=True)
+class RunMoves:
+    """What one (real, not dry) lifecycle run moved, summed over its stages."""
+
+    run_id: int
+    started_at: str
+    trigger: str
+    status: str
+    moves: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Overview:
+    user_id: str
+    days: list[DayCounts]
+    methods: list[str]
+    categories: list[tuple[str, int]]
+    topics: list[tuple[str, int]]
+    runs: list[RunMoves]
+    backlog_now: int
+    search: list[LatencyPoint]
+    search_kept_minutes: int
+
+
+async def build_overview(
+    db: Database, timeline: SearchTimeline, user_id: str, days: int, *, now: float | None = None
+) -> Overview:
+    """The overview of ``user_id`` over the last ``days`` UTC days (today included)."""
+    now = time.time() if now is None else now
+    today = datetime.fromtimestamp(now, UTC).date()
+    first = today - timedelta(days=days - 1)
+    since = stored_timestamp(datetime(first.year, first.month, first.day, tzinfo=UTC))
+
+    def read(conn: sqlite3.Connection) -> tuple:  # type: ignore[type-arg]
+        return (
+            overview_sql.live_by_day(conn, user_id, since),
+            overview_sql.facts_by_day_and_method(conn, user_id, since),
+            overview_sql.live_facts_by(conn, user_id, "category", TOP_CATEGORIES),
+            overview_sql.live_facts_by(conn, user_id, "topic", TOP_TOPICS),
+            overview_sql.jobs_since(conn, since),
+            lifecycle_sql.recent_runs(conn, RECENT_RUNS * 3),
+        )
+
+    live, facts, categories, topics, jobs, runs = await db.read(read)
+    day_list = [(first + timedelta(days=offset)).isoformat() for offset in range(days)]
+    layer_totals = _running_totals(day_list, [(day, layer, n) for day, layer, _, n in live], LAYERS)
+    kind_totals = _running_totals(day_list, [(day, kind, n) for day, _, kind, n in live], KINDS)
+    methods_by_day: dict[str, dict[str, int]] = {}
+    for day, method, count in facts:
+        methods_by_day.setdefault(day, {})[method] = count
+    methods = sorted({method for _, method, _ in facts}, key=_method_order)
+    job_days = _job_days(day_list, jobs, today)
+    return Overview(
+        user_id=user_id,
+        days=[
+            DayCounts(
+                day=day,
+                live_by_layer=layer_totals[day],
+                live_by_kind=kind_totals[day],
+                facts_by_method={method: methods_by_day.get(day, {}).get(method, 0) for method in methods},
+                **job_days[day],
+            )
+            for day in day_list
+        ],
+        methods=methods,
+        categories=categories,
+        topics=topics,
+        runs=_run_moves(runs)[:RECENT_RUNS][::-1],
+        backlog_now=sum(1 for _, finished, status, _ in jobs if status in ("pending", "running")),
+        search=timeline.points(since=now - days * 86400),
+        search_kept_minutes=timeline.kept_minutes,
+    )
+
+
+def _running_totals(
+    days: list[str], counts: list[tuple[str, str, int]], keys: tuple[str, ...]
+) -> dict[str, dict[str, int]]:
+    """Counts per (day, key) → totals at each day's end (day "" is the baseline before the window)."""
+    running = dict.fromkeys(keys, 0)
+    added: dict[str, dict[str, int]] = {}
+    for day, key, count in counts:
+        if day == "":
+            running[key] = running.get(key, 0) + count
+        else:
+            added.setdefault(day, {}).setdefault(key, 0)
+            added[day][key] += count
+    totals = {}
+    for day in days:
+        for key, count in added.get(day, {}).items():
+            running[key] = running.get(key, 0) + count
+        totals[day] = dict(running)
+    return totals
+
+
+def _job_days(
+    days: list[str], jobs: list[tuple[str, str | None, str, int | None]], today: date
+) -> dict[str, dict[str, int | float | None]]:
+    result: dict[str, dict[str, int | float | None]] = {}
+    for day in days:
+        end = (date.fromisoformat(day) + timedelta(days=1)).isoformat()  # "2026-03-05" > any time on the 4th
+        received = [job for job in jobs if job[0][:10] == day]
+        durations = [
+            job[3] for job in jobs if job[2] == "done" and job[3] is not None and (job[1] or "")[:10] == day
+        ]
+        waiting = sum(1 for job in jobs if job[0] < end and (job[1] is None or job[1] >= end))
+        if day == today.isoformat():
+            waiting = sum(1 for job in jobs if job[2] in ("pending", "running"))
+        result[day] = {
+            "jobs_received": len(received),
+            "jobs_done": sum(1 for job in received if job[2] == "done"),
+            "jobs_failed": sum(1 for job in received if job[2] == "failed"),
+            "backlog": waiting,
+            "extraction_p50_ms": float(_percentile(durations, 50)) if durations else None,
+            "extraction_p95_ms": float(_percentile(durations, 95)) if durations else None,
+        }
+    return result
+
+
+def _run_moves(runs: list[lifecycle_sql.RunRecord]) -> list[RunMoves]:
+    moves = []
+    for run in runs:
+        if run.dry_run:
+            continue
+        totals: dict[str, int] = {}
+        for stage in run.report.get("stages", []):
+            for kind, count in (stage.get("counts") or {}).items():
+                if kind in MOVE_KINDS and isinstance(count, int) and not isinstance(count, bool):
+                    totals[kind] = totals.get(kind, 0) + count
+        moves.append(RunMoves(run.id, run.started_at, run.trigger, run.status, totals))
+    return moves
+
+
+def _method_order(method: str) -> tuple[int, str]:
+    known = ("llm", "llm+rules", "rules", "summary", "direct")
+    return (known.index(method) if method in known else len(known), method)
