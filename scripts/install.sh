@@ -143,7 +143,7 @@ if [[ -n "$llama_requirement" ]]; then
         echo
         echo "Compiling $llama_requirement (CMAKE_ARGS=${CMAKE_ARGS:-}). This takes several minutes"
         echo "and needs a C/C++ compiler and cmake; the wheel is kept in $wheel_dir for later installs."
-        echo "For a GPU build, set CMAKE_ARGS first (e.g. CMAKE_ARGS=-DGGML_VULKAN=on; see README)."
+        echo "For a GPU build, set CMAKE_ARGS first (e.g. CMAKE_ARGS=-DGGML_VULKAN=on; see docs/getting-started/install.md)."
         echo
         "$python" -m pip wheel --no-deps --no-cache-dir --no-binary llama-cpp-python -w "$wheel_dir.partial" "$llama_requirement"
         rm -rf "$wheel_dir"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the whole test suite the way CI does: install (or update) the venv with the dev tools, lint,
-# pytest, then the OpenClaw plugin's typecheck and node tests (scripts/test-openclaw-plugin.sh).
+# build the docs site strictly, pytest, then the OpenClaw plugin's typecheck and node tests
+# (scripts/test-openclaw-plugin.sh).
 # Extra arguments go to pytest (e.g. scripts/test.sh -k search -x).
 #
 # The first run on a new machine installs everything, including compiling llama-cpp-python from
@@ -32,6 +33,9 @@ echo "== ruff"
 "$python" -m ruff check memory_cortex middleware tests scripts bench
 echo "== import layers"
 "$venv/bin/lint-imports" --no-cache
+echo "== docs site (mkdocs build --strict: a broken link or anchor, or a page not in the nav, fails)"
+# Not --quiet: it hides the warnings that --strict turns into a failure (the build then passes).
+NO_MKDOCS_2_WARNING=1 "$venv/bin/mkdocs" build --strict --site-dir site
 echo "== pytest"
 set +e
 "$python" -m pytest "$@"

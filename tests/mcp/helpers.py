@@ -15,7 +15,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The MCP client set-up the snippet tests start as written (moved from the README to the docs site).
+README = (ROOT / "docs" / "getting-started" / "mcp.md").read_text(encoding="utf-8")
 TOOLS = {"search_memory", "remember", "forget", "recall", "search_debug"}
 
 
