@@ -87,7 +87,7 @@ def serve(config: Config) -> int:
 
     from .app import create_app
     from .logs import PathOnlyAccessLogger
-    from .startup import StartupError, bind, check_paths, missing_database_folder
+    from .startup import StartupError, bind, check_paths, create_database_folder, missing_database_folder
 
     problems = check_paths(config)
     try:
@@ -99,6 +99,11 @@ def serve(config: Config) -> int:
             print(f"memory-cortex: {problem}", file=sys.stderr)
         return 2
     created = missing_database_folder(config)
+    problem = create_database_folder(config)
+    if problem is not None:
+        sock.close()
+        print(f"memory-cortex: {problem}", file=sys.stderr)
+        return 2
     if created is not None:
         log.info("creating the database folder", extra={"folder": str(created)})
     log.info(

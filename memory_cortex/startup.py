@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from .config import Config
+from .store.files import make_private_dir
 
 
 class StartupError(Exception):
@@ -140,3 +141,23 @@ def without_missing_llama(config: Config) -> tuple[Config, str | None]:
         " Gemma 3 270M would add almost nothing): for an LLM, pip install 'memory-cortex[llama]', or run"
         " llama-server/Ollama and set llm.backend: openai; llm.backend: rules silences this"
     )
+
+
+def create_database_folder(config: Config) -> str | None:
+    """Create the database's folder (0700) when it is missing; a problem as one line, else None.
+
+    Write access was judged on the nearest existing folder, which some file systems (``/proc``,
+    a read-only mount) grant on paper and refuse in fact; creating the folder here finds that out
+    before any model loads.
+    """
+    folder = missing_database_folder(config)
+    if folder is None:
+        return None
+    try:
+        make_private_dir(folder)
+    except OSError as exc:
+        return (
+            f"database.path {config.database.path}: cannot create its folder {folder} ({exc.strerror or exc}):"
+            " choose another path with --db or database.path"
+        )
+    return None

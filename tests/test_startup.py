@@ -71,6 +71,14 @@ def test_a_database_path_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
     assert took < FAST_S
 
 
+def test_a_database_folder_that_cannot_be_created_is_one_line() -> None:
+    # /proc looks writable to access(2) as root, but no folder can be made in it.
+    result, took = serve("--db", "/proc/memory-cortex-test/m.db", "--port", str(free_port()))
+    line = one_line(result)
+    assert "cannot create its folder /proc/memory-cortex-test" in line and "--db" in line
+    assert took < FAST_S
+
+
 def test_a_missing_gguf_is_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "models" / "qwen3-8b.gguf"
     result, took = serve(

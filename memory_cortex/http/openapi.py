@@ -56,7 +56,7 @@ def build_openapi(
                 "name": name,
                 "in": "path",
                 "required": True,
-                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+                "schema": _path_param_schema(name),
             }
             for name in _path_params(endpoint.path)
         ]
@@ -120,6 +120,13 @@ def _bound(prop: dict[str, Any], keyword: str, value: int) -> None:
 
 def _is_input(model: type[BaseModel], endpoints: Sequence[Endpoint]) -> bool:
     return any(model in (e.request, e.query) for e in endpoints)
+
+
+def _path_param_schema(name: str) -> dict[str, Any]:
+    """Ids (``memory_id``, ``job_id``) are row ids; any other path part (a file name) is a string."""
+    if name == "id" or name.endswith("_id"):
+        return {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+    return {"type": "string", "minLength": 1}
 
 
 def _path_params(path: str) -> list[str]:

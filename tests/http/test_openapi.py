@@ -107,3 +107,12 @@ def test_the_not_blank_pattern_means_what_str_strip_removes() -> None:
     for code in range(sys.maxunicode + 1):
         char = chr(code)
         assert (pattern.search(char) is None) == char.isspace(), hex(code)
+
+
+async def test_path_parameters_have_their_real_types(client: TestClient) -> None:
+    """Ids are integers; a file name (the dashboard's static assets) is a string."""
+    paths = (await (await client.get("/openapi.json")).json())["paths"]
+    (name,) = paths["/ui/static/{name}"]["get"]["parameters"]
+    assert name["schema"]["type"] == "string"
+    (memory_id,) = paths["/memories/{memory_id}"]["get"]["parameters"][:1]
+    assert memory_id["name"] == "memory_id" and memory_id["schema"]["type"] == "integer"
