@@ -13,7 +13,8 @@
 #   4. /etc/systemd/system/memory-cortex.service from systemd/memory-cortex.service, with this
 #      checkout's path in place of /opt/memory-cortex and the user filled in;
 #   5. systemctl daemon-reload, enable --now; then it waits for /health.
-# The checkout must be readable by that user (not under a private home folder).
+# The checkout must be readable by that user and outside /home, /root and /run/user (the unit's
+# ProtectHome=yes hides those), with a path of plain characters. A unit it replaces is kept as .bak.
 #
 # Environment (for tests and packagers): MEMORY_CORTEX_SYSTEM_ROOT writes every system file under
 # that folder instead of /, and skips the user, the venv and systemctl.
@@ -60,12 +61,22 @@ if [[ "$staged" == 0 ]] && ! command -v systemctl >/dev/null 2>&1; then
     echo "install-service.sh: systemctl not found: this machine does not run systemd (on WSL2, set systemd=true in /etc/wsl.conf and restart WSL)" >&2
     exit 1
 fi
-case "$checkout" in
-    *[[:space:]]*)
-        echo "install-service.sh: the checkout's path has a space ($checkout): move it (e.g. to /opt/memory-cortex)" >&2
+# The path goes into a sed expression and a unit file (where % starts a specifier): plain characters only.
+if [[ ! "$checkout" =~ ^[A-Za-z0-9._/-]+$ ]]; then
+    echo "install-service.sh: the checkout's path ($checkout) has characters a unit file would misread: move it (e.g. to /opt/memory-cortex)" >&2
+    exit 1
+fi
+# ProtectHome=yes hides these from the service: it would not find its own code.
+case "$checkout/" in
+    /home/* | /root/* | /run/user/*)
+        echo "install-service.sh: the service cannot see $checkout (ProtectHome=yes hides home folders): clone it to /opt/memory-cortex and run this from there" >&2
         exit 1
         ;;
 esac
+if [[ ! "$service_user" =~ ^[a-z_][a-z0-9_-]{0,31}$ || "$service_user" == root ]]; then
+    echo "install-service.sh: --user must be a plain system user name, not root (got: $service_user)" >&2
+    exit 2
+fi
 
 if [[ "$staged" == 0 ]]; then
     echo "1/5 virtual environment"
@@ -94,12 +105,19 @@ fi
 unit="$root/etc/systemd/system/memory-cortex.service"
 echo "4/5 $unit"
 mkdir -p "$(dirname "$unit")"
+rendered="$(mktemp "$unit.XXXXXX")"
+trap 'rm -f "$rendered"' EXIT
 sed -e "s|/opt/memory-cortex|$checkout|g" \
     -e "s|^User=.*|User=$service_user|" \
     -e "s|^Group=.*|Group=$service_user|" \
-    systemd/memory-cortex.service >"$unit.tmp"
-chmod 0644 "$unit.tmp"
-mv "$unit.tmp" "$unit"
+    systemd/memory-cortex.service >"$rendered"
+chmod 0644 "$rendered"
+if [[ -e "$unit" ]] && ! cmp -s "$rendered" "$unit"; then
+    cp -p "$unit" "$unit.bak"
+    echo "    the unit it replaces is kept as $unit.bak"
+fi
+mv "$rendered" "$unit"
+trap - EXIT
 
 if [[ "$staged" == 1 ]]; then
     echo "5/5 skipped (MEMORY_CORTEX_SYSTEM_ROOT=$root)"

@@ -116,21 +116,31 @@ def test_every_path_the_daemon_writes_is_inside_the_sandbox(
     assert any(cache.is_relative_to(folder) for folder in writable)
 
 
+def checkout_copy(folder: Path) -> Path:
+    """The files install-service.sh reads, copied to ``folder`` (the real checkout may live anywhere,
+    /home included, which the script refuses)."""
+    for part in ("scripts/install-service.sh", "systemd/memory-cortex.service", "config/config.yaml"):
+        (folder / part).parent.mkdir(parents=True, exist_ok=True)
+        (folder / part).write_bytes((UNIT_PATH.parents[1] / part).read_bytes())
+    return folder
+
+
 def test_install_service_script_renders_the_unit_for_this_checkout(tmp_path: Path) -> None:
-    repository = UNIT_PATH.parents[1]
+    repository = checkout_copy(tmp_path / "srv" / "memory-cortex")
     script = repository / "scripts" / "install-service.sh"
-    environment = {"PATH": "/usr/bin:/bin", "MEMORY_CORTEX_SYSTEM_ROOT": str(tmp_path)}
+    system = tmp_path / "root"
+    environment = {"PATH": "/usr/bin:/bin", "MEMORY_CORTEX_SYSTEM_ROOT": str(system)}
     result = subprocess.run(
         ["bash", str(script), "--user", "cortex"], env=environment, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
-    rendered = (tmp_path / "etc/systemd/system/memory-cortex.service").read_text()
+    rendered = (system / "etc/systemd/system/memory-cortex.service").read_text()
     service = parse_unit(rendered)["Service"]
     assert shlex.split(service["ExecStart"])[0] == f"{repository.resolve()}/.venv/bin/memory-cortex"
     assert service["User"] == service["Group"] == "cortex"
     assert service["WorkingDirectory"] == STATE_DIR
     assert INSTALL_DIR not in rendered
-    config = tmp_path / "etc/memory-cortex/config.yaml"
+    config = system / "etc/memory-cortex/config.yaml"
     assert config.read_text() == (repository / "config/config.yaml").read_text()
     # A second run never overwrites the administrator's configuration.
     config.write_text("server:\n  port: 8400\n")
@@ -138,6 +148,8 @@ def test_install_service_script_renders_the_unit_for_this_checkout(tmp_path: Pat
     assert again.returncode == 0, again.stderr
     assert "kept: it exists" in again.stdout
     assert config.read_text() == "server:\n  port: 8400\n"
+    # The unit it replaced (another user) is kept beside the new one.
+    assert "User=cortex" in (system / "etc/systemd/system/memory-cortex.service.bak").read_text()
 
 
 def test_unit_runs_as_the_service_user(unit: configparser.ConfigParser) -> None:
@@ -249,3 +261,35 @@ def test_systemd_analyze_check_catches_an_invalid_setting(unit_text: str, tmp_pa
     broken = unit_text.replace("ProtectSystem=strict", "ProtectSystem=sometimes")
     complaints = complaints_about_unit(verifiable_copy(broken, tmp_path))
     assert any("sometimes" in line for line in complaints), complaints
+
+
+@pytest.mark.parametrize("folder", ["R&D", "a|b", "100%h", "with space"])
+def test_install_service_refuses_a_checkout_path_a_unit_would_misread(tmp_path: Path, folder: str) -> None:
+    """sed would expand & and break on |, systemd would expand %h: such a path is refused, nothing written."""
+    checkout = checkout_copy(tmp_path / folder / "memory-cortex")
+    system = tmp_path / "root"
+    result = subprocess.run(
+        ["bash", str(checkout / "scripts/install-service.sh")],
+        env={"PATH": "/usr/bin:/bin", "MEMORY_CORTEX_SYSTEM_ROOT": str(system)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stdout
+    assert "move it" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not system.exists()
+
+
+@pytest.mark.parametrize("user", ["root", "a|b", "Name With Caps"])
+def test_install_service_refuses_a_bad_service_user(tmp_path: Path, user: str) -> None:
+    script = checkout_copy(tmp_path / "srv" / "memory-cortex") / "scripts" / "install-service.sh"
+    result = subprocess.run(
+        ["bash", str(script), "--user", user],
+        env={"PATH": "/usr/bin:/bin", "MEMORY_CORTEX_SYSTEM_ROOT": str(tmp_path / "root")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "--user must be a plain system user name" in result.stderr
+    assert not (tmp_path / "root").exists()
