@@ -131,9 +131,9 @@ def serve(config: Config) -> int:
 
 
 def _announce(config: Config) -> Callable[[Any], Awaitable[None]]:
-    host = config.server.host
-    shown = f"[{host}]" if ":" in host else host
-    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else shown}:{config.server.port}"
+    from .doctor import daemon_url
+
+    base = daemon_url(config)
 
     async def announce(_app: Any) -> None:
         log.info(

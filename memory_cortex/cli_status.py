@@ -53,9 +53,12 @@ def run_status(config: Config, args: argparse.Namespace) -> int:
 
     base = daemon_url(config)
     try:
-        with httpx.Client(base_url=base, headers=auth_headers(config), timeout=5.0) as client:
+        with httpx.Client(base_url=base, timeout=5.0) as client:
+            # /health needs no token; the token goes only to a daemon that said it is memory-cortex.
             health = client.get("/health").json()
-            answer = client.get("/stats")
+            if not isinstance(health, dict) or "version" not in health:
+                raise ValueError("no version in /health")
+            answer = client.get("/stats", headers=auth_headers(config))
     except httpx.TransportError as exc:
         print(
             f"memory-cortex is not running at {base} ({type(exc).__name__}): start it with"
@@ -63,6 +66,12 @@ def run_status(config: Config, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return NOT_RUNNING
+    except ValueError:
+        print(
+            f"something else answers at {base}, not memory-cortex: check server.port (--port)",
+            file=sys.stderr,
+        )
+        return 1
     if answer.status_code == 401:
         print(
             f"memory-cortex at {base} wants its API token: set server.api_token in the config this command"

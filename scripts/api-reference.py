@@ -12,7 +12,6 @@ server: a test runs ``--check``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -21,6 +20,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from _reference_page import run_page_command  # noqa: E402
 
 from memory_cortex.config import Config  # noqa: E402
 from memory_cortex.http.openapi import build_openapi  # noqa: E402
@@ -246,24 +248,15 @@ def render(doc: dict[str, Any] | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    action = parser.add_mutually_exclusive_group()
-    action.add_argument("--write", action="store_true", help="rewrite docs/reference/http-api.md")
-    action.add_argument(
-        "--check", action="store_true", help="exit 1 when docs/reference/http-api.md is out of date"
+    return run_page_command(
+        argv,
+        description=(__doc__ or "").splitlines()[0],
+        page=PAGE,
+        root=ROOT,
+        written=render,
+        printed=render,
+        script="api-reference.py",
     )
-    args = parser.parse_args(argv)
-    if args.write:
-        PAGE.parent.mkdir(parents=True, exist_ok=True)
-        PAGE.write_text(render(), encoding="utf-8")
-    elif args.check:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-        if current != render():
-            print(f"{PAGE.relative_to(ROOT)} is out of date: run python scripts/api-reference.py --write")
-            return 1
-    else:
-        sys.stdout.write(render())
-    return 0
 
 
 if __name__ == "__main__":

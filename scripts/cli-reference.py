@@ -18,6 +18,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from _reference_page import run_page_command  # noqa: E402
 
 from memory_cortex.__main__ import build_parser  # noqa: E402
 
@@ -124,24 +127,15 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    action = parser.add_mutually_exclusive_group()
-    action.add_argument("--write", action="store_true", help="rewrite docs/reference/cli.md")
-    action.add_argument(
-        "--check", action="store_true", help="exit 1 when docs/reference/cli.md is out of date"
+    return run_page_command(
+        argv,
+        description=(__doc__ or "").splitlines()[0],
+        page=PAGE,
+        root=ROOT,
+        written=render,
+        printed=render,
+        script="cli-reference.py",
     )
-    args = parser.parse_args(argv)
-    if args.write:
-        PAGE.parent.mkdir(parents=True, exist_ok=True)
-        PAGE.write_text(render(), encoding="utf-8")
-    elif args.check:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-        if current != render():
-            print(f"{PAGE.relative_to(ROOT)} is out of date: run python scripts/cli-reference.py --write")
-            return 1
-    else:
-        sys.stdout.write(render())
-    return 0
 
 
 if __name__ == "__main__":

@@ -11,14 +11,15 @@ a test fails when the page differs from what this writes, so the docs cannot dri
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
+from _reference_page import run_page_command  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 from memory_cortex.config import Config  # noqa: E402
@@ -81,22 +82,15 @@ def page() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    action = parser.add_mutually_exclusive_group()
-    action.add_argument("--write", action="store_true", help="rewrite docs/reference/configuration.md")
-    action.add_argument("--check", action="store_true", help="exit 1 when the page is out of date")
-    args = parser.parse_args(argv)
-    if args.write:
-        PAGE.parent.mkdir(parents=True, exist_ok=True)
-        PAGE.write_text(page(), encoding="utf-8")
-    elif args.check:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-        if current != page():
-            print(f"{PAGE.relative_to(ROOT)} is out of date: run python scripts/config-reference.py --write")
-            return 1
-    else:
-        print(render())
-    return 0
+    return run_page_command(
+        argv,
+        description=(__doc__ or "").splitlines()[0],
+        page=PAGE,
+        root=ROOT,
+        written=page,
+        printed=lambda: render() + "\n",
+        script="config-reference.py",
+    )
 
 
 if __name__ == "__main__":

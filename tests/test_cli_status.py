@@ -144,3 +144,43 @@ def test_status_lines_say_when_the_llm_or_embedder_is_down() -> None:
 )
 def test_readable_duration(seconds: float, shown: str) -> None:
     assert readable_duration(seconds) == shown
+
+
+def test_status_of_another_program_on_the_port_is_one_line_and_never_gets_the_token(tmp_path: Path) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str | None] = []
+
+    class NotCortex(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            body = b"<html>a web app</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotCortex)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("MEMORY_CORTEX_")}
+        env["MEMORY_CORTEX_SERVER__API_TOKEN"] = "not-for-strangers"
+        result = subprocess.run(
+            [sys.executable, "-m", "memory_cortex", "status", "--port", str(server.server_address[1])],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 1
+    assert "not memory-cortex" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert seen and all(header is None for header in seen)
