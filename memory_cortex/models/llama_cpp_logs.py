@@ -29,6 +29,7 @@ import contextlib
 import ctypes
 import io
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -43,29 +44,53 @@ GGML_LOG_CONT = 5
 
 class LineAssembler:
     """Joins llama.cpp's log fragments into lines (it writes progress dots and pieces of lines
-    without a newline) and logs each whole line once, at the level its first fragment had."""
+    without a newline) and logs each whole line once, at the level its first fragment had.
+
+    The callback may come from ggml's threads too: each thread assembles its own line, so pieces
+    written by two threads at once never join into one.
+    """
 
     def __init__(self, logger: logging.Logger = log) -> None:
         self._logger = logger
-        self._lock = threading.Lock()  # the callback may come from ggml's threads too
-        self._partial = ""
-        self._level = logging.DEBUG
+        self._threads = threading.local()
+
+    def _state(self) -> tuple[str, int]:
+        return getattr(self._threads, "partial", ""), getattr(self._threads, "level", logging.DEBUG)
 
     def feed(self, ggml_level: int, text: str) -> None:
-        with self._lock:
-            if ggml_level != GGML_LOG_CONT and not self._partial:
-                self._level = logging.WARNING if ggml_level == GGML_LOG_ERROR else logging.DEBUG
-            *lines, self._partial = (self._partial + text).split("\n")
-            level = self._level
+        partial, level = self._state()
+        if ggml_level != GGML_LOG_CONT and not partial:
+            level = logging.WARNING if ggml_level == GGML_LOG_ERROR else logging.DEBUG
+        *lines, partial = (partial + text).split("\n")
+        self._threads.partial, self._threads.level = partial, level
         for line in lines:
             if line.strip():
                 self._logger.log(level, line.rstrip())
 
     def flush(self) -> None:
-        with self._lock:
-            line, self._partial = self._partial, ""
-        if line.strip():
-            self._logger.log(self._level, line.rstrip())
+        """Log this thread's unfinished line, if any."""
+        partial, level = self._state()
+        self._threads.partial = ""
+        if partial.strip():
+            self._logger.log(level, partial.rstrip())
+
+
+class _ThisThreadOnly(io.TextIOBase):
+    """``sys.stderr`` while a model loads: what the loading thread writes is kept in ``captured``;
+    what any other thread writes goes on to the real stderr, unchanged."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+        self._owner = threading.get_ident()
+        self.captured = io.StringIO()
+
+    def write(self, text: str) -> int:
+        if threading.get_ident() == self._owner:
+            return self.captured.write(text)
+        return int(self._real.write(text))
+
+    def flush(self) -> None:
+        self._real.flush()
 
 
 _assembler = LineAssembler()
@@ -90,17 +115,18 @@ def route_llama_logs() -> None:
 
 @contextlib.contextmanager
 def captured_prints() -> Iterator[None]:
-    """What llama-cpp-python ``print``\\ s to ``sys.stderr`` inside the block, logged at DEBUG.
+    """What llama-cpp-python ``print``\\ s to ``sys.stderr`` from this thread inside the block,
+    logged at DEBUG; other threads' writes to ``sys.stderr`` pass through untouched.
 
-    ``sys.stderr`` is replaced for the whole process meanwhile; the log handler keeps the stream it
-    was given, so the daemon's own records still reach the terminal or the journal.
+    The log handler keeps the stream it was given, so the daemon's own records still reach the
+    terminal or the journal meanwhile.
     """
-    buffer = io.StringIO()
+    stream = _ThisThreadOnly(sys.stderr)
     try:
-        with contextlib.redirect_stderr(buffer):
+        with contextlib.redirect_stderr(stream):  # type: ignore[type-var]
             yield
     finally:
         _assembler.flush()
-        for line in buffer.getvalue().splitlines():
+        for line in stream.captured.getvalue().splitlines():
             if line.strip():
                 log.debug(line.rstrip())

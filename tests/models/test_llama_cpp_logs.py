@@ -35,6 +35,45 @@ def test_fragments_become_one_record_per_line_at_the_level_of_its_start(
     ]
 
 
+def test_two_threads_fragments_never_join_into_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="llama.cpp.threads")
+    lines = LineAssembler(logging.getLogger("llama.cpp.threads"))
+    started, other_wrote = threading.Event(), threading.Event()
+
+    def other() -> None:
+        started.wait(5)
+        lines.feed(4, "ggml worker: out of")
+        other_wrote.set()
+        lines.feed(5, " memory\n")
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    lines.feed(2, "loading tensors")
+    started.set()
+    other_wrote.wait(5)
+    lines.feed(5, " done\n")
+    worker.join(5)
+    assert sorted((r.levelno, r.getMessage()) for r in caplog.records) == [
+        (logging.DEBUG, "loading tensors done"),
+        (logging.WARNING, "ggml worker: out of memory"),
+    ]
+
+
+def test_captured_prints_leaves_other_threads_stderr_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    from memory_cortex.models.llama_cpp_logs import captured_prints
+
+    with captured_prints():
+        import sys
+
+        print("llama.cpp construction note", file=sys.stderr)
+        writer = threading.Thread(target=lambda: print("another thread's warning", file=sys.stderr))
+        writer.start()
+        writer.join(5)
+    err = capsys.readouterr().err
+    assert "another thread's warning" in err
+    assert "llama.cpp construction note" not in err
+
+
 async def test_a_broken_gguf_is_logged_at_warning_not_printed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
 ) -> None:
