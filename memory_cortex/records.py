@@ -213,6 +213,9 @@ class MemoryFilter:
     channel: str | None = None
     audience: Audience | None = None  # only what this requester may see (None: no such rule)
     order: str = "id"  # newest first by "id", or by "created" (created_at, then id)
+    # With order "created": the created_at of the page cursor's row (before_id), so the cursor is the
+    # pair itself and holds when that row is deleted (None: the row is looked up).
+    before_created_at: str | None = None
 
 
 # "Melanie: I ran a charity race…": a turn of a transcript, a group chat or a replayed conversation

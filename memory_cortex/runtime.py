@@ -164,6 +164,7 @@ def new_search_service(
         rerank_candidates=config.rerank.candidates,
         access=access,
         metrics=metrics,
+        protection=config.lifecycle,
     )
 
 
@@ -256,7 +257,18 @@ def build_services(
         markdown_sync=markdown_sync,
         ingest=ingest,
         lifecycle=lifecycle,
-        stats=StatsService(memories, db.path, index, embedder, chat_model, ingest, hardware, scheduler, db),
+        stats=StatsService(
+            memories,
+            db.path,
+            index,
+            embedder,
+            chat_model,
+            ingest,
+            hardware,
+            scheduler,
+            db,
+            search_timeline=metrics.search_timeline,
+        ),
         owns_embedder=owns_embedder,
         owns_llm=owns_llm,
     )

@@ -140,16 +140,23 @@ async def list_memories(request: web.Request) -> web.Response:
         channel=query.source_channel,
         audience=query.audience(),
         order=query.order,
+        before_created_at=query.before_created_at,
     )
+    if query.before_created_at is not None and query.before_id is None:
+        raise InvalidRequest(
+            "before_created_at goes with before_id (next_before_id and next_before_created_at)"
+        )
     # One row more than the page: the cursor is null on the last page, even when it is exactly full.
     records = await request.app[MEMORY_SERVICE].list_memories(
         where, limit=query.limit + 1, before_id=query.before_id
     )
     more = len(records) > query.limit
     records = records[: query.limit]
-    next_before = records[-1].id if more else None
     body = MemoryListResponse(
-        memories=[memory_out(r) for r in records], count=len(records), next_before_id=next_before
+        memories=[memory_out(r) for r in records],
+        count=len(records),
+        next_before_id=records[-1].id if more else None,
+        next_before_created_at=records[-1].created_at if more else None,
     )
     return web.json_response(body.model_dump())
 

@@ -260,9 +260,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         "/stats/overview",
         stats.overview,
-        "The dashboard's overview: one user's memories per day by layer, kind and extraction method,"
-        " categories and topics; extraction jobs, backlog and latency; lifecycle moves per run; search"
-        " latency per minute (in memory since the daemon started).",
+        "The dashboard's overview: one user's memories (those the requester may see) per day by layer,"
+        " kind and extraction method, categories and topics; the whole daemon's extraction jobs, backlog"
+        " and latency, lifecycle moves per run and search latency per minute (in memory since start).",
         query=OverviewQuery,
         responses={200: OverviewResponse, 400: ErrorResponse},
     ),

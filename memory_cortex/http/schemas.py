@@ -200,7 +200,8 @@ KindFilter = Annotated[
 
 # A request's own floor on relevance (absent: search.min_relevance; 0: every hit, however unrelated).
 MIN_RELEVANCE_DOC = (
-    "Leave out hits that share no keyword with the query and whose relevance is below this; absent →"
+    "Leave out hits that share no keyword with the query and whose relevance is below this (a protected"
+    " memory, lifecycle.protect_importance and protected_categories/topics, never); absent →"
     " search.min_relevance (0.2 by default), 0 → every hit however unrelated."
 )
 
@@ -280,7 +281,13 @@ class SearchDebugResponse(BaseModel):
         description='The LLM reranker on the fused list: "off", "reranked", "timeout", "unavailable", "invalid",'
         ' "cooling_down" or "too_few" (see rerank.*).'
     )
-    fused: list[DebugHit] = Field(description="What /hybrid-search returns for the same request.")
+    min_relevance: float = Field(
+        0.0, description="search.min_relevance: the floor the hits marked below_floor fall under."
+    )
+    fused: list[DebugHit] = Field(
+        description="What /hybrid-search returns for the same request, with no relevance floor: the hits"
+        " it leaves out are here too, marked below_floor."
+    )
     fts_only: list[DebugHit]
     vector_only: list[DebugHit]
     timings_ms: dict[str, dict[str, float]] = Field(
@@ -443,6 +450,10 @@ class MemoryListResponse(BaseModel):
     memories: list[MemoryOut]
     count: int
     next_before_id: int | None = Field(description="Pass as before_id for the next page; null at the end.")
+    next_before_created_at: str | None = Field(
+        description="The created_at of that row: pass as before_created_at beside before_id (order=created),"
+        " so the next page comes even when that row is deleted in between; null at the end."
+    )
 
 
 class SessionListQuery(_AudienceFields):
@@ -512,6 +523,13 @@ class MemoryListQuery(_AudienceFields):
         ge=1,
         le=MAX_ID,
         description="Keyset cursor (next_before_id): the rows after this one in the chosen order.",
+    )
+    before_created_at: str | None = Field(
+        None,
+        max_length=40,
+        description="With order=created: the created_at of the before_id row (next_before_created_at)."
+        " The cursor is then the pair itself, and a page comes even when that row was deleted; without"
+        " it the row is looked up (among the user's rows) and a deleted one ends the list.",
     )
     order: Literal["id", "created"] = Field(
         "id",
@@ -937,8 +955,9 @@ class SystemHistoryResponse(BaseModel):
     points: list[ChartPointOut] = Field(description="Oldest first.")
 
 
-class OverviewQuery(_Request):
-    """Query string of ``GET /stats/overview``."""
+class OverviewQuery(_AudienceFields):
+    """Query string of ``GET /stats/overview``: the memories counted are those the requester
+    (``agent_id``, ``session_kind``, ``channel``) may see; the daemon's own work is counted whole."""
 
     model_config = ConfigDict(strict=False, extra="ignore")
 
@@ -978,7 +997,7 @@ class OverviewRunOut(BaseModel):
 
 class OverviewSearchPointOut(BaseModel):
     t: str = Field(description="The minute's start (ISO 8601, UTC).")
-    count: int = Field(description="/hybrid-search calls in that minute.")
+    count: int = Field(description="Searches in that minute (/hybrid-search and MCP search_memory).")
     p50_ms: float
     p95_ms: float
 
@@ -996,6 +1015,11 @@ class OverviewResponse(BaseModel):
         " searches left out)."
     )
     search_kept_minutes: int = Field(description="How many minutes the in-memory search series holds.")
+    daemon_wide: list[str] = Field(
+        description="The fields counted over the whole daemon (every user and agent), whoever asks: the"
+        " extraction jobs of each day, backlog_now, lifecycle_runs and search. Everything else counts the"
+        " memories of user_id that the requester (agent_id, session_kind, channel) may see."
+    )
 
 
 class HealthResponse(BaseModel):
@@ -1060,7 +1084,8 @@ class LifecycleStageOut(BaseModel):
     reasons: dict[str, str] = Field(
         default_factory=dict,
         description="Why, by memory id: decay gives the formula's numbers for each memory it archives,"
-        ' and "protected: …" for each one below the threshold it keeps (ids.protected).',
+        ' and "protected: …" for each one below the threshold it keeps (ids.protected); promote gives'
+        ' "protected: …" for each expired working memory it moves to core instead of the archive.',
     )
 
 

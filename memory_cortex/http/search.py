@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 from aiohttp import web
 
 from ..errors import InvalidRequest
-from ..keys import CONFIG, SEARCH_SERVICE, STATS_SERVICE
+from ..keys import CONFIG, SEARCH_SERVICE
 from ..services.hit_view import debug_hits
 from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
@@ -28,7 +26,6 @@ async def hybrid_search(request: web.Request) -> web.Response:
     limit = _limit(request, body.limit)
     user_id = resolve_user(request, body.user_id)
     layers = body.layers if body.layers is not None else DEFAULT_LAYERS
-    started = time.perf_counter()
     result = await request.app[SEARCH_SERVICE].find(
         body.query,
         user_id,
@@ -39,8 +36,6 @@ async def hybrid_search(request: web.Request) -> web.Response:
         audience=body.audience(),
         min_relevance=body.min_relevance,
     )
-    # The overview's "search p95 over time" (per minute, in memory).
-    request.app[STATS_SERVICE].search_timeline.record((time.perf_counter() - started) * 1000)
     items = [
         SearchResultItem(
             id=hit.memory.id,
@@ -81,7 +76,9 @@ async def search_debug(request: web.Request) -> web.Response:
     """The hybrid ranking beside each retriever alone, with the scores' parts and the stage timings.
 
     The three searches run one after the other, so each one's timings are its own. Nothing here is
-    counted as a read or in the latency metrics: looking at a ranking must not change it.
+    counted as a read or in the latency metrics: looking at a ranking must not change it. They run
+    with no relevance floor, each hit the floor would leave out marked ``below_floor``: the view
+    shows what ``search.min_relevance`` hides.
     """
     body = await parse_body(request, SearchDebugRequest)
     limit = _limit(request, body.limit)
@@ -91,7 +88,7 @@ async def search_debug(request: web.Request) -> web.Response:
     search = request.app[SEARCH_SERVICE]
     results = {
         mode: await search.search(
-            body.query, user_id, limit, mode, layers, body.kinds, audience=body.audience()
+            body.query, user_id, limit, mode, layers, body.kinds, audience=body.audience(), min_relevance=0
         )
         for mode in SEARCH_MODES
     }
@@ -107,9 +104,10 @@ async def search_debug(request: web.Request) -> web.Response:
         vector_weight=config.search.vector_weight,
         ranking_enabled=config.ranking.enabled,
         rerank=hybrid.rerank,
-        fused=debug_hits(hybrid.hits),
-        fts_only=debug_hits(results["fts"].hits),
-        vector_only=debug_hits(results["vector"].hits),
+        min_relevance=config.search.min_relevance,
+        fused=debug_hits(hybrid.hits, search.below_floor),
+        fts_only=debug_hits(results["fts"].hits, search.below_floor),
+        vector_only=debug_hits(results["vector"].hits, search.below_floor),
         timings_ms={mode: result.timings_ms for mode, result in results.items()},
     )
     return web.json_response(response.model_dump())

@@ -17,6 +17,7 @@ from ..records import stored_timestamp
 from ..services.hardware import HardwareStatus
 from ..services.markdown import user_folder
 from ..services.metrics import CONTENT_TYPE
+from ..services.overview import DAEMON_WIDE
 from ..services.scheduler import SchedulerState
 from .common import parse_query, resolve_user
 from .schemas import (
@@ -86,9 +87,12 @@ async def stats(request: web.Request) -> web.Response:
 
 
 async def overview(request: web.Request) -> web.Response:
-    """The dashboard's landing page: one user's memories and the daemon's work over the last days."""
+    """The dashboard's landing page: one user's memories (those the requester may see) and the
+    daemon's work over the last days."""
     query = parse_query(request, OverviewQuery)
-    result = await request.app[STATS_SERVICE].overview(resolve_user(request, query.user_id), query.days)
+    result = await request.app[STATS_SERVICE].overview(
+        resolve_user(request, query.user_id), query.days, query.audience()
+    )
     body = OverviewResponse(
         user_id=result.user_id,
         days=[OverviewDayOut(**dataclasses.asdict(day)) for day in result.days],
@@ -104,6 +108,7 @@ async def overview(request: web.Request) -> web.Response:
             for point in result.search
         ],
         search_kept_minutes=result.search_kept_minutes,
+        daemon_wide=list(DAEMON_WIDE),
     )
     return web.json_response(body.model_dump())
 

@@ -40,6 +40,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from .. import __version__
 from ..models.hardware import MB
 from ..models.llm import LLM_ERROR_KINDS
+from .overview import SearchTimeline
 from .stats import Stats
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
@@ -76,11 +77,17 @@ class LatencyPercentiles:
 
 
 class Metrics:
-    """The registry and the instruments the app feeds."""
+    """The registry and the instruments the app feeds.
+
+    Attributes:
+        search_timeline: every timed search's latency per minute (the dashboard overview's chart),
+            fed by :meth:`observe_search`: HTTP and MCP searches alike.
+    """
 
     def __init__(self) -> None:
         disable_created_metrics()  # the library's own switch (a flag it reads at each scrape)
         self._recent_search_ms: deque[float] = deque(maxlen=RECENT_SEARCHES)
+        self.search_timeline = SearchTimeline()
         self.registry = CollectorRegistry()
         self._search_seconds = Histogram(
             "memory_cortex_search_seconds",
@@ -159,6 +166,7 @@ class Metrics:
     def observe_search(self, mode: str, seconds: float, *, vector_used: bool) -> None:
         """One search: its latency and whether the vector side took part (hybrid/vector modes)."""
         self._search_seconds.labels(mode=mode).observe(seconds)
+        self.search_timeline.record(seconds * 1000)
         if mode == "hybrid":
             self._recent_search_ms.append(seconds * 1000)
         self.count_search_sides(mode, vector_used=vector_used)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
-from ..records import stored_timestamp
+from ..records import EVERYONE, Audience, stored_timestamp
 from ..store import lifecycle as lifecycle_sql
 from ..store import overview as overview_sql
 from ..store.db import Database
@@ -28,6 +28,19 @@ RECENT_RUNS = 30
 MOVE_KINDS = ("promoted", "expired", "merged", "archived", "compressed", "summarised")
 TOP_TOPICS = 12
 TOP_CATEGORIES = 20
+# What the overview counts over the whole daemon (every user and agent), whoever asks: the fields of
+# its days and of itself that are not the requester's memories.
+DAEMON_WIDE = (
+    "jobs_received",
+    "jobs_done",
+    "jobs_failed",
+    "backlog",
+    "extraction_p50_ms",
+    "extraction_p95_ms",
+    "backlog_now",
+    "lifecycle_runs",
+    "search",
+)
 
 
 # -- search latency, per minute, in memory ---------------------------------------------------
@@ -140,9 +153,21 @@ class Overview:
 
 
 async def build_overview(
-    db: Database, timeline: SearchTimeline, user_id: str, days: int, *, now: float | None = None
+    db: Database,
+    timeline: SearchTimeline,
+    user_id: str,
+    days: int,
+    *,
+    audience: Audience = EVERYONE,
+    now: float | None = None,
 ) -> Overview:
-    """The overview of ``user_id`` over the last ``days`` UTC days (today included)."""
+    """The overview of ``user_id`` over the last ``days`` UTC days (today included).
+
+    The memories counted are those ``audience`` may see (a group session does not see the user's
+    private memories, an agent not another agent's); extraction jobs, lifecycle runs and search
+    latency are the whole daemon's (:data:`DAEMON_WIDE`). Everything is counted in SQL in a reader
+    thread: the event loop only lays the counts out on the days.
+    """
     now = time.time() if now is None else now
     today = datetime.fromtimestamp(now, UTC).date()
     first = today - timedelta(days=days - 1)
@@ -150,18 +175,24 @@ async def build_overview(
 
     def read(conn: sqlite3.Connection) -> tuple:  # type: ignore[type-arg]
         return (
-            overview_sql.live_by_day(conn, user_id, since),
-            overview_sql.facts_by_day_and_method(conn, user_id, since),
-            overview_sql.live_facts_by(conn, user_id, "category", TOP_CATEGORIES),
-            overview_sql.live_facts_by(conn, user_id, "topic", TOP_TOPICS),
-            overview_sql.jobs_since(conn, since),
+            overview_sql.live_before(conn, user_id, since, audience, LAYERS, KINDS),
+            overview_sql.live_since_by_day(conn, user_id, since, audience),
+            overview_sql.facts_by_day_and_method(conn, user_id, since, audience),
+            overview_sql.live_facts_by(conn, user_id, "category", TOP_CATEGORIES, audience),
+            overview_sql.live_facts_by(conn, user_id, "topic", TOP_TOPICS, audience),
+            _JobCounts(
+                days=overview_sql.job_days(conn, since),
+                percentiles=overview_sql.extraction_percentiles_by_day(conn, since, (50, 95)),
+                waiting_before=overview_sql.jobs_waiting_at(conn, since),
+                waiting_now=overview_sql.jobs_waiting_now(conn),
+            ),
             lifecycle_sql.recent_runs(conn, RECENT_RUNS * 3),
         )
 
-    live, facts, categories, topics, jobs, runs = await db.read(read)
+    (layers_before, kinds_before), live, facts, categories, topics, jobs, runs = await db.read(read)
     day_list = [(first + timedelta(days=offset)).isoformat() for offset in range(days)]
-    layer_totals = _running_totals(day_list, [(day, layer, n) for day, layer, _, n in live], LAYERS)
-    kind_totals = _running_totals(day_list, [(day, kind, n) for day, _, kind, n in live], KINDS)
+    layer_totals = _running_totals(day_list, layers_before, [(day, layer, n) for day, layer, _, n in live])
+    kind_totals = _running_totals(day_list, kinds_before, [(day, kind, n) for day, _, kind, n in live])
     methods_by_day: dict[str, dict[str, int]] = {}
     for day, method, count in facts:
         methods_by_day.setdefault(day, {})[method] = count
@@ -183,24 +214,21 @@ async def build_overview(
         categories=categories,
         topics=topics,
         runs=_run_moves(runs)[:RECENT_RUNS][::-1],
-        backlog_now=sum(1 for _, finished, status, _ in jobs if status in ("pending", "running")),
+        backlog_now=jobs.waiting_now,
         search=timeline.points(since=now - days * 86400),
         search_kept_minutes=timeline.kept_minutes,
     )
 
 
 def _running_totals(
-    days: list[str], counts: list[tuple[str, str, int]], keys: tuple[str, ...]
+    days: list[str], baseline: dict[str, int], counts: list[tuple[str, str, int]]
 ) -> dict[str, dict[str, int]]:
-    """Counts per (day, key) → totals at each day's end (day "" is the baseline before the window)."""
-    running = dict.fromkeys(keys, 0)
+    """The counts before the window and per (day, key) in it → totals at each day's end."""
+    running = dict(baseline)
     added: dict[str, dict[str, int]] = {}
     for day, key, count in counts:
-        if day == "":
-            running[key] = running.get(key, 0) + count
-        else:
-            added.setdefault(day, {}).setdefault(key, 0)
-            added[day][key] += count
+        added.setdefault(day, {}).setdefault(key, 0)
+        added[day][key] += count
     totals = {}
     for day in days:
         for key, count in added.get(day, {}).items():
@@ -209,26 +237,34 @@ def _running_totals(
     return totals
 
 
-def _job_days(
-    days: list[str], jobs: list[tuple[str, str | None, str, int | None]], today: date
-) -> dict[str, dict[str, int | float | None]]:
+@dataclass(frozen=True)
+class _JobCounts:
+    """The extraction jobs as the store counted them (whole daemon)."""
+
+    days: list[tuple[str, int, int, int, int]]  # day, received, done, failed, finished
+    percentiles: list[tuple[str, float, float]]  # day, p50, p95 of the jobs done that day
+    waiting_before: int  # received before the window and not finished by its start
+    waiting_now: int
+
+
+def _job_days(days: list[str], jobs: _JobCounts, today: date) -> dict[str, dict[str, int | float | None]]:
+    """Per day: jobs received (done, failed), the backlog at the day's end (the one before, plus
+    received, less finished; today: waiting now) and the extraction percentiles. O(days + rows)."""
+    counts = {day: (received, done, failed, finished) for day, received, done, failed, finished in jobs.days}
+    percentiles = {day: (p50, p95) for day, p50, p95 in jobs.percentiles}
+    waiting = jobs.waiting_before
     result: dict[str, dict[str, int | float | None]] = {}
     for day in days:
-        end = (date.fromisoformat(day) + timedelta(days=1)).isoformat()  # "2026-03-05" > any time on the 4th
-        received = [job for job in jobs if job[0][:10] == day]
-        durations = [
-            job[3] for job in jobs if job[2] == "done" and job[3] is not None and (job[1] or "")[:10] == day
-        ]
-        waiting = sum(1 for job in jobs if job[0] < end and (job[1] is None or job[1] >= end))
-        if day == today.isoformat():
-            waiting = sum(1 for job in jobs if job[2] in ("pending", "running"))
+        received, done, failed, finished = counts.get(day, (0, 0, 0, 0))
+        waiting += received - finished
+        p50, p95 = percentiles.get(day, (None, None))
         result[day] = {
-            "jobs_received": len(received),
-            "jobs_done": sum(1 for job in received if job[2] == "done"),
-            "jobs_failed": sum(1 for job in received if job[2] == "failed"),
-            "backlog": waiting,
-            "extraction_p50_ms": float(_percentile(durations, 50)) if durations else None,
-            "extraction_p95_ms": float(_percentile(durations, 95)) if durations else None,
+            "jobs_received": received,
+            "jobs_done": done,
+            "jobs_failed": failed,
+            "backlog": jobs.waiting_now if day == today.isoformat() else waiting,
+            "extraction_p50_ms": p50,
+            "extraction_p95_ms": p95,
         }
     return result
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..models.embedders import Embedder, EmbedderHealth
 from ..models.llm import LLM, LLMHealth
+from ..records import EVERYONE, Audience
 from ..store.db import Database
 from ..store.embeddings import StoreCounts
 from ..store.vectors import VectorIndex
@@ -45,9 +46,9 @@ class StatsService:
         hardware: the hardware poller (latest snapshot, its age and source).
         scheduler: the GPU gate of the extraction worker (deferred jobs and why).
         db: the database the overview's series are counted from (None: no overview).
-
-    Attributes:
-        search_timeline: search latency per minute since the daemon started (the overview's chart).
+        search_timeline: search latency per minute since the daemon started (the overview's chart),
+            recorded where searches are timed (:meth:`~.metrics.Metrics.observe_search`); None: an
+            empty one.
     """
 
     def __init__(
@@ -61,9 +62,10 @@ class StatsService:
         hardware: HardwareMonitor,
         scheduler: GpuScheduler,
         db: Database | None = None,
+        search_timeline: SearchTimeline | None = None,
     ) -> None:
         self._db = db
-        self.search_timeline = SearchTimeline()
+        self._search_timeline = SearchTimeline() if search_timeline is None else search_timeline
         self._hardware = hardware
         self._scheduler = scheduler
         self._llm = llm
@@ -102,8 +104,9 @@ class StatsService:
             scheduler=self._scheduler.state(),
         )
 
-    async def overview(self, user_id: str, days: int) -> Overview:
-        """The dashboard's overview of ``user_id`` over the last ``days`` UTC days."""
+    async def overview(self, user_id: str, days: int, audience: Audience = EVERYONE) -> Overview:
+        """The dashboard's overview of ``user_id`` over the last ``days`` UTC days: the memories
+        ``audience`` may see, and the daemon's own work (:func:`build_overview`)."""
         if self._db is None:
             raise RuntimeError("StatsService was built without its database")
-        return await build_overview(self._db, self.search_timeline, user_id, days)
+        return await build_overview(self._db, self._search_timeline, user_id, days, audience=audience)

@@ -114,7 +114,8 @@ def list_memories(
     conn: sqlite3.Connection, where: MemoryFilter, *, limit: int, before_id: int | None
 ) -> list[MemoryRecord]:
     """Newest first by id, or by created_at then id (``where.order == "created"``), keyset-paginated
-    (``before_id``: the last row of the previous page) so deep pages stay fast."""
+    (``before_id``: the last row of the previous page; by date, with ``where.before_created_at``
+    its created_at) so deep pages stay fast: both orders read an index in order (migration 012)."""
     clauses, params = [], []  # type: tuple[list[str], list[Any]]
     equal = {
         "user_id": where.user_id,
@@ -135,17 +136,15 @@ def list_memories(
         ("importance <= ?", where.max_importance),
         ("created_at >= ?", where.created_from),
         ("created_at < ?", where.created_before),
-        (
-            "(created_at, id) < (SELECT created_at, id FROM memories WHERE id = ?)"
-            if where.order == "created"
-            else "id < ?",
-            before_id,
-        ),
     )
     for clause, bound in bounds:
         if bound is not None:
             clauses.append(clause)
             params.append(bound)
+    if before_id is not None:
+        cursor_sql, cursor_params = _cursor(where, before_id)
+        clauses.append(cursor_sql)
+        params.extend(cursor_params)
     if not where.include_superseded:
         clauses.append("superseded_by IS NULL")
     if where.audience is not None:
@@ -168,6 +167,21 @@ def list_memories(
     order = "created_at DESC, id DESC" if where.order == "created" else "id DESC"
     sql = f"{_SELECT}{' WHERE ' + ' AND '.join(clauses) if clauses else ''} ORDER BY {order} LIMIT ?"
     return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
+
+
+def _cursor(where: MemoryFilter, before_id: int) -> tuple[str, list[Any]]:
+    """The rows after ``before_id`` in the list's order. By date, the pair (created_at, id): as the
+    client sends it back, or looked up among the listed user's rows for a client that sends the id
+    alone (then a deleted row ends the list: nothing to place the cursor by)."""
+    if where.order != "created":
+        return "id < ?", [before_id]
+    if where.before_created_at is not None:
+        return "(created_at, id) < (?, ?)", [where.before_created_at, before_id]
+    return (
+        "(created_at, id) < (SELECT c.created_at, c.id FROM memories AS c WHERE c.id = ?"
+        " AND (? IS NULL OR c.user_id = ?))",
+        [before_id, where.user_id, where.user_id],
+    )
 
 
 def conversation_sessions(

@@ -1,66 +1,150 @@
 """The SQL behind the dashboard's overview: memories, facts and extraction jobs counted per UTC day.
 
 Days are the first ten characters of the stored timestamps (``2026-03-04``): the store writes UTC
-ISO 8601, so a day is a UTC day. Everything before ``since`` is one bucket, ``""`` (the baseline
-the running totals start from).
+ISO 8601, so a day is a UTC day. What was created before ``since`` is counted as one baseline (the
+running totals start from it), the window day by day.
+
+Memories are counted for one requester (``audience``: its agent, a private or a group session);
+they are read from the indexes of migration 012 (the live rows' counts from a covering index alone,
+a window's rows by created_at), so that an overview costs little at 100k memories. Extraction jobs
+are the whole daemon's (every user), counted per day here rather than in Python on the event loop.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+
+from ..records import Audience
 
 # A summary is a fact the lifecycle wrote about other memories (a session's or a month's).
 SUMMARY_CATEGORIES = ("session_summary", "history_summary")
-
+# Constants of this module (never request text), written into the SQL as a list of literals.
+_SUMMARY_SQL = ", ".join(f"'{category}'" for category in SUMMARY_CATEGORIES)
 # fact / turn / summary, from the kind column and the summary categories.
-_KIND_SQL = "CASE WHEN category IN ('session_summary', 'history_summary') THEN 'summary' ELSE kind END"
-_DAY_SQL = "CASE WHEN created_at < ? THEN '' ELSE substr(created_at, 1, 10) END"
+_KIND_SQL = f"CASE WHEN category IN ({_SUMMARY_SQL}) THEN 'summary' ELSE kind END"
+# The live rows of a user, and those the requester may see (memories_user_live_created).
+_LIVE_SQL = "FROM memories WHERE user_id = ? AND superseded_by IS NULL"
 
 
-def live_by_day(conn: sqlite3.Connection, user_id: str, since: str) -> list[tuple[str, str, str, int]]:
-    """Live (not superseded) memories by the day they were created, their layer now, and their
-    kind: ``(day, layer, kind, count)``; day ``""`` counts those created before ``since``."""
+def live_before(
+    conn: sqlite3.Connection,
+    user_id: str,
+    since: str,
+    audience: Audience,
+    layers: Sequence[str],
+    kinds: Sequence[str],
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Live (not superseded) memories created before ``since``: how many in each of ``layers``
+    (the layer each is in now) and of each of ``kinds`` (fact / turn / summary).
+
+    Sums, not GROUP BY: a group would sort every row of the user; a sum per name reads the
+    covering index once, in its order."""
+    scope, scope_params = audience.sql()
+    sums = ", ".join(["sum(layer = ?)"] * len(layers) + [f"sum({_KIND_SQL} = ?)"] * len(kinds))
+    row = conn.execute(
+        f"SELECT {sums} {_LIVE_SQL} AND created_at < ?{scope}",
+        (*layers, *kinds, user_id, since, *scope_params),
+    ).fetchone()
+    counts = [int(count or 0) for count in row]
+    return dict(zip(layers, counts, strict=False)), dict(zip(kinds, counts[len(layers) :], strict=False))
+
+
+def live_since_by_day(
+    conn: sqlite3.Connection, user_id: str, since: str, audience: Audience
+) -> list[tuple[str, str, str, int]]:
+    """Live memories created since ``since`` by day, their layer now and their kind:
+    ``(day, layer, kind, count)``."""
+    scope, scope_params = audience.sql()
     rows = conn.execute(
-        f"SELECT {_DAY_SQL} AS day, layer, {_KIND_SQL} AS shown_kind, count(*) FROM memories"
-        " WHERE user_id = ? AND superseded_by IS NULL GROUP BY day, layer, shown_kind ORDER BY day",
-        (since, user_id),
+        f"SELECT substr(created_at, 1, 10) AS day, layer, {_KIND_SQL} AS shown_kind, count(*)"
+        f" {_LIVE_SQL} AND created_at >= ?{scope} GROUP BY day, layer, shown_kind ORDER BY day",
+        (user_id, since, *scope_params),
     )
     return [(row[0], row[1], row[2], int(row[3])) for row in rows]
 
 
-def facts_by_day_and_method(conn: sqlite3.Connection, user_id: str, since: str) -> list[tuple[str, str, int]]:
+def facts_by_day_and_method(
+    conn: sqlite3.Connection, user_id: str, since: str, audience: Audience
+) -> list[tuple[str, str, int]]:
     """Facts created since ``since`` (superseded ones too: they were extracted) by day and by how
     they were made: the extractor the ingest job used (``llm``, ``rules``, ``llm+rules``),
     ``summary`` (the lifecycle), or ``direct`` (written through ``POST /memories``)."""
+    scope, scope_params = audience.sql()
     rows = conn.execute(
         "SELECT substr(created_at, 1, 10) AS day,"
-        " CASE WHEN category IN ('session_summary', 'history_summary') THEN 'summary'"
+        f" CASE WHEN category IN ({_SUMMARY_SQL}) THEN 'summary'"
         "      ELSE coalesce(json_extract(metadata, '$.extractor'), 'direct') END AS method,"
-        " count(*) FROM memories WHERE user_id = ? AND kind = 'fact' AND created_at >= ?"
+        f" count(*) FROM memories WHERE user_id = ? AND created_at >= ? AND kind = 'fact'{scope}"
         " GROUP BY day, method ORDER BY day",
-        (user_id, since),
+        (user_id, since, *scope_params),
     )
     return [(row[0], row[1], int(row[2])) for row in rows]
 
 
-def live_facts_by(conn: sqlite3.Connection, user_id: str, column: str, limit: int) -> list[tuple[str, int]]:
+def live_facts_by(
+    conn: sqlite3.Connection, user_id: str, column: str, limit: int, audience: Audience
+) -> list[tuple[str, int]]:
     """Live facts counted by ``category`` or ``topic``, the largest first."""
     if column not in ("category", "topic"):
         raise ValueError(f"not a column to count by: {column!r}")
+    scope, scope_params = audience.sql()
+    # GROUP BY +column: not in the order of the (user, category/topic) index, which saves a sort of
+    # a few groups but costs a table lookup per row; the covering index reads no row at all.
     rows = conn.execute(
-        f"SELECT {column}, count(*) AS n FROM memories WHERE user_id = ? AND superseded_by IS NULL"
-        f" AND kind = 'fact' GROUP BY {column} ORDER BY n DESC, {column} LIMIT ?",
-        (user_id, limit),
+        f"SELECT {column}, count(*) AS n {_LIVE_SQL} AND kind = 'fact'{scope}"
+        f" GROUP BY +{column} ORDER BY n DESC, {column} LIMIT ?",
+        (user_id, *scope_params, limit),
     )
     return [(row[0], int(row[1])) for row in rows]
 
 
-def jobs_since(conn: sqlite3.Connection, since: str) -> list[tuple[str, str | None, str, int | None]]:
-    """Every extraction job (all users) received since ``since`` or still open then:
-    ``(received_at, finished_at, status, duration_ms)``."""
+def job_days(conn: sqlite3.Connection, since: str) -> list[tuple[str, int, int, int, int]]:
+    """Extraction jobs (all users) per day since ``since``: ``(day, received, done, failed,
+    finished)``; done and failed count the jobs received that day, finished those that ended then."""
     rows = conn.execute(
-        "SELECT received_at, finished_at, status, duration_ms FROM ingest_jobs"
-        " WHERE received_at >= ? OR finished_at IS NULL OR finished_at >= ? ORDER BY id",
+        "SELECT day, sum(received), sum(done), sum(failed), sum(finished) FROM ("
+        "  SELECT substr(received_at, 1, 10) AS day, 1 AS received, status = 'done' AS done,"
+        "   status = 'failed' AS failed, 0 AS finished FROM ingest_jobs WHERE received_at >= ?"
+        "  UNION ALL"
+        "  SELECT substr(finished_at, 1, 10), 0, 0, 0, 1 FROM ingest_jobs WHERE finished_at >= ?"
+        ") GROUP BY day ORDER BY day",
         (since, since),
     )
-    return [(row[0], row[1], row[2], row[3]) for row in rows]
+    return [(row[0], int(row[1]), int(row[2]), int(row[3]), int(row[4])) for row in rows]
+
+
+def extraction_percentiles_by_day(
+    conn: sqlite3.Connection, since: str, percents: tuple[int, int]
+) -> list[tuple[str, float, float]]:
+    """Per day since ``since``: two nearest-rank percentiles (``percents``, e.g. 50 and 95) of the
+    durations (ms) of the jobs done that day: ``(day, first, second)``."""
+    # Nearest rank: the ceil(p/100 * n)-th smallest, (p * n + 99) / 100 in integers (never 0 for n >= 1).
+    rows = conn.execute(
+        "SELECT day, max(CASE WHEN position = (? * n + 99) / 100 THEN duration_ms END),"
+        " max(CASE WHEN position = (? * n + 99) / 100 THEN duration_ms END) FROM ("
+        "  SELECT substr(finished_at, 1, 10) AS day, duration_ms,"
+        "   row_number() OVER (PARTITION BY substr(finished_at, 1, 10) ORDER BY duration_ms) AS position,"
+        "   count(*) OVER (PARTITION BY substr(finished_at, 1, 10)) AS n"
+        "  FROM ingest_jobs WHERE status = 'done' AND duration_ms IS NOT NULL AND finished_at >= ?"
+        ") GROUP BY day ORDER BY day",
+        (*percents, since),
+    )
+    return [(row[0], float(row[1]), float(row[2])) for row in rows]
+
+
+def jobs_waiting_at(conn: sqlite3.Connection, moment: str) -> int:
+    """Jobs received before ``moment`` and not finished by then (every job finishes after it was
+    received: received before it, less finished before it)."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM ingest_jobs WHERE received_at < ?)"
+        " - (SELECT count(*) FROM ingest_jobs WHERE finished_at < ?)",
+        (moment, moment),
+    ).fetchone()
+    return int(row[0])
+
+
+def jobs_waiting_now(conn: sqlite3.Connection) -> int:
+    """Jobs pending or running now (all users)."""
+    row = conn.execute("SELECT count(*) FROM ingest_jobs WHERE status IN ('pending', 'running')").fetchone()
+    return int(row[0])

@@ -97,6 +97,64 @@ async def test_filtered_pages_follow_the_keyset_cursor(client: TestClient) -> No
     assert seen == wanted
 
 
+async def _page_by_date(client: TestClient, **params: Any) -> dict[str, Any]:
+    query = {"user_id": "ann", "order": "created", "limit": "2", **{k: str(v) for k, v in params.items()}}
+    response = await client.get("/memories", params=query)
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def test_paging_by_date_goes_on_when_the_last_row_of_a_page_is_deleted(client: TestClient) -> None:
+    rows = await store(
+        client,
+        *({"user_id": "ann", "fact": f"Ann's note from day {day}.", "created_at": f"2024-01-0{day}T10:00:00Z"}
+          for day in range(1, 6)),
+        dedup=False,
+    )  # fmt: skip
+    newest_first = [row["id"] for row in reversed(rows)]
+    first = await _page_by_date(client)
+    assert [m["id"] for m in first["memories"]] == newest_first[:2]
+    assert first["next_before_id"] == newest_first[1]
+    assert first["next_before_created_at"] == "2024-01-04T10:00:00.000Z"
+
+    # The dashboard can delete the row the cursor names: the next page still comes.
+    response = await client.delete(f"/memories/{first['next_before_id']}", json={})
+    assert response.status == 200, await response.text()
+    second = await _page_by_date(
+        client, before_id=first["next_before_id"], before_created_at=first["next_before_created_at"]
+    )
+    assert [m["id"] for m in second["memories"]] == newest_first[2:4]
+    third = await _page_by_date(
+        client, before_id=second["next_before_id"], before_created_at=second["next_before_created_at"]
+    )
+    assert [m["id"] for m in third["memories"]] == newest_first[4:]
+    assert third["next_before_id"] is None and third["next_before_created_at"] is None
+    # The date alone places no cursor.
+    response = await client.get("/memories", params={"order": "created", "before_created_at": "2024-01-03"})
+    assert response.status == 400, await response.text()
+    # A client that sends only before_id still pages (while its row is there).
+    assert [m["id"] for m in (await _page_by_date(client, before_id=newest_first[2]))["memories"]] == (
+        newest_first[3:5]
+    )
+
+
+async def test_a_date_cursor_reads_only_its_users_rows(client: TestClient) -> None:
+    ann = await store(
+        client,
+        {"user_id": "ann", "fact": "Ann's older note.", "created_at": "2024-01-01T10:00:00Z"},
+        {"user_id": "ann", "fact": "Ann's newer note.", "created_at": "2024-01-03T10:00:00Z"},
+        dedup=False,
+    )
+    (bob,) = await store(
+        client, {"user_id": "bob", "fact": "Bob's note.", "created_at": "2024-01-02T10:00:00Z"}
+    )
+    # Another user's row does not place Ann's cursor (its created_at would skip her newer note).
+    page = await _page_by_date(client, before_id=bob["id"])
+    assert [m["id"] for m in page["memories"]] == []
+    page = await _page_by_date(client, before_id=ann[1]["id"])
+    assert [m["id"] for m in page["memories"]] == [ann[0]["id"]]
+
+
 async def test_bad_filters_are_400(client: TestClient) -> None:
     for params in (
         {"layer": "attic"},

@@ -12,6 +12,7 @@ from aiohttp.test_utils import TestClient
 from memory_cortex.http.stats import llm_state
 from memory_cortex.models.llm import LLMHealthTracking
 from tests.helpers import search, store
+from tests.mcp.helpers import mcp_client, mcp_url, structured
 
 
 def _day(days_ago: int) -> str:
@@ -84,6 +85,67 @@ async def test_overview_counts_memories_per_day_by_layer_kind_and_method(client:
     assert sum(point["count"] for point in overview["search"]) == 2  # bob's memory is not counted
     assert all(point["p50_ms"] <= point["p95_ms"] for point in overview["search"])
     assert overview["search_kept_minutes"] == 24 * 60
+
+
+async def _overview(client: TestClient, **requester: str) -> dict:
+    response = await client.get("/stats/overview", params={"user_id": "ann", "days": "7", **requester})
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+def _topics(overview: dict) -> set[str]:
+    return {topic["name"] for topic in overview["topics"]}
+
+
+def _facts_today(overview: dict) -> tuple[int, int]:
+    """Live facts at today's end, and facts made today by any method."""
+    today = overview["days"][-1]
+    return today["live_by_kind"]["fact"], sum(today["facts_by_method"].values())
+
+
+async def test_the_overview_counts_only_what_the_requester_may_see(client: TestClient) -> None:
+    await store(
+        client,
+        {"user_id": "ann", "fact": "Ann sees a cardiologist.", "topic": "heart", "source_channel": "dm"},
+        {
+            "user_id": "ann",
+            "fact": "Ann sings in the choir.",
+            "topic": "choir",
+            "visibility": "shared",
+            "source_channel": "telegram:group:-1",
+        },
+        {"user_id": "ann", "fact": "Ann's recipes, kept by bot B.", "topic": "recipes", "agent_id": "bot-b"},
+        {
+            "user_id": "ann",
+            "fact": "Ann's calendar, kept by bot A.",
+            "topic": "calendar",
+            "agent_id": "bot-a",
+        },
+        dedup=False,
+    )
+    owner = await _overview(client)
+    assert _topics(owner) == {"heart", "choir", "recipes", "calendar"} and _facts_today(owner) == (4, 4)
+
+    # A group conversation: only what was shared there; the private DM fact is not even a topic.
+    group = await _overview(client, session_kind="group", channel="telegram:group:-1")
+    assert _topics(group) == {"choir"} and _facts_today(group) == (1, 1)
+    assert {category["count"] for category in group["categories"]} == {1}
+    # An agent: every agent's memories and its own, never another agent's.
+    agent = await _overview(client, agent_id="bot-a")
+    assert _topics(agent) == {"heart", "choir", "calendar"} and _facts_today(agent) == (3, 3)
+    # The daemon's own work is not the requester's: the answer says which numbers are whole-daemon.
+    assert {"backlog_now", "lifecycle_runs", "search", "jobs_received", "backlog"} <= set(
+        group["daemon_wide"]
+    )
+
+
+async def test_searches_through_mcp_count_in_the_overview(client: TestClient) -> None:
+    await store(client, {"fact": "The user plays the cello in an amateur orchestra."})
+    async with mcp_client(mcp_url(client)) as mcp:
+        structured(await mcp.call_tool("search_memory", {"query": "which instrument does the user play"}))
+    await search(client, "cello")
+    overview = await (await client.get("/stats/overview", params={"days": "1"})).json()
+    assert sum(point["count"] for point in overview["search"]) == 2  # the MCP search and the HTTP one
 
 
 async def test_overview_rejects_a_window_out_of_range(client: TestClient) -> None:

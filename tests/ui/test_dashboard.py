@@ -347,6 +347,29 @@ async def test_a_double_click_on_older_moves_one_page(dashboard: Dashboard, daem
     dashboard.assert_no_console_errors()
 
 
+async def test_older_still_pages_when_the_row_its_cursor_names_was_deleted(
+    dashboard: Dashboard, daemon: Daemon
+) -> None:
+    page = dashboard.page
+    await dashboard.open("#/memories")
+    await page.get_by_label("Rows per page").select_option("10")
+    await page.get_by_role("button", name="Apply filters").click()
+    await dashboard.list_loaded()
+    first = await daemon.get("/memories", user_id="sam", limit=10, order="created")
+    cursor = {"before_id": first["next_before_id"], "before_created_at": first["next_before_created_at"]}
+    second = await daemon.get("/memories", user_id="sam", limit=10, order="created", **cursor)
+    # Deleted elsewhere (another tab, a script) while the first page is on screen.
+    response = await daemon.client.delete(
+        f"/memories/{first['next_before_id']}", json={}, headers=daemon._headers()
+    )
+    assert response.status == 200, await response.text()
+    await page.get_by_role("button", name="Older →").click()
+    await dashboard.list_loaded()
+    await expect(page.locator(".page-position")).to_have_text("Page 2 · 10 shown")
+    assert await table_ids(dashboard, "main") == [m["id"] for m in second["memories"]]
+    dashboard.assert_no_console_errors()
+
+
 async def test_search_debug_ranks_like_hybrid_search(dashboard: Dashboard, daemon: Daemon) -> None:
     page = dashboard.page
     query = "what does Sam drink before work"
@@ -564,12 +587,16 @@ async def test_a_conversation_reads_as_it_was_said_with_what_was_made_of_it(
 
     await page.get_by_role("link", name=session["session"], exact=True).click()
     await expect(page.get_by_role("heading", name=re.compile("^Conversation "))).to_be_visible()
-    turns = (await daemon.get("/memories", user_id="sam", session=session["session"], kinds="turn"))["memories"]
+    turns = (await daemon.get("/memories", user_id="sam", session=session["session"], kinds="turn"))[
+        "memories"
+    ]
     assert len(turns) == session["turns"]
     # Oldest first, as said (the API pages newest first).
     shown = page.locator("ol.transcript li .fact-text")
     await expect(shown).to_have_text([t["fact"] for t in reversed(turns)])
-    facts = (await daemon.get("/memories", user_id="sam", session=session["session"], kinds="fact"))["memories"]
+    facts = (await daemon.get("/memories", user_id="sam", session=session["session"], kinds="fact"))[
+        "memories"
+    ]
     for fact in facts:
         await expect(page.get_by_role("link", name=f"#{fact['id']}", exact=True)).to_be_visible()
     assert await dashboard.unlabelled_controls() == []

@@ -19,8 +19,9 @@ const EMPTY_FILTERS = {
 
 /**
  * The list's state outlives a visit to a memory's page (back to the list = same filters, same page).
- * `cursors` holds the before_id of every page walked so far (null: the newest page); the last one
- * is the page shown. Keyset paging: a page costs the same at row 100,000 as at row 1.
+ * `cursors` holds the cursor of every page walked so far (null: the newest page); the last one is
+ * the page shown. A cursor is the pair the API hands back (next_before_id, next_before_created_at):
+ * the next page comes even when the row it names was deleted in between. Keyset paging: a page costs the same at row 100,000 as at row 1.
  */
 const list = { user: null, filters: { ...EMPTY_FILTERS }, cursors: [null] };
 
@@ -139,7 +140,7 @@ function buildPager(reload) {
     if (list.cursors.length > 1) list.cursors.pop();
   });
   onClick(older, () => {
-    if (pager.next !== null && pager.next !== list.cursors.at(-1)) list.cursors.push(pager.next);
+    if (pager.next !== null && pager.next.id !== list.cursors.at(-1)?.id) list.cursors.push(pager.next);
   });
   const buttons = [newest, newer, older];
   const pager = {
@@ -192,7 +193,8 @@ async function loadPage(results, pager, context, nextSignal) {
         include_superseded: f.include_superseded ? "true" : "",
         limit: f.limit,
         order: "created",
-        before_id: list.cursors.at(-1),
+        before_id: list.cursors.at(-1)?.id,
+        before_created_at: list.cursors.at(-1)?.createdAt,
       },
       signal,
     });
@@ -207,7 +209,8 @@ async function loadPage(results, pager, context, nextSignal) {
   replace(results, memoryTable(body.memories, `Memories of ${context.user}, page ${list.cursors.length}`));
   results.setAttribute("aria-busy", "false");
   pager.setLoading(false);
-  pager.update(body.next_before_id ?? null, body.memories.length);
+  const next = body.next_before_id == null ? null : { id: body.next_before_id, createdAt: body.next_before_created_at };
+  pager.update(next, body.memories.length);
 }
 
 /** "2026-03-04" (a local date from <input type=date>) → the UTC instant its local day starts. */

@@ -144,7 +144,7 @@ function chartViews(overview) {
         { name: "p50", values: overview.search.map((point) => point.p50_ms) },
         { name: "p95", values: overview.search.map((point) => point.p95_ms) },
       ],
-      note: `/hybrid-search calls, kept in memory for ${keptHours} h: the chart starts empty again when the daemon restarts.`,
+      note: `Searches (/hybrid-search and MCP search_memory), kept in memory for ${keptHours} h: the chart starts empty again when the daemon restarts.`,
     }),
     barChart({
       title: "Lifecycle moves per run",
