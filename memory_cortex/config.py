@@ -182,8 +182,9 @@ class SearchConfig(_Section):
         0.2,
         ge=0,
         description="Hits only the vector side proposed (no shared keyword) whose relevance is below this are"
-        " left out of /hybrid-search, /context and /recall (a request may ask for less with min_relevance);"
-        " 0 = none left out.",
+        " left out of /hybrid-search, /context and /recall, unless protected (lifecycle.protect_importance,"
+        " protected_categories, protected_topics); a request may ask for less with min_relevance; 0 = none"
+        " left out.",
     )
     score_all_candidates: bool = Field(
         True,
@@ -511,7 +512,10 @@ class LifecycleConfig(_Section):
         True, description="The daily run waits while the GPU is busy (the extraction gate's rules)."
     )
     working_ttl_hours: float = Field(
-        48.0, gt=0, description="A working memory not promoted by then goes to the archive."
+        48.0,
+        gt=0,
+        description="A working memory not promoted by then goes to the archive (a protected one, see"
+        " protect_importance, to core instead).",
     )
     turn_archive_days: float = Field(
         30.0,
@@ -568,15 +572,17 @@ class LifecycleConfig(_Section):
         9,
         ge=1,
         le=11,
-        description="Decay never archives a memory of this importance or more (11: none protected by it).",
+        description="A memory of this importance or more is protected: decay never archives it, expiry moves"
+        " it to core instead of the archive, search.min_relevance never leaves it out (11: none protected by it).",
     )
     protected_categories: list[str] = Field(
         default_factory=lambda: ["identity"],
-        description="Decay never archives memories of these categories (who the user is).",
+        description="Memories of these categories (who the user is) are protected, as by protect_importance.",
     )
     protected_topics: list[str] = Field(
         default_factory=lambda: ["health", "allergy", "allergies", "medical", "medication", "safety"],
-        description="Decay never archives memories whose topic has one of these words (case-insensitive).",
+        description="Memories whose topic has one of these words (case-insensitive) are protected, as by"
+        " protect_importance.",
     )
     compress_after_days: float = Field(
         90.0,

@@ -108,8 +108,9 @@ full-text bm25 score normalised to this query's best hit, 0-1), its meaning part
 cosine similarity of the embeddings), relevance = fts_weight*fts_score + vector_weight*vector_score,
 the final score (the relevance, times the importance/recency/reads multiplier when ranking is on)
 and which retriever proposed it (source). Also returns the FTS5 MATCH expression built from the
-query, whether the vector side ran, and the time each stage took in milliseconds. Results shown
-here do not count as read."""
+query, whether the vector side ran, and the time each stage took in milliseconds. It searches with
+no relevance floor: a result search_memory leaves out as unrelated is shown, with below_floor true.
+Results shown here do not count as read."""
 
 PROFILE_DESCRIPTION = """\
 What is known about the user for certain: their core memories (identity, preferences,
@@ -172,6 +173,9 @@ class SearchDebugResult(BaseModel):
     fts_weight: float
     vector_weight: float
     ranking_enabled: bool
+    min_relevance: float = Field(
+        0.0, description="search.min_relevance: the floor the results marked below_floor fall under."
+    )
     timings_ms: dict[str, float]
 
 
@@ -442,11 +446,18 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         audience = Audience.of(agent_id, session_kind, channel)
         with tool_errors():
             result = await services.search.search(
-                query, user_id, limit, mode, layers or DEFAULT_LAYERS, kinds, audience=audience
+                query,
+                user_id,
+                limit,
+                mode,
+                layers or DEFAULT_LAYERS,
+                kinds,
+                audience=audience,
+                min_relevance=0,
             )
         # Not counted as read: inspecting the ranking must not change it (reads feed the ranking).
         return SearchDebugResult(
-            results=debug_hits(result.hits),
+            results=debug_hits(result.hits, services.search.below_floor),
             fts_match=result.fts_query.words,
             fts_trigram_match=result.fts_query.trigrams,
             fts_substrings=list(result.fts_query.substrings),
@@ -454,6 +465,7 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             fts_weight=limits.fts_weight,
             vector_weight=limits.vector_weight,
             ranking_enabled=ranking.enabled,
+            min_relevance=limits.min_relevance,
             timings_ms=result.timings_ms,
         )
 

@@ -5,12 +5,19 @@ A correction ("Mia is 7, not 6") that lands close to a stored memory is planned 
 facts ("The user has two kids, Mia (6) and Leo (4).") would take those with it. Before the write,
 each planned supersession is checked against the old memory's text:
 
-1. the old text is cut into **clauses** at sentence ends, semicolons, commas and the coordinating
-   words of enumerations ("and", "but", "while", "as well as"; "和", "、", "，" in CJK text);
-2. a clause is **touched** by the correction when they share a content token: a number, or a word
-   of three characters or more that is not a function word (nor "user", the subject every
-   extracted fact is written about);
-3. the old memory **states the same one fact** when it has one clause, or when the correction
+1. the old text is cut into **clauses** at sentence ends, semicolons, commas, the coordinating
+   words of enumerations ("and", "or", "but", "while", "as well as", "plus") and the symbols that
+   join items ("&", "/" between words, "+", "|"; "和", "、", "，", "・" in CJK text);
+2. a clause's **own tokens** are its content tokens (a number, or a word of three characters or
+   more that is not a function word nor "user", the subject every extracted fact is written about)
+   found in no other clause of the old memory: in "Mia is 6 years old and Leo is 4 years old",
+   "years old" belongs to both clauses and names neither; in "Mia (6) and Leo (6)" the 6 does not
+   say which child;
+3. a clause is **touched** by the correction when the correction has the clause's **item**: its
+   last own token. An enumeration's items line up at the end of its clauses, and the words it
+   shares often stand once, in front of the first ("allergic to peanuts & shellfish": a correction
+   about shellfish says "allergic" too, which names no item, so it does not touch "peanuts");
+4. the old memory **states the same one fact** when it has one clause, or when the correction
    touches every clause. Then the correction supersedes it, as before.
 
 Otherwise the old memory stays live and recallable, and the correction is stored beside it with a
@@ -31,9 +38,11 @@ from ..store import memories as memory_sql
 from ..store.db import Database
 from .write_plan import WritePlan
 
-# Where one clause ends and the next begins (an enumeration's items are clauses of their own).
+# Where one clause ends and the next begins (an enumeration's items are clauses of their own). A
+# slash between two digits is a date or a fraction ("6/12"), not two items.
 _CLAUSE_BREAK = re.compile(
-    r"[.;!?]\s+|[;:]|,\s*|\s+(?:and|but|while|whereas|as well as|plus)\s+|[，、；。！？]|和",
+    r"[.;!?]\s+|[;:]|,\s*|\s+(?:and|or|nor|but|while|whereas|as well as|plus|along with|together with)\s+"
+    r"|\s*[&+|＆＋｜・]\s*|(?<!\d)\s*[/／]\s*|\s*[/／]\s*(?!\d)|[，、；。！？]|和",
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -43,7 +52,7 @@ _FUNCTION_WORDS = frozenset(
     also now then than very just its his her hers him she they them their theirs our ours your
     yours one any all some each both into onto over under about been being does did done can
     could would should will shall may might must only still yet too there here when where what
-    why how actually correction corrected user users""".split()
+    why how actually correction corrected user users nor along together""".split()
 )
 
 
@@ -52,19 +61,33 @@ def clauses(text: str) -> list[str]:
     return [piece.strip() for piece in _CLAUSE_BREAK.split(text) if piece and piece.strip()]
 
 
-def content_tokens(text: str) -> set[str]:
-    """The tokens of ``text`` that can name a fact (rule 2): numbers and non-function words."""
-    tokens = {token.lower() for token in _TOKEN.findall(text)}
-    return {t for t in tokens if t.isdigit() or (len(t) >= 3 and t not in _FUNCTION_WORDS)}
+def content_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` that can name a fact (rule 2), lower-cased, in order of appearance and
+    each once: numbers and non-function words."""
+    tokens = [token.lower() for token in _TOKEN.findall(text)]
+    kept = [t for t in tokens if t.isdigit() or (len(t) >= 3 and t not in _FUNCTION_WORDS)]
+    return list(dict.fromkeys(kept))
+
+
+def items(text: str) -> list[str | None]:
+    """Each clause's item (rules 2 and 3): its last token found in no other clause, None for a
+    clause with no token of its own (nothing can touch it)."""
+    tokens = [content_tokens(piece) for piece in clauses(text)]
+    seen_in: dict[str, int] = {}
+    for own in tokens:
+        for token in own:
+            seen_in[token] = seen_in.get(token, 0) + 1
+    return [next((t for t in reversed(own) if seen_in[t] == 1), None) for own in tokens]
 
 
 def states_one_fact(old_text: str, correction_text: str) -> bool:
-    """Whether ``old_text`` states only what ``correction_text`` corrects (rule 3)."""
-    pieces = clauses(old_text)
-    if len(pieces) <= 1:
+    """Whether ``old_text`` states only what ``correction_text`` corrects (rule 4): one clause, or
+    every clause's item named by the correction."""
+    old_items = items(old_text)
+    if len(old_items) <= 1:
         return True
-    corrected = content_tokens(correction_text)
-    return all(content_tokens(piece) & corrected for piece in pieces)
+    corrected = set(content_tokens(correction_text))
+    return all(item is not None and item in corrected for item in old_items)
 
 
 async def narrow_supersessions(

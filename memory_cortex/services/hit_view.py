@@ -3,7 +3,7 @@ the same fields, so the shape lives here, below both transports."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -35,10 +35,20 @@ class DebugHit(BaseModel):
         " A stage that did not touch the hit is absent (counts 1)."
     )
     bonus: float = Field(description="What session support added after the factors (0 for most hits).")
+    below_floor: bool = Field(
+        False,
+        description="True for a hit search.min_relevance leaves out of /hybrid-search, /context and /recall"
+        " (only the vector side proposed it, its relevance is below the floor, and it is not protected);"
+        " the debug views search with no floor, so such hits are shown here, marked.",
+    )
 
 
-def debug_hits(hits: Sequence[SearchHit]) -> list[DebugHit]:
-    """Search hits as the debug views show them (``POST /search/debug`` and MCP's search_debug)."""
+def debug_hits(
+    hits: Sequence[SearchHit], below_floor: Callable[[SearchHit], bool] = lambda hit: False
+) -> list[DebugHit]:
+    """Search hits as the debug views show them (``POST /search/debug`` and MCP's search_debug);
+    ``below_floor`` says which ones the relevance floor would leave out (the views search without
+    it, so a user can see what it hides)."""
     return [
         DebugHit(
             rank=rank,
@@ -55,6 +65,7 @@ def debug_hits(hits: Sequence[SearchHit]) -> list[DebugHit]:
             score=round(hit.score, 6),
             factors={name: round(value, 6) for name, value in hit.factors.items()},
             bonus=round(hit.bonus, 6),
+            below_floor=below_floor(hit),
         )
         for rank, hit in enumerate(hits, start=1)
     ]

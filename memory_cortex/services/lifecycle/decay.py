@@ -1,6 +1,7 @@
 """Stage 3, ``decay``: a core memory whose strength ``base(category) × access_factor × exp(−λ·days)``
-falls below ``archive_threshold`` moves to the archive, unless it is protected (:func:`.scoring.
-protected_because`: high importance, an identity category, a health or safety topic).
+falls below ``archive_threshold`` moves to the archive, unless it is protected
+(:func:`~memory_cortex.services.protection.protected_because`: high importance, an identity
+category, a health or safety topic).
 
 ``days`` counts from when the memory entered core (``layer_since``, set on every write) or its last
 read, whichever is later; never from ``created_at``, which a client may back-date. The report says

@@ -1,6 +1,9 @@
 """Stage 1, ``promote``: a working memory whose promotion score reaches ``promote_threshold`` moves
-to core; one that does not and has outlived ``working_ttl_hours`` moves to the archive (it expired).
-A verbatim turn is never promoted: it moves to the archive after ``turn_archive_days``."""
+to core; one that does not and has outlived ``working_ttl_hours`` moves to the archive (it expired),
+unless it is protected (:func:`~memory_cortex.services.protection.protected_because`: high
+importance, an identity category, a health or safety topic): that one moves to core instead, and
+the report says why (``reasons[id]``, "protected: …"). A verbatim turn is never promoted: it moves
+to the archive after ``turn_archive_days``."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import sqlite3
 from datetime import timedelta
 
 from ...store import lifecycle as lifecycle_sql
+from ..protection import protected_because
 from .clock import parse_time
 from .engine import Move, RunContext, StageTools
 from .report import StageReport
@@ -21,6 +25,7 @@ async def run(tools: StageTools, context: RunContext, report: StageReport, began
     turn_ttl = timedelta(days=config.turn_archive_days)
     promote: list[Move] = []
     expire: list[Move] = []
+    reasons: dict[int, str] = {}
     for user_id in context.users:
         rows = await tools.rows(user_id, "working", context.pending)
         if not rows:
@@ -35,11 +40,26 @@ async def run(tools: StageTools, context: RunContext, report: StageReport, began
                 if context.now - entered >= turn_ttl:
                     expire.append(Move(row.id, (row.access_count, row.last_accessed)))
                 continue
-            if promotion_score(row, nearest.get(row.id), config) >= config.promote_threshold:
+            score = promotion_score(row, nearest.get(row.id), config)
+            if score >= config.promote_threshold:
                 promote.append(Move(row.id, None))
                 continue
-            if context.now - entered >= ttl:
+            if context.now - entered < ttl:
+                continue
+            # Expired: the archive leaves default search and /context, so what must never be
+            # hidden goes to core instead, where decay protects it too.
+            why = protected_because(row, config)
+            if why is None:
                 expire.append(Move(row.id, (row.access_count, row.last_accessed)))
+                continue
+            promote.append(Move(row.id, None))
+            hours = (context.now - entered).total_seconds() / 3600
+            reasons[row.id] = (
+                f"protected: {why} (promotion score {score:.2f} < {config.promote_threshold:g},"
+                f" {hours:.1f} h in working ≥ {config.working_ttl_hours:g})"
+            )
+    named = tools.cap(m.memory_id for m in promote)
+    report.reasons = {str(memory_id): reasons[memory_id] for memory_id in named if memory_id in reasons}
     if context.dry_run:
         for move in promote:
             context.pending.moved[move.memory_id] = ("core", context.now_iso)

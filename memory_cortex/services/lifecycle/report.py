@@ -24,7 +24,8 @@ class StageReport:
             in a dry run), "ids": the rows merged into it or summarised by it, "period": YYYY-MM of
             a summary's sources}``.
         reasons: why each memory named in ``ids`` moved or stayed, by id (decay: the formula's
-            numbers, or "protected: …").
+            numbers, or "protected: …"; promote: "protected: …" for an expired working memory
+            moved to core instead of the archive).
     """
 
     name: str

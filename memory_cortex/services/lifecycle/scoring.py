@@ -1,15 +1,14 @@
 """The lifecycle's formulas, pure so the tests and the README can check them: the promotion score
-of a working memory and the decayed strength of a core one."""
+of a working memory and the decayed strength of a core one. What is protected from decay (and from
+expiry and the relevance floor) is :func:`~memory_cortex.services.protection.protected_because`."""
 
 from __future__ import annotations
 
 import math
-import re
 
 from ...config import LifecycleConfig
 from ...store.lifecycle import LifecycleRow
-
-_TOPIC_WORD = re.compile(r"\w+", re.UNICODE)
+from ..protection import protected_because
 
 
 def promotion_score(row: LifecycleRow, best_core_cosine: float | None, config: LifecycleConfig) -> float:
@@ -72,25 +71,6 @@ def days_until_archived(category: str, config: LifecycleConfig, *, read_share: f
     if config.archive_threshold <= 0 or base <= 0:
         return math.inf if config.archive_threshold <= 0 else 0.0
     return max(0.0, math.log(base / config.archive_threshold) / config.decay_lambda)
-
-
-def protected_because(row: LifecycleRow, config: LifecycleConfig) -> str | None:
-    """Why decay must never archive ``row`` (None: it may), checked in this order:
-
-    - its importance is at least ``protect_importance`` (the extractor or the writer said it is vital);
-    - its category is one of ``protected_categories`` (default ``identity``: who the user is);
-    - its topic has a word of ``protected_topics`` (health, allergies, medication, safety…),
-      compared case-insensitively word by word ("Health & allergies" has "health").
-    """
-    if row.importance >= config.protect_importance:
-        return f"importance {row.importance} ≥ {config.protect_importance}"
-    if row.category in config.protected_categories:
-        return f"category {row.category}"
-    words = set(_TOPIC_WORD.findall(row.topic.lower()))
-    for word in config.protected_topics:
-        if word.lower() in words:
-            return f"topic word {word.lower()}"
-    return None
 
 
 def explain_decay(

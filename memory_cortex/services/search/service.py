@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from ...config import RankingConfig, SearchConfig
+from ...config import LifecycleConfig, RankingConfig, SearchConfig
 from ...models.embedders import Embedder
 from ...records import EVERYONE, Audience, MemoryRecord
 from ...store import memories as memory_sql
@@ -22,6 +22,7 @@ from ...store.fts import FtsQuery, build_query
 from ...store.vectors import KINDS, VectorIndex
 from ..access import AccessTracker
 from ..metrics import Metrics
+from ..protection import protected_because
 from ..timeparse import TimeParser
 from .gather import Gatherer, TurnsCache
 from .model import (
@@ -71,6 +72,8 @@ class SearchService:
         reranker: reorders the best ``rerank_candidates`` of hybrid searches (``rerank.enabled``).
         access: counts what :meth:`find` returns as read (the ranking and the lifecycle use reads).
         metrics: times :meth:`find` for ``/metrics`` and ``/stats``.
+        protection: what the relevance floor never leaves out (``lifecycle.protect_importance``,
+            ``protected_categories``, ``protected_topics``; the defaults when not given).
     """
 
     def __init__(
@@ -87,7 +90,9 @@ class SearchService:
         rerank_candidates: int = 0,
         access: AccessTracker | None = None,
         metrics: Metrics | None = None,
+        protection: LifecycleConfig | None = None,
     ) -> None:
+        self._protection = protection if protection is not None else LifecycleConfig()
         self._ranking = ranking if ranking is not None else RankingConfig()
         self._clock = clock
         self._db = db
@@ -158,8 +163,8 @@ class SearchService:
         applies it, so a memory it may not see neither shows nor lends its score to another.
         ``rerank=False``: the fused order, as the reranker would get it. ``min_relevance``: hits only
         the vector side proposed are left out below it (None: ``search.min_relevance``; 0: none),
-        so a query unrelated to every memory finds nothing rather than the least unrelated ones
-        (:func:`above_floor`).
+        so a query unrelated to every memory finds nothing rather than the least unrelated ones;
+        a protected memory (an allergy, importance 9+…) is never left out (:meth:`below_floor`).
         """
         reranking = rerank and self._reranker is not None and mode == "hybrid"
         query = query[: self._config.max_query_chars]
@@ -181,7 +186,7 @@ class SearchService:
             for stage in self._stages:
                 await run_stage(stage, request, pool)
             hits = await self._hydrate(request, pool)
-            hits = above_floor(hits, self._config.min_relevance if min_relevance is None else min_relevance)
+            hits = [hit for hit in hits if not self.below_floor(hit, min_relevance)]
         finally:
             cancel_pending(request.tasks)
         rerank = "off"
@@ -227,6 +232,26 @@ class SearchService:
             request.timed("ranking", after)
         return hits
 
+    def below_floor(self, hit: SearchHit, floor: float | None = None) -> bool:
+        """Whether the relevance floor leaves ``hit`` out (``floor`` None: ``search.min_relevance``).
+
+        Only a hit the vector side alone proposed is judged by the number: in a small store the
+        nearest vectors are whatever there is, and an unrelated question would get them all. A
+        shared keyword is evidence of its own, and a full-text score says little in absolute terms
+        (it is normalised to the query's best full-text hit, so a relevant fact ranked below a
+        better match scores low). A protected memory (see
+        :func:`~memory_cortex.services.protection.protected_because`) is never left out: "Any
+        dietary restrictions?" shares no word with "…allergic to peanuts…", and a weak cosine must
+        not hide a safety fact.
+        """
+        floor = self._config.min_relevance if floor is None else floor
+        return (
+            floor > 0
+            and hit.source == "vector"
+            and hit.relevance < floor
+            and protected_because(hit.memory, self._protection) is None
+        )
+
     @staticmethod
     def _hit(record: MemoryRecord, candidate: Candidate, pool: Pool) -> SearchHit:
         relevance = pool.relevance(candidate)
@@ -246,18 +271,3 @@ class SearchService:
         return dataclasses.replace(
             hit, score=hit.relevance * multiplier, factors={**hit.factors, "ranking": multiplier}
         )
-
-
-def above_floor(hits: Sequence[SearchHit], floor: float) -> list[SearchHit]:
-    """The hits worth showing: each that shares a keyword with the query (a full-text match, or the
-    session follower of one), and each the vector side alone proposed whose relevance reaches
-    ``floor``.
-
-    Only vector-only hits are judged by the number: in a small store the nearest vectors are
-    whatever there is, and an unrelated question would get them all. A shared keyword is evidence
-    of its own, and a full-text score says little in absolute terms (it is normalised to the
-    query's best full-text hit, so a relevant fact ranked below a better match scores low).
-    """
-    if floor <= 0:
-        return list(hits)
-    return [hit for hit in hits if hit.source != "vector" or hit.relevance >= floor]
