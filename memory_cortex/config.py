@@ -178,13 +178,13 @@ class SearchConfig(_Section):
 
     fts_weight: float = Field(0.4, ge=0, description="Weight of the normalised FTS5 bm25 score.")
     vector_weight: float = Field(0.6, ge=0, description="Weight of the cosine similarity.")
-    min_relevance: float = Field(
-        0.2,
+    min_similarity: float = Field(
+        0.15,
         ge=0,
-        description="Hits only the vector side proposed (no shared keyword) whose relevance is below this are"
-        " left out of /hybrid-search, /context and /recall, unless protected (lifecycle.protect_importance,"
-        " protected_categories, protected_topics); a request may ask for less with min_relevance; 0 = none"
-        " left out.",
+        le=1,
+        description="Hits only the vector side proposed (no shared keyword) whose cosine to the question is below"
+        " this are left out of /hybrid-search, /context and /recall, unless vital (lifecycle.protect_importance,"
+        " protected_topics); a request may ask for less with min_similarity; 0 = none left out.",
     )
     score_all_candidates: bool = Field(
         True,
@@ -573,11 +573,12 @@ class LifecycleConfig(_Section):
         ge=1,
         le=11,
         description="A memory of this importance or more is protected: decay never archives it, expiry moves"
-        " it to core instead of the archive, search.min_relevance never leaves it out (11: none protected by it).",
+        " it to core instead of the archive, search.min_similarity never leaves it out (11: none protected by it).",
     )
     protected_categories: list[str] = Field(
         default_factory=lambda: ["identity"],
-        description="Memories of these categories (who the user is) are protected, as by protect_importance.",
+        description="Memories of these categories (who the user is) are kept from decay and expiry as by"
+        " protect_importance (not from search.min_similarity: they are not pushed into unrelated answers).",
     )
     protected_topics: list[str] = Field(
         default_factory=lambda: ["health", "allergy", "allergies", "medical", "medication", "safety"],

@@ -39,6 +39,6 @@ async def context(request: web.Request) -> web.Response:
         layers=body.layers if body.layers is not None else DEFAULT_LAYERS,
         kinds=body.kinds,
         audience=body.audience(),
-        min_relevance=body.min_relevance,
+        min_similarity=body.min_similarity,
     )
     return web.json_response(ContextResponse(context=block.text, facts=len(block.memory_ids)).model_dump())

@@ -198,11 +198,11 @@ KindFilter = Annotated[
 ]
 
 
-# A request's own floor on relevance (absent: search.min_relevance; 0: every hit, however unrelated).
-MIN_RELEVANCE_DOC = (
-    "Leave out hits that share no keyword with the query and whose relevance is below this (a protected"
-    " memory, lifecycle.protect_importance and protected_categories/topics, never); absent →"
-    " search.min_relevance (0.2 by default), 0 → every hit however unrelated."
+# A request's own similarity floor (absent: search.min_similarity; 0: every hit, however unrelated).
+MIN_SIMILARITY_DOC = (
+    "Leave out hits that share no keyword with the query and whose cosine to it is below this (a vital"
+    " memory, lifecycle.protect_importance or protected_topics, never); absent → search.min_similarity"
+    " (0.15 by default), 0 → every hit however unrelated."
 )
 
 
@@ -219,7 +219,7 @@ class HybridSearchRequest(_AudienceFields):
     )
     layers: LayerFilter = None
     kinds: KindFilter = None
-    min_relevance: float | None = Field(None, ge=0, le=100, description=MIN_RELEVANCE_DOC)
+    min_similarity: float | None = Field(None, ge=0, le=1, description=MIN_SIMILARITY_DOC)
 
 
 class SearchResultItem(BaseModel):
@@ -281,11 +281,11 @@ class SearchDebugResponse(BaseModel):
         description='The LLM reranker on the fused list: "off", "reranked", "timeout", "unavailable", "invalid",'
         ' "cooling_down" or "too_few" (see rerank.*).'
     )
-    min_relevance: float = Field(
-        0.0, description="search.min_relevance: the floor the hits marked below_floor fall under."
+    min_similarity: float = Field(
+        0.0, description="search.min_similarity: the floor the hits marked below_floor fall under."
     )
     fused: list[DebugHit] = Field(
-        description="What /hybrid-search returns for the same request, with no relevance floor: the hits"
+        description="What /hybrid-search returns for the same request, with no similarity floor: the hits"
         " it leaves out are here too, marked below_floor."
     )
     fts_only: list[DebugHit]
@@ -725,7 +725,7 @@ class ContextRequest(_AudienceFields):
     max_facts: Integer = Field(15, ge=1, le=200)
     layers: LayerFilter = None
     kinds: KindFilter = None
-    min_relevance: float | None = Field(None, ge=0, le=100, description=MIN_RELEVANCE_DOC)
+    min_similarity: float | None = Field(None, ge=0, le=1, description=MIN_SIMILARITY_DOC)
 
 
 class ContextResponse(BaseModel):

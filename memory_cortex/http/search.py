@@ -34,7 +34,7 @@ async def hybrid_search(request: web.Request) -> web.Response:
         layers,
         body.kinds,
         audience=body.audience(),
-        min_relevance=body.min_relevance,
+        min_similarity=body.min_similarity,
     )
     items = [
         SearchResultItem(
@@ -77,8 +77,8 @@ async def search_debug(request: web.Request) -> web.Response:
 
     The three searches run one after the other, so each one's timings are its own. Nothing here is
     counted as a read or in the latency metrics: looking at a ranking must not change it. They run
-    with no relevance floor, each hit the floor would leave out marked ``below_floor``: the view
-    shows what ``search.min_relevance`` hides.
+    with no similarity floor, each hit the floor would leave out marked ``below_floor``: the view
+    shows what ``search.min_similarity`` hides.
     """
     body = await parse_body(request, SearchDebugRequest)
     limit = _limit(request, body.limit)
@@ -88,7 +88,7 @@ async def search_debug(request: web.Request) -> web.Response:
     search = request.app[SEARCH_SERVICE]
     results = {
         mode: await search.search(
-            body.query, user_id, limit, mode, layers, body.kinds, audience=body.audience(), min_relevance=0
+            body.query, user_id, limit, mode, layers, body.kinds, audience=body.audience(), min_similarity=0
         )
         for mode in SEARCH_MODES
     }
@@ -104,7 +104,7 @@ async def search_debug(request: web.Request) -> web.Response:
         vector_weight=config.search.vector_weight,
         ranking_enabled=config.ranking.enabled,
         rerank=hybrid.rerank,
-        min_relevance=config.search.min_relevance,
+        min_similarity=config.search.min_similarity,
         fused=debug_hits(hybrid.hits, search.below_floor),
         fts_only=debug_hits(results["fts"].hits, search.below_floor),
         vector_only=debug_hits(results["vector"].hits, search.below_floor),

@@ -109,7 +109,7 @@ cosine similarity of the embeddings), relevance = fts_weight*fts_score + vector_
 the final score (the relevance, times the importance/recency/reads multiplier when ranking is on)
 and which retriever proposed it (source). Also returns the FTS5 MATCH expression built from the
 query, whether the vector side ran, and the time each stage took in milliseconds. It searches with
-no relevance floor: a result search_memory leaves out as unrelated is shown, with below_floor true.
+no similarity floor: a result search_memory leaves out as unrelated is shown, with below_floor true.
 Results shown here do not count as read."""
 
 PROFILE_DESCRIPTION = """\
@@ -173,8 +173,8 @@ class SearchDebugResult(BaseModel):
     fts_weight: float
     vector_weight: float
     ranking_enabled: bool
-    min_relevance: float = Field(
-        0.0, description="search.min_relevance: the floor the results marked below_floor fall under."
+    min_similarity: float = Field(
+        0.0, description="search.min_similarity: the floor the results marked below_floor fall under."
     )
     timings_ms: dict[str, float]
 
@@ -453,7 +453,7 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
                 layers or DEFAULT_LAYERS,
                 kinds,
                 audience=audience,
-                min_relevance=0,
+                min_similarity=0,
             )
         # Not counted as read: inspecting the ranking must not change it (reads feed the ranking).
         return SearchDebugResult(
@@ -465,7 +465,7 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             fts_weight=limits.fts_weight,
             vector_weight=limits.vector_weight,
             ranking_enabled=ranking.enabled,
-            min_relevance=limits.min_relevance,
+            min_similarity=limits.min_similarity,
             timings_ms=result.timings_ms,
         )
 

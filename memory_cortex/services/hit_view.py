@@ -35,10 +35,15 @@ class DebugHit(BaseModel):
         " A stage that did not touch the hit is absent (counts 1)."
     )
     bonus: float = Field(description="What session support added after the factors (0 for most hits).")
+    query_cosine: float | None = Field(
+        None,
+        description="Cosine to the question as asked, before feedback re-scored the vector side: what"
+        " search.min_similarity judges (null when the memory has no vector).",
+    )
     below_floor: bool = Field(
         False,
-        description="True for a hit search.min_relevance leaves out of /hybrid-search, /context and /recall"
-        " (only the vector side proposed it, its relevance is below the floor, and it is not protected);"
+        description="True for a hit search.min_similarity leaves out of /hybrid-search, /context and /recall"
+        " (only the vector side proposed it, its query_cosine is below the floor, and it is not vital);"
         " the debug views search with no floor, so such hits are shown here, marked.",
     )
 
@@ -47,7 +52,7 @@ def debug_hits(
     hits: Sequence[SearchHit], below_floor: Callable[[SearchHit], bool] = lambda hit: False
 ) -> list[DebugHit]:
     """Search hits as the debug views show them (``POST /search/debug`` and MCP's search_debug);
-    ``below_floor`` says which ones the relevance floor would leave out (the views search without
+    ``below_floor`` says which ones the similarity floor would leave out (the views search without
     it, so a user can see what it hides)."""
     return [
         DebugHit(
@@ -65,6 +70,7 @@ def debug_hits(
             score=round(hit.score, 6),
             factors={name: round(value, 6) for name, value in hit.factors.items()},
             bonus=round(hit.bonus, 6),
+            query_cosine=None if hit.query_cosine is None else round(hit.query_cosine, 6),
             below_floor=below_floor(hit),
         )
         for rank, hit in enumerate(hits, start=1)

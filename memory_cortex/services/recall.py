@@ -141,15 +141,15 @@ class RecallService:
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
         audience: Audience = EVERYONE,
-        min_relevance: float | None = None,
+        min_similarity: float | None = None,
     ) -> ContextBlock:
         """The prompt block, cut to ~``max_tokens``: facts first (by importance, then score), then
         the turns that matter (by score) as dated, attributed quotes ("- 2025-05-21, Tim: …").
-        The memories in it are counted as read. Only hits of at least ``min_relevance`` (None:
-        ``search.min_relevance``) are used: nothing unrelated is injected into a prompt."""
+        The memories in it are counted as read. Only hits of at least ``min_similarity`` (None:
+        ``search.min_similarity``) are used: nothing unrelated is injected into a prompt."""
         started = time.perf_counter()
         block = await self._block(
-            query, user_id, max_tokens, max_facts, layers, kinds, audience, min_relevance
+            query, user_id, max_tokens, max_facts, layers, kinds, audience, min_similarity
         )
         self._count_reads(block.memory_ids)
         if self._metrics is not None:
@@ -206,7 +206,7 @@ class RecallService:
         layers: Sequence[str],
         kinds: Sequence[str] | None,
         audience: Audience,
-        min_relevance: float | None = None,
+        min_similarity: float | None = None,
     ) -> ContextBlock:
         result = await self._search.search(
             query,
@@ -215,7 +215,7 @@ class RecallService:
             layers=layers,
             kinds=kinds,
             audience=audience,
-            min_relevance=min_relevance,
+            min_similarity=min_similarity,
         )
         self._count_search_sides(result.vector_used)
         if not result.hits:

@@ -49,7 +49,7 @@ async def test_returned_memories_are_counted_as_read_in_batches(client: TestClie
     assert count == 3 and last_accessed is not None
     assert updated_at == before[2]  # being read is not an edit
     # Only what was returned counts: the limit-1 search and context left it out, and recall did not
-    # use it either (below search.min_relevance for "espresso").
+    # use it either (below search.min_similarity for "espresso").
     assert access_of(client, unrelated)[0] == 0
 
 

@@ -4,7 +4,7 @@
   facts stays live and recallable, and the correction links to it (``metadata.corrects``);
 - decay counts from when a memory entered its layer, and never archives what is protected
   (importance, identity and safety topics); the preview says why each memory moves or stays;
-- ``/context`` and ``/hybrid-search`` leave out what is not relevant at all (``search.min_relevance``)
+- ``/context`` and ``/hybrid-search`` leave out what is not relevant at all (``search.min_similarity``)
   unless a request asks for less.
 """
 
@@ -156,12 +156,12 @@ async def test_context_and_search_leave_out_memories_unrelated_to_the_query(
     body = {"query": "Who is in Alex's family?", "user_id": "alex"}
     block = await (await client.post("/context", json=body, headers=JSON)).json()
     assert "Mia and Leo" in block["context"] and "Kubernetes" not in block["context"]
-    # …and a request may still ask for everything (min_relevance 0), in the usual shape.
-    everything = await search(client, unrelated, "alex", min_relevance=0)
+    # …and a request may still ask for everything (min_similarity 0), in the usual shape.
+    everything = await search(client, unrelated, "alex", min_similarity=0)
     assert everything["count"] == len(SMALL_STORE) and set(everything["results"][0]) == set(
         found["results"][0]
     )
-    body = {"query": unrelated, "user_id": "alex", "min_relevance": 0}
+    body = {"query": unrelated, "user_id": "alex", "min_similarity": 0}
     block = await (await client.post("/context", json=body, headers=JSON)).json()
     assert block["facts"] == len(SMALL_STORE)
 
@@ -173,11 +173,11 @@ async def test_the_floor_judges_only_what_the_vector_side_alone_proposed(
     full-text score is relative to the query's best match); nearest vectors alone must earn it."""
     client = await start(aiohttp_client, tmp_path, minilm)
     await store(client, *({"user_id": "alex", "fact": fact} for fact in SMALL_STORE))
-    found = await search(client, "Do the kids visit Ana?", "alex", min_relevance=0.99)
+    found = await search(client, "Do the kids visit Ana?", "alex", min_similarity=0.99)
     facts = {hit["fact"] for hit in found["results"]}
     assert facts == {"Alex has two kids, Mia and Leo.", "Alex's sister Ana lives in Porto."}, found
     assert {hit["source"] for hit in found["results"]} <= {"fts5", "fts5+vector"}
-    everything = await search(client, "Do the kids visit Ana?", "alex", min_relevance=0)
+    everything = await search(client, "Do the kids visit Ana?", "alex", min_similarity=0)
     assert any(hit["source"] == "vector" for hit in everything["results"])
 
 
@@ -231,7 +231,7 @@ async def test_context_puts_a_correction_right_before_the_memory_it_partly_corre
     assert lines == [f"- {correction['fact']}", f"- {ages['fact']} (partly corrected by the line above)"]
 
 
-DIETARY_QUESTION = "Does Alex have any dietary restrictions?"
+COOKING_QUESTION = "What should I cook for Alex tonight?"
 ALLERGY = "The user is seriously allergic to peanuts and carries an EpiPen."
 
 
@@ -239,17 +239,21 @@ async def test_the_relevance_floor_never_hides_a_protected_memory(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
     """The question shares no word with the allergy (written about "the user", as extracted facts
-    are), and its cosine is weak (relevance ~0.11 < 0.2): a vector-only hit the floor would drop,
-    but an allergy must never be left out."""
+    are), and its cosine to the question is below the floor: a vector-only hit the floor would
+    drop, but an allergy must never be left out."""
     client = await start(aiohttp_client, tmp_path, minilm)
     await store(client, *({"user_id": "alex", "fact": fact} for fact in SMALL_STORE))
     (allergy,) = await store(
         client, {"user_id": "alex", "fact": ALLERGY, "importance": 10, "topic": "allergies"}
     )
-    found = await search(client, DIETARY_QUESTION, "alex")
+    found = await search(client, COOKING_QUESTION, "alex")
     (hit,) = [hit for hit in found["results"] if hit["id"] == allergy["id"]]
-    assert hit["source"] == "vector" and hit["relevance"] < 0.2  # what the floor alone would drop
-    body = {"query": DIETARY_QUESTION, "user_id": "alex"}
+    debug = await (
+        await client.post("/search/debug", json={"query": COOKING_QUESTION, "user_id": "alex"}, headers=JSON)
+    ).json()
+    (seen,) = [hit for hit in debug["fused"] if hit["id"] == allergy["id"]]
+    assert hit["source"] == "vector" and seen["query_cosine"] < 0.15  # what the floor alone would drop
+    body = {"query": COOKING_QUESTION, "user_id": "alex"}
     block = await (await client.post("/context", json=body, headers=JSON)).json()
     assert "EpiPen" in block["context"]
 
@@ -267,13 +271,13 @@ async def test_search_debug_shows_what_the_floor_hides_marked(
     expected = {ALLERGY: False, **dict.fromkeys(SMALL_STORE, True)}
     body = {"query": unrelated, "limit": 10}
     debug = await (await client.post("/search/debug", json=body, headers=JSON)).json()
-    assert debug["min_relevance"] == 0.2
+    assert debug["min_similarity"] == 0.15
     assert {hit["fact"]: hit["below_floor"] for hit in debug["fused"]} == expected
     assert {hit["fact"]: hit["below_floor"] for hit in debug["vector_only"]} == expected
     async with mcp_client(mcp_url(client)) as mcp:
         result = structured(await mcp.call_tool("search_debug", {"query": unrelated, "limit": 10}))
     assert {hit["fact"]: hit["below_floor"] for hit in result["results"]} == expected
-    assert result["min_relevance"] == 0.2
+    assert result["min_similarity"] == 0.15
 
 
 async def test_an_expired_protected_working_memory_goes_to_core_not_the_archive(
@@ -325,3 +329,28 @@ async def test_an_expired_protected_working_memory_goes_to_core_not_the_archive(
     assert layers == {allergy["id"]: "core", pills["id"]: "core", todo["id"]: "archive"}
     found = await search(client, "Is Sam allergic to anything?", "sam")
     assert allergy["id"] in [hit["id"] for hit in found["results"]]
+
+
+async def test_an_unrelated_question_after_a_real_conversation_gets_only_what_is_vital(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """What a first-time user does: a conversation through /ingest (turns kept, facts extracted),
+    then an unrelated question. Feedback and session support lift every memory of such a small
+    store toward any question (the fused relevance of "Noted!" to a Kubernetes question was 0.24),
+    so the floor judges the cosine to the question as asked: only the vital allergy is injected."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await say(
+        client,
+        "sam",
+        "first-run",
+        "Remember that my sister is called Ana. I am allergic to peanuts.",
+        "Also, I work as a nurse in Lisbon.",
+    )
+    body = {"query": "How do I configure a Kubernetes ingress controller?", "user_id": "sam"}
+    block = await (await client.post("/context", json=body, headers=JSON)).json()
+    lines = [line for line in block["context"].splitlines() if line.startswith("- ")]
+    assert len(lines) == 1 and "peanuts" in lines[0], block
+    # A question about the conversation still gets it, turns and facts.
+    body = {"query": "What does my sister do? Is Ana a nurse too?", "user_id": "sam"}
+    block = await (await client.post("/context", json=body, headers=JSON)).json()
+    assert "sister is called Ana" in block["context"]

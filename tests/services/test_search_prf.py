@@ -47,7 +47,7 @@ def store(tmp_path: Path) -> Iterator[tuple[Database, VectorIndex]]:
 async def order(store: tuple[Database, VectorIndex], prf_docs: int) -> list[str]:
     db, index = store
     # These ranks are about feedback, not the relevance floor (synthetic vectors have low cosines).
-    config = SearchConfig(prf_docs=prf_docs, prf_weight=2.0, min_relevance=0)
+    config = SearchConfig(prf_docs=prf_docs, prf_weight=2.0, min_similarity=0)
     service = SearchService(db, index, FixedEmbedder(), config, 5.0)  # type: ignore[arg-type]
     result = await service.search("zzz", "u", 4, mode="vector")
     return [hit.memory.fact for hit in result.hits]

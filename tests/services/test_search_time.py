@@ -62,7 +62,7 @@ async def facts(
         db,
         index,
         FixedEmbedder(),
-        SearchConfig(prf_docs=0, min_relevance=0, **settings),
+        SearchConfig(prf_docs=0, min_similarity=0, **settings),
         5.0,
         clock=lambda: NOW,  # type: ignore[arg-type]
     )
@@ -104,7 +104,7 @@ async def test_a_failing_date_parser_never_fails_the_search(
     store: tuple[Database, VectorIndex], caplog: pytest.LogCaptureFixture
 ) -> None:
     db, index = store
-    config = SearchConfig(prf_docs=0, time_boost=5, min_relevance=0)
+    config = SearchConfig(prf_docs=0, time_boost=5, min_similarity=0)
     service = SearchService(db, index, FixedEmbedder(), config, 5.0, time_parser=BrokenParser())  # type: ignore[arg-type]
     result = await service.search("what happened in May 2023", "u", 2, mode="vector")
     assert [hit.memory.fact for hit in result.hits] == ["near, undated", "far, in May"]

@@ -1,6 +1,6 @@
 """The lifecycle's formulas, pure so the tests and the README can check them: the promotion score
 of a working memory and the decayed strength of a core one. What is protected from decay (and from
-expiry and the relevance floor) is :func:`~memory_cortex.services.protection.protected_because`."""
+expiry and the similarity floor) is :func:`~memory_cortex.services.protection.protected_because`."""
 
 from __future__ import annotations
 

@@ -143,6 +143,7 @@ class Gatherer:
                 mid,
                 fts=fts_scores.get(mid, 0.0),
                 cosine=vector_scores.get(mid),
+                query_cosine=vector_scores.get(mid),
                 in_fts=mid in fts_scores,
                 in_vector=mid in vector_candidates,
             )

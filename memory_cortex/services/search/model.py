@@ -39,6 +39,9 @@ class Candidate:
             the hit it follows); 0 when full-text search did not find it.
         cosine: the vector signal (the last stage that re-scored the vector side wins); None when
             there is none (no query vector, no stored vector, or not scored).
+        query_cosine: the cosine to the question as asked, before any stage re-scored the vector
+            side (feedback pulls the query toward the best results, and in a small store those are
+            whatever there is); what the similarity floor judges. None when not scored.
         in_fts / in_vector: which retriever proposed it (``source``).
         factors: named multipliers, in the order they were set.
         bonus: added after the factors (session support).
@@ -47,6 +50,7 @@ class Candidate:
     id: int
     fts: float = 0.0
     cosine: float | None = None
+    query_cosine: float | None = None
     in_fts: bool = False
     in_vector: bool = False
     factors: dict[str, float] = field(default_factory=dict)
@@ -153,6 +157,8 @@ class SearchHit:
     relevance: float
     factors: dict[str, float] = field(default_factory=dict)
     bonus: float = 0.0
+    # The cosine to the question as asked (Candidate.query_cosine): what search.min_similarity judges.
+    query_cosine: float | None = None
 
 
 @dataclass(frozen=True)

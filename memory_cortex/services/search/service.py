@@ -72,7 +72,7 @@ class SearchService:
         reranker: reorders the best ``rerank_candidates`` of hybrid searches (``rerank.enabled``).
         access: counts what :meth:`find` returns as read (the ranking and the lifecycle use reads).
         metrics: times :meth:`find` for ``/metrics`` and ``/stats``.
-        protection: what the relevance floor never leaves out (``lifecycle.protect_importance``,
+        protection: what the similarity floor never leaves out (``lifecycle.protect_importance``,
             ``protected_categories``, ``protected_topics``; the defaults when not given).
     """
 
@@ -123,14 +123,14 @@ class SearchService:
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
         audience: Audience = EVERYONE,
-        min_relevance: float | None = None,
+        min_similarity: float | None = None,
     ) -> SearchResult:
         """A search someone reads (``/hybrid-search``, MCP ``search_memory``): :meth:`search`, then
         timed in the metrics and every hit counted as read. The debug view and recall's own lookups
         call :meth:`search` and count nothing themselves (recall counts what it used)."""
         started = time.perf_counter()
         result = await self.search(
-            query, user_id, limit, mode, layers, kinds, audience=audience, min_relevance=min_relevance
+            query, user_id, limit, mode, layers, kinds, audience=audience, min_similarity=min_similarity
         )
         if self._metrics is not None:
             self._metrics.observe_search(mode, time.perf_counter() - started, vector_used=result.vector_used)
@@ -149,7 +149,7 @@ class SearchService:
         *,
         audience: Audience = EVERYONE,
         rerank: bool = True,
-        min_relevance: float | None = None,
+        min_similarity: float | None = None,
     ) -> SearchResult:
         """The best ``limit`` live memories of ``user_id`` for ``query``.
 
@@ -161,8 +161,9 @@ class SearchService:
         (``None``: both). ``audience``: only memories the requester may see (its agent, a private
         or group session, its channel: :class:`~memory_cortex.records.Audience`); every retriever
         applies it, so a memory it may not see neither shows nor lends its score to another.
-        ``rerank=False``: the fused order, as the reranker would get it. ``min_relevance``: hits only
-        the vector side proposed are left out below it (None: ``search.min_relevance``; 0: none),
+        ``rerank=False``: the fused order, as the reranker would get it. ``min_similarity``: hits only
+        the vector side proposed whose cosine to the question is below it are left out (None:
+        ``search.min_similarity``; 0: none),
         so a query unrelated to every memory finds nothing rather than the least unrelated ones;
         a protected memory (an allergy, importance 9+…) is never left out (:meth:`below_floor`).
         """
@@ -186,7 +187,7 @@ class SearchService:
             for stage in self._stages:
                 await run_stage(stage, request, pool)
             hits = await self._hydrate(request, pool)
-            hits = [hit for hit in hits if not self.below_floor(hit, min_relevance)]
+            hits = [hit for hit in hits if not self.below_floor(hit, min_similarity)]
         finally:
             cancel_pending(request.tasks)
         rerank = "off"
@@ -233,23 +234,24 @@ class SearchService:
         return hits
 
     def below_floor(self, hit: SearchHit, floor: float | None = None) -> bool:
-        """Whether the relevance floor leaves ``hit`` out (``floor`` None: ``search.min_relevance``).
+        """Whether the similarity floor leaves ``hit`` out (``floor`` None: ``search.min_similarity``).
 
-        Only a hit the vector side alone proposed is judged by the number: in a small store the
-        nearest vectors are whatever there is, and an unrelated question would get them all. A
-        shared keyword is evidence of its own, and a full-text score says little in absolute terms
-        (it is normalised to the query's best full-text hit, so a relevant fact ranked below a
-        better match scores low). A protected memory (see
-        :func:`~memory_cortex.services.protection.protected_because`) is never left out: "Any
-        dietary restrictions?" shares no word with "…allergic to peanuts…", and a weak cosine must
-        not hide a safety fact.
+        Only a hit the vector side alone proposed is judged, and by its cosine to the question as
+        asked (:attr:`SearchHit.query_cosine`): in a small store the nearest vectors are whatever
+        there is, and an unrelated question would get them all. A shared keyword is evidence of
+        its own. The fused relevance is not the measure: feedback and session support lift every
+        memory of a small store toward the question (a Kubernetes question scored "Assistant:
+        Noted!" 0.24 fused, 0.07 as asked). A memory vital to keep (see
+        :func:`~memory_cortex.services.protection.protected_because`, importance and safety topics)
+        is never left out: "Any dietary restrictions?" shares no word with "…allergic to
+        peanuts…", and a weak cosine must not hide a safety fact.
         """
-        floor = self._config.min_relevance if floor is None else floor
+        floor = self._config.min_similarity if floor is None else floor
         return (
             floor > 0
             and hit.source == "vector"
-            and hit.relevance < floor
-            and protected_because(hit.memory, self._protection) is None
+            and (hit.query_cosine or 0.0) < floor
+            and protected_because(hit.memory, self._protection, by_category=False) is None
         )
 
     @staticmethod
@@ -264,6 +266,7 @@ class SearchService:
             relevance,
             factors=dict(candidate.factors),
             bonus=candidate.bonus,
+            query_cosine=candidate.query_cosine,
         )
 
     @staticmethod

@@ -80,11 +80,12 @@ class TimeStage:
         if extra and request.query_vector is not None and self._index is not None:
             missing = [mid for mid in extra if mid not in by_id or by_id[mid].cosine is None]
             cosines = self._index.cosines(request.user_id, request.query_vector, missing)
-            for mid, cosine in cosines.items():
+            for mid, cosine in cosines.items():  # the query as asked: no stage has re-scored yet
                 if mid in by_id:
                     by_id[mid].cosine = cosine
+                    by_id[mid].query_cosine = cosine
                 else:
-                    by_id[mid] = Candidate(mid, cosine=cosine)
+                    by_id[mid] = Candidate(mid, cosine=cosine, query_cosine=cosine)
                     pool.candidates.append(by_id[mid])
         for mid in extra:
             if mid in by_id and by_id[mid].cosine is not None:
