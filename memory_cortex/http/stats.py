@@ -91,7 +91,7 @@ async def overview(request: web.Request) -> web.Response:
     daemon's work over the last days."""
     query = parse_query(request, OverviewQuery)
     result = await request.app[STATS_SERVICE].overview(
-        resolve_user(request, query.user_id), query.days, query.audience()
+        resolve_user(request, query.user_id), query.days, audience=query.audience()
     )
     body = OverviewResponse(
         user_id=result.user_id,

@@ -29,7 +29,7 @@ from .. import __version__
 from ..config import Config, RankingConfig, SearchConfig
 from ..errors import CortexError
 from ..models.facts import Category
-from ..records import Audience, Layer
+from ..records import EVERYONE, Audience, Layer
 from ..services.hit_view import DebugHit, debug_hits
 from ..services.memories import MemoryService
 from ..services.profile import ProfileService
@@ -389,13 +389,17 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             raise ToolError("pass either superseded_by or hard_delete, not both")
         with tool_errors():
             if hard_delete:
-                await services.memories.delete(memory_id, user_id=user_id)
+                await services.memories.delete(memory_id, user_id=user_id, audience=EVERYONE)
                 action: Literal["archived", "superseded", "deleted"] = "deleted"
             elif superseded_by is not None:
-                await services.memories.update(memory_id, {"superseded_by": superseded_by}, user_id=user_id)
+                await services.memories.update(
+                    memory_id, {"superseded_by": superseded_by}, user_id=user_id, audience=EVERYONE
+                )
                 action = "superseded"
             else:
-                await services.memories.update(memory_id, {"layer": "archive"}, user_id=user_id)
+                await services.memories.update(
+                    memory_id, {"layer": "archive"}, user_id=user_id, audience=EVERYONE
+                )
                 action = "archived"
         log.info("mcp forget", extra={"memory_id": memory_id, "action": action})
         return ForgetResult(id=memory_id, action=action)

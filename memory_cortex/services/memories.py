@@ -21,7 +21,6 @@ import numpy as np
 from ..errors import EmbedderUnavailable, InvalidRequest, MemoryNotFound, OnlyASecret
 from ..models.embedders import Embedder
 from ..records import (
-    EVERYONE,
     PRIVATE_TO_ALL_AGENTS,
     Audience,
     ConversationSession,
@@ -300,7 +299,7 @@ class MemoryService:
         changes: dict[str, Any],
         *,
         user_id: str | None = None,
-        audience: Audience = EVERYONE,
+        audience: Audience,
     ) -> MemoryRecord:
         """Change some fields; a new topic or fact is re-embedded. Only a memory ``audience`` may see
         (else: not found). Only the owner's own tools (an unrestricted audience) change a memory's
@@ -365,9 +364,7 @@ class MemoryService:
         record, _ = await self._db.write(work, after_commit=self._apply_index)
         return record
 
-    async def delete(
-        self, memory_id: int, *, user_id: str | None = None, audience: Audience = EVERYONE
-    ) -> None:
+    async def delete(self, memory_id: int, *, user_id: str | None = None, audience: Audience) -> None:
         """Remove a memory for good (its FTS rows go with it through the triggers).
 
         The memories it superseded are live again (the foreign key sets their ``superseded_by``
@@ -409,9 +406,7 @@ class MemoryService:
         return result
 
     # -- reads -----------------------------------------------------------------------------
-    async def get(
-        self, memory_id: int, *, user_id: str | None = None, audience: Audience = EVERYONE
-    ) -> MemoryRecord:
+    async def get(self, memory_id: int, *, user_id: str | None = None, audience: Audience) -> MemoryRecord:
         """One memory; with ``user_id`` it must belong to that user, and ``audience`` must be
         allowed to see it (else: not found, the same answer as for a memory that never was)."""
         record = await self._db.read(lambda conn: memory_sql.get(conn, memory_id))
@@ -444,7 +439,7 @@ class MemoryService:
         )
 
     async def sessions(
-        self, user_id: str, *, limit: int, offset: int, audience: Audience = EVERYONE
+        self, user_id: str, *, limit: int, offset: int, audience: Audience
     ) -> list[ConversationSession]:
         """The user's conversations (sessions with turns ``audience`` may see), most recently
         active first."""
@@ -455,7 +450,7 @@ class MemoryService:
         )
 
     async def history(
-        self, memory_id: int, *, user_id: str | None = None, audience: Audience = EVERYONE
+        self, memory_id: int, *, user_id: str | None = None, audience: Audience
     ) -> MemoryHistory:
         """What ``memory_id`` replaced, what replaced it, and its merge and summary links (only the
         linked memories ``audience`` may see)."""
@@ -467,7 +462,7 @@ class MemoryService:
         """Up to ``limit`` live memories of ``user_id`` in ``layer``, most important first."""
         return await self._db.read(lambda conn: memory_sql.live_in_layer(conn, user_id, layer, limit))
 
-    async def live_count(self, user_id: str, audience: Audience = EVERYONE) -> int:
+    async def live_count(self, user_id: str, *, audience: Audience) -> int:
         return await self._db.read(lambda conn: memory_sql.live_count(conn, user_id, audience))
 
     async def counts(self) -> embedding_sql.StoreCounts:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..config import LLMConfig, RecallConfig
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
-from ..records import EVERYONE, Audience
+from ..records import Audience
 from .access import AccessTracker
 from .memories import MemoryService
 from .metrics import Metrics
@@ -118,7 +118,7 @@ class RecallService:
         *,
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
-        audience: Audience = EVERYONE,
+        audience: Audience,
     ) -> RecallAnswer:
         """Synthesise an answer from the user's best memories (in ``layers``, of ``kinds``, that
         ``audience`` may see) for ``query``; the memories it was built from are counted as read (a
@@ -140,7 +140,7 @@ class RecallService:
         max_facts: int,
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
-        audience: Audience = EVERYONE,
+        audience: Audience,
         min_similarity: float | None = None,
     ) -> ContextBlock:
         """The prompt block, cut to ~``max_tokens``: facts first (by importance, then score), then
@@ -182,7 +182,7 @@ class RecallService:
         )
         self._count_search_sides(result.vector_used)
         hits = result.hits
-        searched = await self._memories.live_count(user_id, audience)
+        searched = await self._memories.live_count(user_id, audience=audience)
         if not hits:
             return RecallAnswer("No relevant memories found.", searched, 0, False, False)
         ids = tuple(hit.memory.id for hit in hits)

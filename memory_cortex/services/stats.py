@@ -9,7 +9,7 @@ from typing import Any
 
 from ..models.embedders import Embedder, EmbedderHealth
 from ..models.llm import LLM, LLMHealth
-from ..records import EVERYONE, Audience
+from ..records import Audience
 from ..store.db import Database
 from ..store.embeddings import StoreCounts
 from ..store.vectors import VectorIndex
@@ -104,7 +104,7 @@ class StatsService:
             scheduler=self._scheduler.state(),
         )
 
-    async def overview(self, user_id: str, days: int, audience: Audience = EVERYONE) -> Overview:
+    async def overview(self, user_id: str, days: int, *, audience: Audience) -> Overview:
         """The dashboard's overview of ``user_id`` over the last ``days`` UTC days: the memories
         ``audience`` may see, and the daemon's own work (:func:`build_overview`)."""
         if self._db is None:

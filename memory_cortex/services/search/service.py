@@ -122,7 +122,8 @@ class SearchService:
         mode: str = "hybrid",
         layers: Sequence[str] = DEFAULT_LAYERS,
         kinds: Sequence[str] | None = None,
-        audience: Audience = EVERYONE,
+        *,
+        audience: Audience,
         min_similarity: float | None = None,
     ) -> SearchResult:
         """A search someone reads (``/hybrid-search``, MCP ``search_memory``): :meth:`search`, then
