@@ -142,10 +142,6 @@ async def list_memories(request: web.Request) -> web.Response:
         order=query.order,
         before_created_at=query.before_created_at,
     )
-    if query.before_created_at is not None and query.before_id is None:
-        raise InvalidRequest(
-            "before_created_at goes with before_id (next_before_id and next_before_created_at)"
-        )
     # One row more than the page: the cursor is null on the last page, even when it is exactly full.
     records = await request.app[MEMORY_SERVICE].list_memories(
         where, limit=query.limit + 1, before_id=query.before_id

@@ -527,9 +527,10 @@ class MemoryListQuery(_AudienceFields):
     before_created_at: str | None = Field(
         None,
         max_length=40,
-        description="With order=created: the created_at of the before_id row (next_before_created_at)."
-        " The cursor is then the pair itself, and a page comes even when that row was deleted; without"
-        " it the row is looked up (among the user's rows) and a deleted one ends the list.",
+        description="With before_id and order=created: the created_at of the before_id row"
+        " (next_before_created_at); the cursor is then the pair itself, and a page comes even when that row"
+        " was deleted (with before_id alone the row is looked up among the user's rows, and a deleted one"
+        " ends the list). Without before_id: only the rows created before this instant.",
     )
     order: Literal["id", "created"] = Field(
         "id",

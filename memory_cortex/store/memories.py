@@ -145,6 +145,9 @@ def list_memories(
         cursor_sql, cursor_params = _cursor(where, before_id)
         clauses.append(cursor_sql)
         params.extend(cursor_params)
+    elif where.before_created_at is not None:  # a date alone: the rows created before it
+        clauses.append("created_at < ?")
+        params.append(where.before_created_at)
     if not where.include_superseded:
         clauses.append("superseded_by IS NULL")
     if where.audience is not None:

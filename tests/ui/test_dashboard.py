@@ -646,3 +646,24 @@ async def test_scope_shows_in_the_table_and_filters_by_visibility_agent_and_chan
     await expect(page.locator(".facts dt:text-is('Agent') + dd")).to_have_text("work")
     await expect(page.locator(".facts dt:text-is('Channel') + dd")).to_have_text("g1")
     dashboard.assert_no_console_errors()
+
+
+async def test_search_debug_shows_what_the_similarity_floor_leaves_out(
+    dashboard: Dashboard, daemon: Daemon
+) -> None:
+    """An unrelated question: /hybrid-search leaves the vector-only hits out, the debug page shows
+    them, each marked, with its cosine to the question as asked."""
+    page = dashboard.page
+    query = "How do I configure a Kubernetes ingress controller?"
+    debug = await daemon.post("/search/debug", {"query": query, "user_id": "sam", "limit": 5})
+    floored = [hit for hit in debug["fused"] if hit["below_floor"]]
+    assert floored, "the seeded store has nothing about Kubernetes"
+    await dashboard.open("#/search")
+    await page.get_by_label("Query").fill(query)
+    await page.get_by_label("Results").fill("5")
+    await page.get_by_role("button", name="Search").click()
+    await expect(page.locator("#fused tbody tr").first).to_be_visible()
+    await expect(page.locator("#fused thead th").last).to_have_text("In /hybrid-search")
+    marks = await page.locator("#fused tbody tr td:last-child").all_inner_texts()
+    assert marks.count("no: below the floor") == len(floored)
+    await expect(page.get_by_text("Similarity floor")).to_be_visible()

@@ -109,6 +109,10 @@ function resultView(result) {
           ["Vector used", result.vector_used ? "yes" : "no (FTS only)"],
           ["Weights", `FTS ${result.fts_weight} · vector ${result.vector_weight}`],
           ["Ranking", result.ranking_enabled ? "importance/recency re-ranking on" : "off (score = relevance)"],
+          [
+            "Similarity floor",
+            `${result.min_similarity}: a hit only the vector side found, with a cosine to the query below it, is left out of /hybrid-search and /context (shown here, marked)`,
+          ],
         ]),
       ),
       el("div", null, el("h2", null, "Timings"), timingsTable(result.timings_ms ?? {})),
@@ -127,6 +131,8 @@ function resultView(result) {
         { label: "Relevance", class: "num", cell: (hit) => score(hit.relevance) },
         { label: "Score", class: "num", cell: (hit) => score(hit.score) },
         { label: "Layer", cell: (hit) => hit.layer },
+        { label: "Cosine as asked", class: "num", cell: (hit) => (hit.query_cosine == null ? "—" : score(hit.query_cosine)) },
+        { label: "In /hybrid-search", cell: (hit) => (hit.below_floor ? "no: below the floor" : "yes") },
       ]),
       list("fts-only", "FTS only", result.fts_only, [
         { label: "Rank", class: "num", cell: (hit) => hit.rank },
