@@ -50,11 +50,14 @@ test("the owner's MEMORY.md from the daemon's mirror, as memory-core lists a wor
   await sayTo(withMirror, "sam", "Remember that my sister is called Ana.");
   await sayTo(withMirror, "kim", "Remember that my brother is called Leo.");
   const config = resolveConfig({ middlewarePort: withMirror.port, userId: "sam" });
+  // The mirror may write MEMORY.md (its header) before the extracted fact is in it: wait for the fact.
   const artifacts = await waitFor(
-    "sam's MEMORY.md in the mirror",
+    "sam's fact in MEMORY.md of the mirror",
     async () => {
       const found = await listMirrorArtifacts(config, clientOf(withMirror));
-      return found.some((a) => a.relativePath === "MEMORY.md") ? found : undefined;
+      const root = found.find((a) => a.relativePath === "MEMORY.md");
+      if (!root) return undefined;
+      return /sister is called Ana/.test(await readFile(root.absolutePath, "utf8")) ? found : undefined;
     },
     30_000,
   );
