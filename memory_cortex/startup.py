@@ -67,7 +67,7 @@ def check_paths(config: Config) -> list[str]:
     if db.is_dir():
         problems.append(f"database.path {db} is a folder: name a file in it, e.g. --db {db / 'memories.db'}")
     else:
-        folder = _nearest_existing(db.parent)
+        folder = nearest_existing(db.parent)
         if not os.access(folder, os.W_OK | os.X_OK):
             problems.append(
                 f"database.path {db}: cannot write in {folder} (running as uid {os.getuid()}): fix the folder's"
@@ -102,7 +102,7 @@ def check_paths(config: Config) -> list[str]:
     return problems
 
 
-def _nearest_existing(folder: Path) -> Path:
+def nearest_existing(folder: Path) -> Path:
     """``folder`` or its nearest ancestor that exists (the one a missing folder is created in)."""
     while not folder.exists() and folder.parent != folder:
         folder = folder.parent
