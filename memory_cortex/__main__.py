@@ -25,6 +25,7 @@ from . import __version__
 from .cli_markdown import add_markdown_commands
 from .cli_portability import add_portability_commands
 from .cli_status import add_status_commands
+from .cli_store import add_store_commands
 from .config import Config, load_config
 from .mcp.cli import add_mcp_command
 
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_markdown_commands(commands, add_database_flags)
     add_mcp_command(commands, add_database_flags)
     add_status_commands(commands, add_database_flags)
+    add_store_commands(commands, add_database_flags)
     return parser
 
 
@@ -112,7 +114,7 @@ def serve(config: Config) -> int:
             "version": __version__,
             "host": config.server.host,
             "port": config.server.port,
-            "db": str(config.database.path),
+            "db": database_location(config),
             "embedder": config.embeddings.backend,
         },
     )
@@ -128,6 +130,15 @@ def serve(config: Config) -> int:
     )
     log.info("stopped")
     return 0
+
+
+def database_location(config: Config) -> str:
+    """Where the store is, for the log: the SQLite file, or the PostgreSQL URL without its password."""
+    if config.database.backend == "postgres" and config.database.url is not None:
+        from .store.postgres.db import redacted_url
+
+        return redacted_url(config.database.url.get_secret_value())
+    return str(config.database.path)
 
 
 def _announce(config: Config) -> Callable[[Any], Awaitable[None]]:

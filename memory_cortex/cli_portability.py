@@ -1,11 +1,13 @@
 """The maintenance verbs ``backup``, ``export`` and ``import`` of ``python -m memory_cortex``.
 
 Each verb parses its flags, calls one function of :mod:`memory_cortex.services.portability`, and prints
-one summary line; errors of the services (and of SQLite and the file system, mapped here, at the
-edge, by :func:`guarded`) become one ``memory-cortex VERB: error: …`` line on stderr and exit status
-1 (130 after Ctrl-C). Progress bars go
-to stderr, so ``export -`` can write the data to stdout. Heavy imports happen inside the verbs:
+one summary line; errors of the services (and of SQLite, PostgreSQL and the file system, mapped here,
+at the edge, by :func:`guarded`) become one ``memory-cortex VERB: error: …`` line on stderr and exit
+status 1 (130 after Ctrl-C). Progress bars go to stderr, so ``export -`` can write the data to stdout. Heavy imports happen inside the verbs:
 ``python -m memory_cortex --help`` and ``serve`` do not pay for them.
+
+``export`` and ``import`` work on the configured store, SQLite or PostgreSQL (``database.backend``);
+``backup`` copies a SQLite file and refuses PostgreSQL (pg_dump, or ``migrate-store`` to a file).
 """
 
 from __future__ import annotations
@@ -29,18 +31,20 @@ BACKUP_HELP = """\
 Copy the database with SQLite's online backup API. Safe while the daemon runs: the copy is one
 consistent snapshot, written beside PATH, switched to a standalone file (no -wal needed), checked
 with PRAGMA integrity_check and only then renamed to PATH. Restore: stop the daemon and put the copy
-in place of database.path (or point --db at it)."""
+in place of database.path (or point --db at it). SQLite only: with database.backend postgres, use
+pg_dump, or copy the store into a SQLite file with migrate-store."""
 
 EXPORT_HELP = """\
 Write memories as JSON Lines: a header line {"format": "memory-cortex-export", "version": 1,
 "count": N, ...}, then one memory per line with every column (metadata as a JSON object, the
 embedding as base64 of little-endian float32, or null). One read snapshot, streamed; safe while the
 daemon runs. Only memories: the ingest journal and session watermarks stay behind (use backup for
-everything)."""
+everything). Works on either database.backend (PostgreSQL: one REPEATABLE READ transaction)."""
 
 IMPORT_HELP = """\
-Read an export into the database (created and migrated if missing), in ONE transaction: a bad line
-(reported with its line number and field) or a truncated file imports nothing.
+Read an export into the database (created and migrated if missing; a PostgreSQL database must exist
+and is migrated), in ONE transaction: a bad line (reported with its line number and field) or a
+truncated file imports nothing.
 
 Into an empty database every memory keeps its id and every value (exact round trip). A non-empty
 database is refused unless --merge: then memories get new ids, superseded_by links are remapped to
@@ -113,7 +117,14 @@ def add_portability_commands(
 # -- the verbs ------------------------------------------------------------------------------
 def run_backup(config: Config, args: argparse.Namespace) -> int:
     from .services import portability
+    from .store.portability import location, store_address
 
+    if config.database.backend == "postgres":
+        # A file copy of a server makes no sense; say what does, before touching any file.
+        raise portability.PortabilityError(
+            "database.backend is postgres: back it up with pg_dump, or copy it into a SQLite file with"
+            f" memory-cortex migrate-store --from {location(store_address(config.database))} --to sqlite:PATH"
+        )
     result = portability.backup_database(
         config.database.path, args.path, force=args.force, busy_timeout_ms=config.database.busy_timeout_ms
     )
@@ -128,11 +139,12 @@ def run_export(config: Config, args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from .services import portability
+    from .store.portability import store_address
 
     to_stdout = args.path == "-"
     with _output(args.path, force=args.force) as out, tqdm(unit="memory", desc="exporting") as bar:
         result = portability.export_memories(
-            config.database.path,
+            store_address(config.database),
             out,
             user_id=args.user,
             embeddings=not args.no_embeddings,
@@ -156,11 +168,12 @@ def run_import(config: Config, args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from .services import portability
+    from .store.portability import location, store_address
 
     model = config.embeddings.model
     with _input(args.path) as lines, tqdm(unit="memory", desc="importing") as bar:
         result = portability.import_memories(
-            config.database.path,
+            store_address(config.database),
             lines,
             model=model,
             merge=args.merge,
@@ -181,7 +194,7 @@ def run_import(config: Config, args: argparse.Namespace) -> int:
     ids = "same ids" if result.kept_ids else "new ids"
     print(
         f"import: {result.added} added ({ids}), {result.skipped} skipped as already stored,"
-        f" {reembedded} re-embedded -> {config.database.path}"
+        f" {reembedded} re-embedded -> {location(store_address(config.database))}"
     )
     left = len(result.needing_embedding) - reembedded
     if left:
@@ -198,12 +211,13 @@ def _reembed(config: Config, memory_ids: list[int], batch_size: int) -> int:
 
     from .runtime import started_embedder
     from .services import portability
+    from .store.portability import store_address
 
     async def run() -> int:
         async with started_embedder(config) as embedder:
             with tqdm(unit="memory", desc="embedding") as bar:
                 return await portability.reembed_memories(
-                    config.database.path,
+                    store_address(config.database),
                     memory_ids,
                     embedder,
                     batch_size=batch_size,
@@ -227,7 +241,8 @@ INTERRUPTED = {
 
 
 def guarded(verb: str, run: Verb) -> Verb:
-    """``run`` with our errors, SQLite's and the file system's mapped to one stderr line and status 1."""
+    """``run`` with our errors, SQLite's, PostgreSQL's and the file system's mapped to one stderr line
+    and status 1 (a password of the configured URL never shows)."""
     from .errors import CortexError
     from .store.portability import TargetExists
 
@@ -245,12 +260,33 @@ def guarded(verb: str, run: Verb) -> Verb:
             print(f"{prefix} error: the input is not UTF-8 text ({exc.reason})", file=sys.stderr)
         except OSError as exc:
             print(f"{prefix} error: {exc}", file=sys.stderr)
+        except Exception as exc:
+            if not type(exc).__module__.startswith("psycopg"):  # psycopg is optional: never imported here
+                raise
+            print(f"{prefix} database error: {_postgres_message(exc, config)}", file=sys.stderr)
         except KeyboardInterrupt:
             print(f"\n{prefix} interrupted; {INTERRUPTED[verb]}", file=sys.stderr)
             return 130
         return 1
 
     return guarded_run
+
+
+def _postgres_message(exc: Exception, config: Config) -> str:
+    """The first line of a psycopg error (its DETAIL/HINT lines follow), the URL's password masked."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    if config.database.url is not None:
+        from urllib.parse import unquote, urlsplit
+
+        try:
+            password = urlsplit(config.database.url.get_secret_value()).password or ""
+        except ValueError:
+            password = ""
+        for secret in (password, unquote(password)):
+            if secret:
+                line = line.replace(secret, "***")
+    return line
 
 
 @contextmanager

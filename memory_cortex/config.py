@@ -24,7 +24,9 @@ from pydantic_settings import (
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 ENV_PREFIX = "MEMORY_CORTEX_"
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s]+")
-_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+_HOST = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
+)
 
 
 class _Section(BaseModel):
@@ -67,7 +69,9 @@ class ServerConfig(_Section):
     def _are_hosts(cls, hosts: list[str]) -> list[str]:
         for host in hosts:
             if not _HOST.fullmatch(host):
-                raise ValueError("each entry must be a host name or address, optionally :port; no scheme, path or wildcard")
+                raise ValueError(
+                    "each entry must be a host name or address, optionally :port; no scheme, path or wildcard"
+                )
         return [host.lower() for host in hosts]
 
     @field_validator("cors_origins")
@@ -91,8 +95,17 @@ class ServerConfig(_Section):
 
 
 class DatabaseConfig(_Section):
-    """The SQLite file that is the source of truth."""
+    """The store that is the source of truth: a SQLite file (the default) or a PostgreSQL database."""
 
+    backend: Literal["sqlite", "postgres"] = Field(
+        "sqlite",
+        description="sqlite (one file, one daemon) or postgres (several daemons on one database; needs pgvector).",
+    )
+    url: SecretStr | None = Field(
+        None,
+        description="postgres: libpq URL, e.g. postgresql://cortex@db.example:5432/cortex (a password in it is"
+        " never logged; or leave it out and use PGPASSWORD / ~/.pgpass).",
+    )
     path: Path = Field(
         Path("data/memory-cortex.db"),
         description="SQLite file; relative paths resolve against the working directory.",
@@ -116,6 +129,17 @@ class DatabaseConfig(_Section):
         gt=0,
         description="How often to look for vectors written by another process (the backfill script).",
     )
+
+    @model_validator(mode="after")
+    def _postgres_needs_url(self) -> DatabaseConfig:
+        if self.backend == "postgres" and (self.url is None or not self.url.get_secret_value().strip()):
+            raise ValueError(
+                "database.backend postgres needs database.url (postgresql://user@host:5432/dbname)"
+            )
+        url = self.url.get_secret_value() if self.url is not None else ""
+        if url and not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError("database.url must start with postgresql:// (a libpq URL)")
+        return self
 
 
 class EmbeddingsConfig(_Section):

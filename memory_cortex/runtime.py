@@ -103,15 +103,26 @@ class Services:
 # -- building -------------------------------------------------------------------------------
 def new_database(config: Config, *, read_connections: int | None = None) -> Database:
     """The store as configured (not opened); ``read_connections``: fewer readers for a CLI verb."""
+    readers = config.database.read_connections if read_connections is None else read_connections
+    if config.database.backend == "postgres":
+        from .store.postgres.db import PostgresDatabase  # psycopg: only where PostgreSQL is used
+
+        assert config.database.url is not None  # the config's validator says so
+        return PostgresDatabase(config.database.url.get_secret_value(), read_connections=readers)  # type: ignore[return-value]
     return Database(
         config.database.path,
         busy_timeout_ms=config.database.busy_timeout_ms,
-        read_connections=config.database.read_connections if read_connections is None else read_connections,
+        read_connections=readers,
         synchronous=config.database.synchronous,
     )
 
 
-def new_vector_index(config: Config, embedder: Embedder) -> VectorIndex:
+def new_vector_index(config: Config, embedder: Embedder, db: Database) -> VectorIndex:
+    """The in-memory index over SQLite's BLOBs, or PostgreSQL's own (pgvector) for that backend."""
+    if config.database.backend == "postgres":
+        from .store.postgres.vectors import PostgresVectorIndex
+
+        return PostgresVectorIndex(db, embedder.model, embedder.dim)  # type: ignore[arg-type,return-value]
     return VectorIndex(
         embedder.model,
         embedder.dim,
@@ -192,7 +203,7 @@ def build_services(
     # Every service calls the LLM through one wrapper that counts its failures by kind.
     chat_model: LLM | None = None if backend is None else MeteredLLM(backend, metrics)
     db = new_database(config)
-    index = new_vector_index(config, embedder)
+    index = new_vector_index(config, embedder, db)
     time_parser = TimeParser()
     memories = new_memory_service(config, db, index, embedder, time_parser)
     access = AccessTracker(db, config.search.access_flush_s)
@@ -259,7 +270,7 @@ def build_services(
         lifecycle=lifecycle,
         stats=StatsService(
             memories,
-            db.path,
+            db.path if config.database.backend == "sqlite" else None,
             index,
             embedder,
             chat_model,
@@ -300,9 +311,12 @@ async def _start_embedder(s: Services, stack: contextlib.AsyncExitStack) -> None
 
 async def _start_index(s: Services, stack: contextlib.AsyncExitStack) -> None:
     # dateparser's data too, when time-aware search is on: before the heap is trimmed.
+    if getattr(s.index, "in_database", False) and s.index.dim is None:
+        s.index.dim = s.embedder.dim  # known once the embedder has started
     await fill_vector_index(s.db, s.index, warm_up=s.search.warm_up)
-    await s.index_sync.start()
-    stack.push_async_callback(s.index_sync.stop)
+    if not getattr(s.index, "in_database", False):  # PostgreSQL's index sees every writer's rows
+        await s.index_sync.start()
+        stack.push_async_callback(s.index_sync.stop)
 
 
 async def _start_access(s: Services, stack: contextlib.AsyncExitStack) -> None:
@@ -375,7 +389,7 @@ async def memory_service_over(config: Config, db: Database) -> AsyncIterator[Mem
     """A memory service over an opened store: the embedder started and the vector index loaded
     (dedup compares with the live vectors). For verbs that write memories without the daemon."""
     async with started_embedder(config) as embedder:
-        index = new_vector_index(config, embedder)
+        index = new_vector_index(config, embedder, db)
         await fill_vector_index(db, index)
         yield new_memory_service(config, db, index, embedder)
 
@@ -385,7 +399,7 @@ async def open_database(
 ) -> None:
     """Open ``db`` and checkpoint its WAL in the background; both undone by ``stack``."""
     await asyncio.to_thread(db.open)
-    log.info("database open", extra={"path": str(db.path)})
+    log.info("database open", extra={"path": db.location})
 
     async def close() -> None:
         await asyncio.to_thread(db.close)
@@ -409,7 +423,10 @@ async def fill_vector_index(
     both off the event loop, then give the heap start-up freed back to the OS."""
     use_one_blas_thread()
     started = time.perf_counter()
-    loaded = await asyncio.to_thread(load_vector_index, db, index)
+    if getattr(index, "in_database", False):
+        loaded = await asyncio.to_thread(index.prepare)  # type: ignore[attr-defined]
+    else:
+        loaded = await asyncio.to_thread(load_vector_index, db, index)
     if warm_up is not None:
         await asyncio.to_thread(warm_up)
     release_freed_heap()

@@ -64,7 +64,9 @@ def check_paths(config: Config) -> list[str]:
     """Problems with the files the daemon will open, each one line with its fix (empty: none)."""
     problems = []
     db = config.database.path
-    if db.is_dir():
+    if config.database.backend == "postgres":
+        pass  # no file: the server is asked when the store opens (a one-line error there)
+    elif db.is_dir():
         problems.append(f"database.path {db} is a folder: name a file in it, e.g. --db {db / 'memories.db'}")
     else:
         folder = nearest_existing(db.parent)
@@ -111,6 +113,8 @@ def nearest_existing(folder: Path) -> Path:
 
 def missing_database_folder(config: Config) -> Path | None:
     """The database's folder when it does not exist yet (the daemon creates it, and says so)."""
+    if config.database.backend == "postgres":
+        return None
     folder = config.database.path.parent
     return None if folder.exists() else folder
 

@@ -51,8 +51,16 @@ def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def make_config(tmp_path: Path, **sections: Any) -> Config:
-    """A config whose database lives in ``tmp_path``; ``sections`` override whole sections."""
-    database = {"path": tmp_path / "memories.db", **sections.pop("database", {})}
+    """A config whose database lives in ``tmp_path`` (with ``--backend postgres``: a PostgreSQL
+    database of its own, the same one for every config of this ``tmp_path``); ``sections`` override
+    whole sections."""
+    from tests import postgres
+
+    database = {
+        "path": tmp_path / "memories.db",
+        **postgres.database_section(tmp_path),
+        **sections.pop("database", {}),
+    }
     # A generous query-embedding timeout: a busy CI box must not turn a test FTS-only by chance.
     embeddings = {"query_timeout_s": 10.0, **sections.pop("embeddings", {})}
     # Rules-only extraction unless a test asks for a model: apps start fast and deterministic.
@@ -60,6 +68,40 @@ def make_config(tmp_path: Path, **sections: Any) -> Config:
     # No hardware polling unless a test points it at its own loopback server: never a real host.
     hardware = {"enabled": False, **sections.pop("hardware", {})}
     return Config(database=database, embeddings=embeddings, llm=llm, hardware=hardware, **sections)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="the store the `config` fixture (and so the `client` apps) use: scripts/test.sh runs the"
+        " HTTP tests once per backend",
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _app_backend(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With ``--backend postgres``, every config :func:`make_config` builds uses the session's
+    PostgreSQL server (started here, once)."""
+    from tests import postgres
+
+    if request.config.getoption("--backend") != "postgres":
+        yield
+        return
+    postgres.APP_SERVER_URI = request.getfixturevalue("postgres_server")
+    yield
+    postgres.APP_SERVER_URI = None
+
+
+@pytest.fixture(autouse=True)
+def _drop_app_databases() -> Iterator[None]:
+    """With ``--backend postgres``: each test's databases are dropped after it (its apps are closed
+    by then: this fixture is set up first, so torn down last)."""
+    from tests import postgres
+
+    yield
+    postgres.drop_app_databases()
 
 
 @pytest.fixture
@@ -97,3 +139,27 @@ async def lhm_server(aiohttp_server: Any) -> AsyncIterator[LhmServer]:
     lhm.port = server.port
     yield lhm
     lhm.released.set()  # a "slow" answer still pending ends now, so the server closes at once
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A real PostgreSQL 18 with pgvector for the whole run (tests/postgres.py); its admin URL."""
+    import shutil
+    import tempfile
+
+    from tests.postgres import start_server
+
+    # Not under pytest's own temp folder: a concurrent pytest run prunes old ones, server and all.
+    folder = Path(tempfile.mkdtemp(prefix="memory-cortex-postgres-"))
+    server = start_server(folder)
+    yield server.get_uri()
+    server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A fresh, empty database on the session's server, dropped after the test."""
+    from tests.postgres import fresh_database
+
+    yield from fresh_database(postgres_server)

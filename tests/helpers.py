@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from memory_cortex.config import Config
 from memory_cortex.records import MemoryRecord
 
 
@@ -145,7 +147,12 @@ class ChatServer:
     async def _chat(self, request: web.Request) -> web.Response:
         self.requests.append(await request.json())
         message = {"role": "assistant", "content": self.answer}
-        return web.json_response({"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
+        return web.json_response(
+            {
+                "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            }
+        )
 
 
 async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]:
@@ -185,3 +192,26 @@ def serve_in_thread(app: web.Application) -> Iterator[str]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
+
+
+@contextlib.contextmanager
+def store_connection(config: Config) -> Iterator[Any]:
+    """A direct connection to the store a test app uses (its SQLite file, or its PostgreSQL
+    database under ``--backend postgres``), to read or plant rows; what it wrote is committed at
+    the end of the block."""
+    if config.database.backend == "postgres":
+        import psycopg
+
+        from memory_cortex.store.postgres.connection import PgConnection, configure
+
+        assert config.database.url is not None
+        with psycopg.connect(config.database.url.get_secret_value(), autocommit=True) as raw:
+            configure(raw)
+            yield PgConnection(raw)
+        return
+    conn = sqlite3.connect(config.database.path)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()

@@ -148,7 +148,7 @@ def fts_is_in_step(path: Path) -> bool:
 
 def export_text(path: Path, **options: Any) -> str:
     out = io.StringIO()
-    export_memories(path, out, **options)
+    export_memories(f"sqlite:{path}", out, **options)
     return out.getvalue()
 
 
@@ -166,7 +166,7 @@ def test_export_then_import_into_an_empty_database_is_identical(tmp_path: Path) 
     ids = build_source(source)
     text = export_text(source)
 
-    result = import_memories(target, io.StringIO(text), model=MODEL)
+    result = import_memories(f"sqlite:{target}", io.StringIO(text), model=MODEL)
 
     assert (result.added, result.skipped, result.kept_ids) == (6, 0, True)
     assert all_rows(target) == all_rows(source)
@@ -213,7 +213,7 @@ def test_user_option_exports_one_user_and_it_imports_alone(tmp_path: Path) -> No
     assert header["user_id"] == "ana" and header["count"] == 3
     assert {line["user_id"] for line in lines} == {"ana"}
 
-    import_memories(target, io.StringIO(text), model=MODEL)
+    import_memories(f"sqlite:{target}", io.StringIO(text), model=MODEL)
     assert all_rows(target) == [row for row in all_rows(source) if row[1] == "ana"]
 
 
@@ -228,17 +228,17 @@ def test_no_embeddings_export_nulls_the_vector_columns_and_import_lists_them_to_
         for line in lines
     )
 
-    result = import_memories(target, io.StringIO(text), model=MODEL)
+    result = import_memories(f"sqlite:{target}", io.StringIO(text), model=MODEL)
     assert len(result.needing_embedding) == result.added == 6
 
 
 async def test_reembed_gives_imported_rows_a_vector_of_the_live_model(tmp_path: Path, minilm: Any) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     ids = build_source(source)
-    result = import_memories(target, io.StringIO(export_text(source, user_id="ben")), model=MODEL)
+    result = import_memories(f"sqlite:{target}", io.StringIO(export_text(source, user_id="ben")), model=MODEL)
     assert result.needing_embedding == [ids["foreign"], ids["bare"]]
 
-    stored = await reembed_memories(target, result.needing_embedding, minilm, batch_size=1)
+    stored = await reembed_memories(f"sqlite:{target}", result.needing_embedding, minilm, batch_size=1)
 
     assert stored == 2
     conn = sqlite3.connect(target)
@@ -313,7 +313,7 @@ def test_a_bad_file_names_the_line_and_field_and_imports_nothing(tmp_path: Path,
     lines = corrupt(valid_lines(tmp_path))
 
     with pytest.raises(ImportRejected) as caught:
-        import_memories(target, io.StringIO("\n".join(lines) + "\n"), model=MODEL)
+        import_memories(f"sqlite:{target}", io.StringIO("\n".join(lines) + "\n"), model=MODEL)
 
     assert expected in caught.value.message
     if target.exists():
@@ -328,7 +328,7 @@ def test_import_into_a_non_empty_database_is_refused_without_merge(tmp_path: Pat
     conn.close()
 
     with pytest.raises(ImportRejected, match="already holds 1 memories"):
-        import_memories(target, io.StringIO(export_text(source)), model=MODEL)
+        import_memories(f"sqlite:{target}", io.StringIO(export_text(source)), model=MODEL)
     assert count_memories(target) == 1
 
 
@@ -343,7 +343,7 @@ def test_merge_gives_new_ids_remaps_superseded_by_and_skips_stored_facts(tmp_pat
     conn.close()
     text = export_text(source)
 
-    result = import_memories(target, io.StringIO(text), model=MODEL, merge=True)
+    result = import_memories(f"sqlite:{target}", io.StringIO(text), model=MODEL, merge=True)
 
     assert (result.added, result.skipped, result.kept_ids) == (5, 1, False)
     conn = sqlite3.connect(target)
@@ -370,7 +370,7 @@ def test_merge_gives_new_ids_remaps_superseded_by_and_skips_stored_facts(tmp_pat
     assert tuple(rows["Ana rides a green Bianchi to work."].values())[1:] == source_ana[1:]
     assert fts_is_in_step(target)
 
-    again = import_memories(target, io.StringIO(text), model=MODEL, merge=True)
+    again = import_memories(f"sqlite:{target}", io.StringIO(text), model=MODEL, merge=True)
     assert (again.added, again.skipped) == (0, 6)
     assert count_memories(target) == 7
 

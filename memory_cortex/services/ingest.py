@@ -59,6 +59,11 @@ class IngestRequest:
     debounce: bool
 
 
+# On a database several daemons share: how often a worker looks for jobs a stopped daemon left, and
+# for jobs another daemon journaled (its submit cannot wake this worker).
+ORPHAN_CHECK_S = 10.0
+
+
 def session_key(user_id: str, session_id: str | None) -> str:
     """Sessions are per user: two users may reuse the same session id."""
     return f"{user_id}\x1f{session_id or ''}"
@@ -179,7 +184,7 @@ class IngestService:
     # -- the worker ------------------------------------------------------------------------
     async def start(self) -> None:
         """Resume after a restart: jobs left running run again; then start the worker."""
-        resumed = await self._db.write(lambda conn: ingest_sql.requeue_running(conn, self._clock()))
+        resumed = await self._requeue_abandoned()
         if resumed:
             log.info("resumed interrupted ingest jobs", extra={"jobs": resumed})
         self._task = asyncio.create_task(self._run(), name="extraction-worker")
@@ -199,26 +204,41 @@ class IngestService:
     async def run_due_jobs(self) -> int:
         """Run every job that is due now; returns how many ran (tests and the worker use it)."""
         ran = 0
+        me = self._db.instance_id
         while not self._stop.is_set():
-            job = await self._db.write(lambda conn: ingest_sql.claim_due(conn, self._clock()))
+            job = await self._db.write(lambda conn: ingest_sql.claim_due(conn, self._clock(), me))
             if job is None:
                 return ran
             await self._process(job)
             ran += 1
         return ran
 
+    async def _requeue_abandoned(self) -> int:
+        """Jobs left 'running' by a daemon that is gone (this one, before a restart; on PostgreSQL
+        also another daemon on the same database) run again."""
+        me = self._db.instance_id
+        return await self._db.write(lambda conn: ingest_sql.requeue_running(conn, self._clock(), me))
+
     async def _run(self) -> None:
+        last_orphan_check = time.monotonic()
         while not self._stop.is_set():
             # Cleared before the work, not after it: a stop() or submit() that lands while the
             # jobs run or the next due time is read must still wake the wait below.
             self._wake.clear()
             try:
+                if self._db.shared and time.monotonic() - last_orphan_check >= ORPHAN_CHECK_S:
+                    # Another daemon on the database may have died mid-job: its jobs come here.
+                    last_orphan_check = time.monotonic()
+                    if adopted := await self._requeue_abandoned():
+                        log.info("took over jobs of a daemon that stopped", extra={"jobs": adopted})
                 await self.run_due_jobs()
                 next_due = await self._db.read(ingest_sql.next_due_at)
             except Exception:  # never let the worker die: log, pause, go on
                 log.exception("extraction worker error")
                 next_due = self._clock() + 5
             wait = 3600.0 if next_due is None else max(0.0, next_due - self._clock())
+            if self._db.shared:  # wake for the next orphan check (and others' jobs) too
+                wait = min(wait, ORPHAN_CHECK_S)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=wait + 0.01)
 

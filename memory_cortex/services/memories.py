@@ -40,6 +40,7 @@ from ..store.db import Database
 from ..store.vectors import VectorIndex
 from ..vectormath import from_blob, to_blob
 from .corrections import narrow_supersessions
+from .index_calls import call_index
 from .memory_text import embedding_text, redacted_json, stored_embedding_text, without_secrets
 from .timeparse import TimeParser
 from .write_plan import WritePlan, plan_writes
@@ -194,7 +195,9 @@ class MemoryService:
             self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
         ]
         plans = (
-            plan_writes(
+            await call_index(
+                self._index,
+                plan_writes,
                 self._index,
                 rows,
                 vectors,

@@ -23,6 +23,7 @@ import base64
 import binascii
 import json
 import sqlite3
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,6 +45,7 @@ from ..models.embedders import Embedder
 from ..store import embeddings as embedding_sql
 from ..store import memories as memory_sql
 from ..store import portability as portability_sql
+from ..store.connection import Connection
 from ..store.portability import BackupResult, PortabilityError, TargetExists
 from ..vectormath import to_blob
 from .memory_text import stored_embedding_text
@@ -203,7 +205,7 @@ class ExportResult:
 
 
 def export_memories(
-    db_path: Path,
+    address: str,
     out: TextIO,
     *,
     user_id: str | None = None,
@@ -216,7 +218,8 @@ def export_memories(
     One read snapshot, streamed row by row, safe while the daemon writes.
 
     Args:
-        db_path: the database to read.
+        address: the store to read: ``sqlite:PATH`` or a ``postgresql://`` URL
+            (:func:`~memory_cortex.store.portability.store_address`).
         out: a text stream (UTF-8); lines end in ``\\n``.
         user_id: export only this user's memories.
         embeddings: False writes the three embedding columns as null (a smaller file; the
@@ -224,7 +227,7 @@ def export_memories(
         busy_timeout_ms: lock wait of the reading connection.
         progress: told the total, then each memory written.
     """
-    with portability_sql.export_snapshot(db_path, busy_timeout_ms=busy_timeout_ms) as conn:
+    with portability_sql.read_snapshot(address, busy_timeout_ms=busy_timeout_ms) as conn:
         count = portability_sql.export_count(conn, user_id)
         header = ExportHeader(
             format=EXPORT_FORMAT,
@@ -260,7 +263,7 @@ class ImportResult:
 
 
 def import_memories(
-    db_path: Path,
+    address: str,
     lines: Iterable[str],
     *,
     model: str,
@@ -268,7 +271,8 @@ def import_memories(
     busy_timeout_ms: int = 5000,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Read an export into ``db_path`` (created and migrated if needed), in one transaction.
+    """Read an export into the store at ``address`` (created and migrated if needed; a PostgreSQL
+    database must exist), in one transaction.
 
     Into an empty database every row keeps its id and every value. Into a non-empty one only with
     ``merge``: rows get new ids, ``superseded_by`` is remapped to them, and a row whose
@@ -279,7 +283,7 @@ def import_memories(
     ``superseded_by`` naming a memory absent from the file, or fewer/more lines than announced.
 
     Args:
-        db_path: the database to fill.
+        address: the store to fill: ``sqlite:PATH`` or a ``postgresql://`` URL.
         lines: the export's lines (a text file or stdin).
         model: the live embedder's model; rows with no vector of it are listed in the result.
         merge: allow a non-empty target (see above).
@@ -290,24 +294,24 @@ def import_memories(
     header = _read_header(numbered)
     if progress is not None:
         progress.total = header.count
-    conn = portability_sql.open_for_import(db_path, busy_timeout_ms=busy_timeout_ms)
-    try:
-        with portability_sql.write_transaction(conn):
-            existing = portability_sql.memory_count(conn)
-            if existing and not merge:
-                raise ImportRejected(
-                    f"{db_path} already holds {existing} memories; import into an empty database, or"
-                    " merge into this one (--merge: new ids, rows with a stored (user_id, fact) skipped)"
-                )
-            result = ImportResult(header=header, kept_ids=existing == 0)
-            _import_rows(conn, numbered, result, model, progress)
-    finally:
-        conn.close()
+    with (
+        portability_sql.writable(address, busy_timeout_ms=busy_timeout_ms) as conn,
+        portability_sql.write_transaction(conn),
+    ):
+        existing = portability_sql.memory_count(conn)
+        if existing and not merge:
+            raise ImportRejected(
+                f"{portability_sql.location(address)} already holds {existing} memories; import into an"
+                " empty database, or merge into this one (--merge: new ids, rows with a stored"
+                " (user_id, fact) skipped)"
+            )
+        result = ImportResult(header=header, kept_ids=existing == 0)
+        _import_rows(conn, numbered, result, model, progress)
     return result
 
 
 def _import_rows(
-    conn: sqlite3.Connection,
+    conn: Connection,
     numbered: Iterator[tuple[int, str]],
     result: ImportResult,
     model: str,
@@ -363,11 +367,24 @@ def _import_rows(
         portability_sql.stop_duplicate_lookup(conn)
 
 
-def _insert(conn: sqlite3.Connection, memory: ExportedMemory, line_no: int, *, keep_id: bool) -> int:
+def _insert(conn: Connection, memory: ExportedMemory, line_no: int, *, keep_id: bool) -> int:
     try:
         return portability_sql.insert_exact(conn, memory.as_row(), keep_id=keep_id)
     except sqlite3.IntegrityError as exc:  # a constraint the line model does not know about
         raise ImportRejected(f"line {line_no}: the database refused the row: {exc}") from exc
+    except Exception as exc:
+        if not _refused_by_postgres(exc):
+            raise
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ImportRejected(f"line {line_no}: the database refused the row: {reason}") from exc
+
+
+def _refused_by_postgres(exc: Exception) -> bool:
+    """Whether PostgreSQL refused the row's values: a constraint (as SQLite's IntegrityError) or a
+    value it cannot store (text with a NUL character, which SQLite keeps). psycopg is optional: an
+    exception of its own means it is imported already."""
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(exc, (psycopg.IntegrityError, psycopg.DataError))
 
 
 def _numbered_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -409,7 +426,7 @@ def _describe(exc: ValidationError, line_no: int) -> str:
 
 # -- re-embedding ---------------------------------------------------------------------------
 async def reembed_memories(
-    db_path: Path,
+    address: str,
     memory_ids: Sequence[int],
     embedder: Embedder,
     *,
@@ -426,9 +443,8 @@ async def reembed_memories(
     """
     if progress is not None:
         progress.total = len(memory_ids)
-    conn = portability_sql.open_for_import(db_path, busy_timeout_ms=busy_timeout_ms)
     stored = 0
-    try:
+    with portability_sql.writable(address, busy_timeout_ms=busy_timeout_ms) as conn:
         for start in range(0, len(memory_ids), batch_size):
             batch = memory_sql.get_many(conn, memory_ids[start : start + batch_size])
             records = list(batch.values())
@@ -443,6 +459,4 @@ async def reembed_memories(
                         stored += 1
             if progress is not None:
                 progress.update(len(memory_ids[start : start + batch_size]))
-    finally:
-        conn.close()
     return stored

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,7 @@ class StatsService:
 
     Args:
         memories: the memory service (its counts come from one SQL pass).
-        db_path: the database file, to report its size with the WAL.
+        db_path: the SQLite file, to report its size with the WAL (None: ask ``db``, e.g. PostgreSQL).
         index: the vector index (rows it holds).
         embedder: for its health.
         llm: for its health (None: rules only).
@@ -54,7 +55,7 @@ class StatsService:
     def __init__(
         self,
         memories: MemoryService,
-        db_path: Path,
+        db_path: Path | None,
         index: VectorIndex | None,
         embedder: Embedder | None,
         llm: LLM | None,
@@ -83,7 +84,9 @@ class StatsService:
     def embedder_health(self) -> EmbedderHealth | None:
         return self._embedder.health() if self._embedder is not None else None
 
-    def db_bytes(self) -> int:
+    async def db_bytes(self) -> int:
+        if self._db_path is None:
+            return await self._db.size_bytes() if self._db is not None else 0
         total = 0
         for suffix in ("", "-wal"):
             path = self._db_path.with_name(self._db_path.name + suffix)
@@ -94,8 +97,8 @@ class StatsService:
     async def stats(self) -> Stats:
         return Stats(
             counts=await self._memories.counts(),
-            vector_index_rows=len(self._index) if self._index is not None else 0,
-            db_bytes=self.db_bytes(),
+            vector_index_rows=await self._index_rows(),
+            db_bytes=await self.db_bytes(),
             uptime_s=self.uptime_s,
             embedder=self.embedder_health(),
             llm=self._llm.health() if self._llm is not None else LLMHealth("rules", "rules", True),
@@ -103,6 +106,13 @@ class StatsService:
             hardware=self._hardware.status(),
             scheduler=self._scheduler.state(),
         )
+
+    async def _index_rows(self) -> int:
+        if self._index is None:
+            return 0
+        if getattr(self._index, "in_database", False):  # a count in the database: off the loop
+            return await asyncio.to_thread(len, self._index)
+        return len(self._index)
 
     async def overview(self, user_id: str, days: int, *, audience: Audience) -> Overview:
         """The dashboard's overview of ``user_id`` over the last ``days`` UTC days: the memories

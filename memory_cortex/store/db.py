@@ -15,16 +15,18 @@ also fsyncs the WAL at every commit, so those survive too. See README "Durabilit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
 from ..errors import StoreUnavailable
+from .connection import SqliteConnection
 from .files import make_private_file
 
 log = logging.getLogger(__name__)
@@ -49,10 +51,14 @@ def connect(
         raise ValueError(f"synchronous must be one of {SYNCHRONOUS_LEVELS}, got {synchronous!r}")
     if read_only:
         conn = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+            f"file:{path}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=SqliteConnection,
         )
     else:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=SqliteConnection)
     conn.row_factory = sqlite3.Row
     # SQLite's lower() folds ASCII only; a filter for "ü" must find "Ü" (store/memories.py).
     conn.create_function("casefold", 1, _casefold, deterministic=True)
@@ -165,6 +171,29 @@ class Database:
         self._checkpointer: ThreadPoolExecutor | None = None
         self._all_connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
+
+    # One daemon per SQLite file: it is the only instance, and exclusive work is decided in-process.
+    instance_id = 0
+    shared = False
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, name: str) -> AsyncIterator[bool]:
+        """Always held: no other daemon shares this file (PostgreSQL's version asks the server)."""
+        yield True
+
+    @property
+    def location(self) -> str:
+        """Where the data is, for logs."""
+        return str(self.path)
+
+    async def size_bytes(self) -> int:
+        """The file and its WAL."""
+        total = 0
+        for suffix in ("", "-wal"):
+            path = self.path.with_name(self.path.name + suffix)
+            if path.exists():
+                total += path.stat().st_size
+        return total
 
     # -- lifecycle -------------------------------------------------------------------------
     def open(self) -> None:

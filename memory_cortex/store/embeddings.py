@@ -1,18 +1,22 @@
 """The SQL of the stored vectors: writing one, walking them to build the index, finding what still
-needs embedding, and the counts /stats reports."""
+needs embedding, and the counts /stats reports.
+
+The same SQL runs on SQLite and PostgreSQL (the dialect gives the two fragments that differ). The
+vector is stored as a little-endian float32 BLOB on both; on PostgreSQL the ``embedding_vector``
+column is generated from it, so writing the BLOB here writes the pgvector value too.
+"""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..records import PRIVATE_TO_ALL_AGENTS, Scope
+from .connection import Connection, dialect_of
 
 
-def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: str, dim: int) -> bool:
+def set_embedding(conn: Connection, memory_id: int, blob: bytes, model: str, dim: int) -> bool:
     """Store a vector without touching ``updated_at`` (the memory itself did not change)."""
     cursor = conn.execute(
         "UPDATE memories SET embedding = ?, embedding_model = ?, embedding_dim = ? WHERE id = ?",
@@ -21,9 +25,7 @@ def set_embedding(conn: sqlite3.Connection, memory_id: int, blob: bytes, model: 
     return cursor.rowcount > 0
 
 
-def iter_embeddings(
-    conn: sqlite3.Connection, model: str
-) -> Iterator[tuple[int, str, bytes, int, str, str, Scope]]:
+def iter_embeddings(conn: Connection, model: str) -> Iterator[tuple[int, str, bytes, int, str, str, Scope]]:
     """``(id, user_id, blob, dim, layer, kind, scope)`` of every live row embedded by ``model``:
     the index's source
     (the channel of a shared row only: all the index keeps)."""
@@ -36,7 +38,7 @@ def iter_embeddings(
         yield (*row, Scope(agent_id, visibility, channel))  # type: ignore[misc]
 
 
-def embedding_counts(conn: sqlite3.Connection, model: str) -> dict[str, int]:
+def embedding_counts(conn: Connection, model: str) -> dict[str, int]:
     """Live rows embedded by ``model``, per user (to size the vector matrices at start-up)."""
     return dict(
         conn.execute(
@@ -48,7 +50,7 @@ def embedding_counts(conn: sqlite3.Connection, model: str) -> dict[str, int]:
 
 
 def needing_embedding(
-    conn: sqlite3.Connection,
+    conn: Connection,
     model: str,
     *,
     user_id: str | None,
@@ -56,6 +58,7 @@ def needing_embedding(
     limit: int,
 ) -> list[tuple[int, str, str]]:
     """``(id, topic, fact)`` of rows with no vector or one from another model, by id."""
+    other_model = dialect_of(conn).differs("embedding_model", "?")
     params: list[Any] = [model, after_id]
     user_clause = ""
     if user_id is not None:
@@ -63,14 +66,16 @@ def needing_embedding(
         params.append(user_id)
     rows = conn.execute(
         "SELECT id, topic, fact FROM memories"
-        " WHERE (embedding IS NULL OR embedding_model IS NOT ? OR embedding_model IS NULL)"
+        f" WHERE (embedding IS NULL OR {other_model} OR embedding_model IS NULL)"
         f" AND id > ?{user_clause} ORDER BY id LIMIT ?",
         (*params, limit),
     )
     return [(r[0], r[1], r[2]) for r in rows]
 
 
-def count_needing_embedding(conn: sqlite3.Connection, model: str, user_id: str | None) -> int:
+def count_needing_embedding(conn: Connection, model: str, user_id: str | None) -> int:
+    """How many rows :func:`needing_embedding` would walk (of one user, or of all)."""
+    other_model = dialect_of(conn).differs("embedding_model", "?")
     params: list[Any] = [model]
     user_clause = ""
     if user_id is not None:
@@ -78,8 +83,7 @@ def count_needing_embedding(conn: sqlite3.Connection, model: str, user_id: str |
         params.append(user_id)
     return int(
         conn.execute(
-            "SELECT count(*) FROM memories WHERE (embedding IS NULL OR embedding_model IS NOT ?)"
-            f"{user_clause}",
+            f"SELECT count(*) FROM memories WHERE (embedding IS NULL OR {other_model}){user_clause}",
             params,
         ).fetchone()[0]
     )
@@ -97,15 +101,18 @@ class StoreCounts:
     unembedded: int
 
 
-def counts(conn: sqlite3.Connection, model: str) -> StoreCounts:
+def counts(conn: Connection, model: str) -> StoreCounts:
     """Numbers for /stats in one pass over the table."""
+    d = dialect_of(conn)
+    conditions = (
+        "superseded_by IS NULL",
+        "embedding IS NOT NULL AND embedding_model = ?",
+        f"embedding IS NOT NULL AND {d.differs('embedding_model', '?')}",
+        "embedding IS NULL",
+    )
+    sums = ", ".join(f"coalesce(sum({d.as_int(condition)}), 0)" for condition in conditions)
     row = conn.execute(
-        "SELECT count(*),"
-        " coalesce(sum(superseded_by IS NULL), 0),"
-        " coalesce(sum(embedding IS NOT NULL AND embedding_model = ?), 0),"
-        " coalesce(sum(embedding IS NOT NULL AND embedding_model IS NOT ?), 0),"
-        " coalesce(sum(embedding IS NULL), 0)"
-        " FROM memories",
+        f"SELECT count(*), {sums} FROM memories",
         (model, model),
     ).fetchone()
     per_user = dict(
@@ -147,15 +154,16 @@ class VectorRow:
     scope: Scope = PRIVATE_TO_ALL_AGENTS
 
 
-def vector_rows(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> list[VectorRow]:
+def vector_rows(conn: Connection, memory_ids: Sequence[int]) -> list[VectorRow]:
     """The embedding columns of these rows; a deleted row comes back with everything None."""
+    d = dialect_of(conn)
     found = {
         row[0]: VectorRow(*row, Scope(agent_id, visibility, channel))
         for *row, agent_id, visibility, channel in conn.execute(
             "SELECT id, user_id, embedding, embedding_model, embedding_dim, superseded_by, layer, kind,"
             " agent_id, visibility, CASE WHEN visibility = 'shared' THEN source_channel END"
-            " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(memory_ids)),),
+            f" FROM memories WHERE {d.in_list('id')}",
+            (d.list_param(memory_ids),),
         )
     }
     return [found.get(mid, VectorRow(mid, None, None, None, None, None, None, None)) for mid in memory_ids]

@@ -1,15 +1,18 @@
-"""All SQL about the ingest journal and session watermarks."""
+"""All SQL about the ingest journal and session watermarks, on SQLite and PostgreSQL alike.
+
+The SQL is shared; the few fragments that differ (the clock, ``min``, the row lock of a claim) come
+from the connection's dialect (``store/dialect.py``).
+"""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..records import Scope, stored_timestamp
-from .memories import NOW_SQL
+from .connection import Connection, dialect_of
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class IngestJob:
     occurred_at: str | None = None  # the body's occurred_at, stored format (None: now)
     agent_id: str | None = None  # the body's agent_id (None: every agent)
     session_kind: str = "private"  # the body's session_kind
+    claimed_by: int = 0  # the daemon working on it (PostgreSQL: several share the journal)
 
     @property
     def scope(self) -> Scope:
@@ -45,7 +49,7 @@ class IngestJob:
         return Scope(self.agent_id, "shared", self.channel or self.session_id or "")
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> IngestJob:
+    def from_row(cls, row: Any) -> IngestJob:
         data = dict(row)
         stored = json.loads(data["messages"])
         # The column holds the /ingest body as received ({"messages": [...], ...}) or, once the
@@ -79,7 +83,7 @@ class Watermark:
 
 
 def enqueue(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     session_key: str,
     user_id: str,
@@ -90,13 +94,14 @@ def enqueue(
     due_at: float,
 ) -> int:
     """Journal a request: replace the session's pending job (restarting its timer) or add one."""
+    # The existing row's channel is named by its table: PostgreSQL finds a bare name ambiguous.
     row = conn.execute(
         "INSERT INTO ingest_jobs (session_key, user_id, session_id, channel, messages, message_count, due_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (session_key) WHERE status = 'pending' DO UPDATE SET"
         "  messages = excluded.messages, message_count = excluded.message_count,"
-        "  channel = coalesce(excluded.channel, channel), due_at = excluded.due_at,"
-        f"  received_at = {NOW_SQL}"
+        "  channel = coalesce(excluded.channel, ingest_jobs.channel), due_at = excluded.due_at,"
+        f"  received_at = {dialect_of(conn).now}"
         " RETURNING id",
         (
             session_key,
@@ -111,44 +116,56 @@ def enqueue(
     return int(row[0])
 
 
-def next_due_at(conn: sqlite3.Connection) -> float | None:
+def next_due_at(conn: Connection) -> float | None:
     row = conn.execute("SELECT min(due_at) FROM ingest_jobs WHERE status = 'pending'").fetchone()
     return None if row[0] is None else float(row[0])
 
 
-def claim_due(conn: sqlite3.Connection, now: float) -> IngestJob | None:
-    """Mark the oldest due pending job running and return it (inside the caller's transaction)."""
+def claim_due(conn: Connection, now: float, claimed_by: int = 0) -> IngestJob | None:
+    """Mark the oldest due pending job running, claimed by the daemon ``claimed_by``, and return it
+    (inside the caller's transaction).
+
+    On PostgreSQL the pick locks the job and skips jobs another transaction holds: two daemons on
+    one database never claim the same job (each gets the next one, or None).
+    """
+    d = dialect_of(conn)
     row = conn.execute(
-        "UPDATE ingest_jobs SET status = 'running', attempts = attempts + 1,"
-        f" started_at = {NOW_SQL}"
+        "UPDATE ingest_jobs SET status = 'running', attempts = attempts + 1, claimed_by = ?,"
+        f" started_at = {d.now}"
         " WHERE id = (SELECT id FROM ingest_jobs WHERE status = 'pending' AND due_at <= ?"
-        "             ORDER BY due_at, id LIMIT 1)"
+        f"             ORDER BY due_at, id LIMIT 1{d.skip_locked})"
         " RETURNING *",
-        (now,),
+        (claimed_by, now),
     ).fetchone()
     return IngestJob.from_row(row) if row else None
 
 
-def requeue_running(conn: sqlite3.Connection, now: float) -> int:
+def requeue_running(conn: Connection, now: float, me: int = 0) -> int:
     """After a crash, jobs left 'running' run again (their facts were never committed).
+
+    Only jobs whose daemon is gone (:meth:`Dialect.claim_abandoned`; ``me``: the asking daemon's
+    id): on PostgreSQL another daemon may be running one right now.
 
     A session may meanwhile have a newer pending job; then the older one is superseded by it (the
     newer one carries the whole history anyway) and is closed as done without work.
     """
+    d = dialect_of(conn)
+    abandoned = d.claim_abandoned("claimed_by", me)
     conn.execute(
-        "UPDATE ingest_jobs SET status = 'done', finished_at = " + NOW_SQL + ","
+        f"UPDATE ingest_jobs SET status = 'done', finished_at = {d.now},"
         " last_error = 'superseded by a newer request after restart', facts_stored = 0"
-        " WHERE status = 'running' AND session_key IN"
+        f" WHERE status = 'running' AND {abandoned} AND session_key IN"
         "  (SELECT session_key FROM ingest_jobs WHERE status = 'pending')"
     )
     return conn.execute(
-        "UPDATE ingest_jobs SET status = 'pending', due_at = min(due_at, ?) WHERE status = 'running'",
+        f"UPDATE ingest_jobs SET status = 'pending', due_at = {d.least('due_at', '?')}"
+        f" WHERE status = 'running' AND {abandoned}",
         (now,),
     ).rowcount
 
 
 def finish(
-    conn: sqlite3.Connection,
+    conn: Connection,
     job_id: int,
     *,
     duration_ms: int,
@@ -158,13 +175,13 @@ def finish(
 ) -> None:
     """Close a job; its message copy is dropped (the watermark keeps what matters)."""
     conn.execute(
-        "UPDATE ingest_jobs SET status = 'done', finished_at = " + NOW_SQL + ", duration_ms = ?,"
+        f"UPDATE ingest_jobs SET status = 'done', finished_at = {dialect_of(conn).now}, duration_ms = ?,"
         " new_messages = ?, facts_stored = ?, method = ?, last_error = NULL, messages = '[]' WHERE id = ?",
         (duration_ms, new_messages, facts_stored, method, job_id),
     )
 
 
-def fail(conn: sqlite3.Connection, job_id: int, error: str, *, retry_at: float | None) -> None:
+def fail(conn: Connection, job_id: int, error: str, *, retry_at: float | None) -> None:
     """Record a failure: back to pending at ``retry_at``, or failed for good when None.
 
     When the session got a newer pending job meanwhile, that one carries the full history: this
@@ -183,12 +200,12 @@ def fail(conn: sqlite3.Connection, job_id: int, error: str, *, retry_at: float |
     else:
         status = "failed" if retry_at is None else "done"
         conn.execute(
-            "UPDATE ingest_jobs SET status = ?, last_error = ?, finished_at = " + NOW_SQL + " WHERE id = ?",
+            f"UPDATE ingest_jobs SET status = ?, last_error = ?, finished_at = {dialect_of(conn).now} WHERE id = ?",
             (status, error[:2000], job_id),
         )
 
 
-def retry_failed(conn: sqlite3.Connection, job_id: int, now: float) -> bool:
+def retry_failed(conn: Connection, job_id: int, now: float) -> bool:
     """Put a failed job back in the queue (the dashboard's retry button)."""
     return (
         conn.execute(
@@ -201,7 +218,7 @@ def retry_failed(conn: sqlite3.Connection, job_id: int, now: float) -> bool:
     )
 
 
-def get_watermark(conn: sqlite3.Connection, session_key: str) -> Watermark | None:
+def get_watermark(conn: Connection, session_key: str) -> Watermark | None:
     row = conn.execute(
         "SELECT session_key, message_count, history_hash, message_hashes FROM session_watermarks"
         " WHERE session_key = ?",
@@ -213,7 +230,7 @@ def get_watermark(conn: sqlite3.Connection, session_key: str) -> Watermark | Non
 
 
 def save_watermark(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     session_key: str,
     user_id: str,
@@ -225,12 +242,13 @@ def save_watermark(
         "INSERT INTO session_watermarks (session_key, user_id, session_id, message_count, history_hash,"
         " message_hashes) VALUES (?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (session_key) DO UPDATE SET message_count = excluded.message_count,"
-        f" history_hash = excluded.history_hash, message_hashes = excluded.message_hashes, updated_at = {NOW_SQL}",
+        " history_hash = excluded.history_hash, message_hashes = excluded.message_hashes,"
+        f" updated_at = {dialect_of(conn).now}",
         (session_key, user_id, session_id, len(hashes), history_hash, json.dumps(hashes)),
     )
 
 
-def stored_turn_hashes(conn: sqlite3.Connection, session_key: str) -> list[str]:
+def stored_turn_hashes(conn: Connection, session_key: str) -> list[str]:
     """The hashes of the session's messages already stored as turns, oldest first ([]: none yet)."""
     row = conn.execute(
         "SELECT message_hashes FROM session_turns WHERE session_key = ?", (session_key,)
@@ -238,37 +256,38 @@ def stored_turn_hashes(conn: sqlite3.Connection, session_key: str) -> list[str]:
     return [] if row is None else list(json.loads(row[0]))
 
 
-def save_turn_hashes(conn: sqlite3.Connection, *, session_key: str, user_id: str, hashes: list[str]) -> None:
+def save_turn_hashes(conn: Connection, *, session_key: str, user_id: str, hashes: list[str]) -> None:
     conn.execute(
         "INSERT INTO session_turns (session_key, user_id, message_hashes) VALUES (?, ?, ?)"
-        f" ON CONFLICT (session_key) DO UPDATE SET message_hashes = excluded.message_hashes, updated_at = {NOW_SQL}",
+        " ON CONFLICT (session_key) DO UPDATE SET message_hashes = excluded.message_hashes,"
+        f" updated_at = {dialect_of(conn).now}",
         (session_key, user_id, json.dumps(hashes)),
     )
 
 
-def pending_count(conn: sqlite3.Connection) -> int:
+def pending_count(conn: Connection) -> int:
     """Jobs waiting (index-only: the done rows, which pile up, are not scanned)."""
     return int(conn.execute("SELECT count(*) FROM ingest_jobs WHERE status = 'pending'").fetchone()[0])
 
 
-def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
+def queue_counts(conn: Connection) -> dict[str, int]:
     counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
     counts.update(dict(conn.execute("SELECT status, count(*) FROM ingest_jobs GROUP BY status").fetchall()))
     return counts
 
 
-def recent_jobs(conn: sqlite3.Connection, *, status: str | None, limit: int) -> list[IngestJob]:
+def recent_jobs(conn: Connection, *, status: str | None, limit: int) -> list[IngestJob]:
     clause, params = ("WHERE status = ?", [status]) if status else ("", [])
     rows = conn.execute(f"SELECT * FROM ingest_jobs {clause} ORDER BY id DESC LIMIT ?", (*params, limit))
     return [IngestJob.from_row(row) for row in rows]
 
 
-def get_job(conn: sqlite3.Connection, job_id: int) -> IngestJob | None:
+def get_job(conn: Connection, job_id: int) -> IngestJob | None:
     row = conn.execute("SELECT * FROM ingest_jobs WHERE id = ?", (job_id,)).fetchone()
     return IngestJob.from_row(row) if row else None
 
 
-def last_finished(conn: sqlite3.Connection) -> dict[str, Any] | None:
+def last_finished(conn: Connection) -> dict[str, Any] | None:
     row = conn.execute(
         "SELECT id, duration_ms, finished_at, facts_stored, method FROM ingest_jobs"
         " WHERE status = 'done' AND duration_ms IS NOT NULL ORDER BY finished_at DESC LIMIT 1"

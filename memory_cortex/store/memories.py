@@ -1,13 +1,15 @@
 """All SQL about memories. Nothing else in the package writes SQL for this table.
 
 Every function takes a connection from :class:`~memory_cortex.store.db.Database` (writer or reader), so
-transactions stay in the caller's hands; every value is a bound parameter.
+transactions stay in the caller's hands; every value is a bound parameter. The SQL is shared by SQLite
+and PostgreSQL; where they differ, the connection's dialect (``store/dialect.py``) gives the fragment,
+and the two queries that differ too much for fragments (the text filter, imported wordings) have one
+version per backend here.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,9 +22,13 @@ from ..records import (
     MemoryRecord,
     NewMemory,
 )
-from .fts import quote
+from .connection import Connection, dialect_of
+from .dialect import SQLITE_NOW, Dialect
+from .fts import like_pattern, quote
 
-NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+# SQLite's current timestamp, for the store modules not yet written for both backends (they import
+# it from here). This module uses the connection's dialect (``dialect_of(conn).now``) instead.
+NOW_SQL = SQLITE_NOW
 
 
 # Columns a caller may set on insert or change on update (never id, timestamps or counters).
@@ -56,15 +62,17 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
+def insert(conn: Connection, memory: NewMemory) -> int:
+    """Store ``memory``; its new id (``RETURNING``: PostgreSQL has no ``lastrowid``)."""
+    now = dialect_of(conn).now
     cursor = conn.execute(
         "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
         " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
         " embedding_dim, embedding_context, layer, occurred_at, kind, agent_id, visibility,"
         " layer_since)"
-        f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {NOW_SQL}), COALESCE(?, {NOW_SQL}),"
+        f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {now}), COALESCE(?, {now}),"
         # layer_since: now, whatever created_at says (a back-dated memory still enters its layer now).
-        f" ?, ?, ?, ?, ?, ?, ?, ?, ?, {NOW_SQL})",
+        f" ?, ?, ?, ?, ?, ?, ?, ?, ?, {now}) RETURNING id",
         (
             memory.user_id,
             memory.topic,
@@ -88,21 +96,20 @@ def insert(conn: sqlite3.Connection, memory: NewMemory) -> int:
             memory.visibility,
         ),
     )
-    return int(cursor.lastrowid or 0)
+    return int(cursor.fetchone()[0])
 
 
-def get(conn: sqlite3.Connection, memory_id: int) -> MemoryRecord | None:
+def get(conn: Connection, memory_id: int) -> MemoryRecord | None:
     row = conn.execute(f"{_SELECT} WHERE id = ?", (memory_id,)).fetchone()
     return MemoryRecord.from_row(row) if row else None
 
 
-def get_many(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]:
+def get_many(conn: Connection, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]:
     """Rows by id (missing ids are absent from the result)."""
     if not memory_ids:
         return {}
-    rows = conn.execute(
-        f"{_SELECT} WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(memory_ids)),)
-    )
+    d = dialect_of(conn)
+    rows = conn.execute(f"{_SELECT} WHERE {d.in_list('id')}", (d.list_param(memory_ids),))
     return {row["id"]: MemoryRecord.from_row(row) for row in rows}
 
 
@@ -111,11 +118,12 @@ MIN_TRIGRAM_TEXT = 3
 
 
 def list_memories(
-    conn: sqlite3.Connection, where: MemoryFilter, *, limit: int, before_id: int | None
+    conn: Connection, where: MemoryFilter, *, limit: int, before_id: int | None
 ) -> list[MemoryRecord]:
     """Newest first by id, or by created_at then id (``where.order == "created"``), keyset-paginated
     (``before_id``: the last row of the previous page; by date, with ``where.before_created_at``
     its created_at) so deep pages stay fast: both orders read an index in order (migration 012)."""
+    d = dialect_of(conn)
     clauses, params = [], []  # type: tuple[list[str], list[Any]]
     equal = {
         "user_id": where.user_id,
@@ -156,20 +164,29 @@ def list_memories(
             clauses.append(audience_sql.removeprefix(" AND "))
             params.extend(audience_params)
     if where.kinds is not None:
-        clauses.append("kind IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(list(where.kinds)))
+        clauses.append(d.in_list("kind"))
+        params.append(d.list_param(where.kinds))
     if where.text:
-        if len(where.text) >= MIN_TRIGRAM_TEXT:
-            # A quoted string is a phrase of trigrams: the rows whose topic or fact contain it.
-            clauses.append("id IN (SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH ?)")
-            params.append(quote(where.text))
-        else:
-            # Too short for trigrams: scanned, folded the same way on both sides (Unicode, not ASCII).
-            clauses.append("(instr(casefold(fact), ?) > 0 OR instr(casefold(topic), ?) > 0)")
-            params.extend([where.text.casefold()] * 2)
+        text_sql, text_params = _text_filter(d, where.text)
+        clauses.append(text_sql)
+        params.extend(text_params)
     order = "created_at DESC, id DESC" if where.order == "created" else "id DESC"
     sql = f"{_SELECT}{' WHERE ' + ' AND '.join(clauses) if clauses else ''} ORDER BY {order} LIMIT ?"
     return [MemoryRecord.from_row(row) for row in conn.execute(sql, (*params, limit))]
+
+
+def _text_filter(d: Dialect, text: str) -> tuple[str, list[Any]]:
+    """The rows whose topic or fact contain ``text``, case-insensitively (Unicode case, accents
+    kept: what SQLite's trigram tokenizer does)."""
+    if d.name == "postgres":
+        # ILIKE folds both sides with lower(); the pg_trgm index on this expression serves it (a
+        # text too short for trigrams is filtered, folded the same way, so one rule for every length).
+        return "(topic || E'\\n' || fact) ILIKE ? ESCAPE '\\'", [like_pattern(text)]
+    if len(text) >= MIN_TRIGRAM_TEXT:
+        # A quoted string is a phrase of trigrams: the rows whose topic or fact contain it.
+        return "id IN (SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH ?)", [quote(text)]
+    # Too short for trigrams: scanned, folded the same way on both sides (Unicode, not ASCII).
+    return "(instr(casefold(fact), ?) > 0 OR instr(casefold(topic), ?) > 0)", [text.casefold()] * 2
 
 
 def _cursor(where: MemoryFilter, before_id: int) -> tuple[str, list[Any]]:
@@ -188,7 +205,7 @@ def _cursor(where: MemoryFilter, before_id: int) -> tuple[str, list[Any]]:
 
 
 def conversation_sessions(
-    conn: sqlite3.Connection,
+    conn: Connection,
     user_id: str,
     *,
     newest_first: bool = True,
@@ -197,54 +214,65 @@ def conversation_sessions(
     audience: Audience = EVERYONE,
 ) -> list[ConversationSession]:
     """The user's sessions that have turns ``audience`` may see (counted over those turns), by
-    their last activity (the (user, session) index)."""
+    their last activity (the (user, session) index). Names are compared by code point on both
+    backends (``bytewise``), so the channel and agent picked and the order of ties agree."""
+    d = dialect_of(conn)
     order = "DESC" if newest_first else "ASC"
     scope, scope_params = audience.sql()
+    unit = d.char(31)  # between the parts of a reach: a character no name contains
+    session = d.bytewise("source_session")
     rows = conn.execute(
-        "SELECT source_session, max(source_channel), count(*), min(coalesce(occurred_at, created_at)),"
+        f"SELECT source_session, max({d.bytewise('source_channel')}), count(*),"
+        " min(coalesce(occurred_at, created_at)),"
         " max(coalesce(occurred_at, created_at)), max(created_at), max(id),"
         " (SELECT s.id FROM memories AS s WHERE s.user_id = ? AND s.source_session = t.source_session"
         "  AND s.category = 'session_summary' AND s.kind = 'fact' AND s.superseded_by IS NULL"
-        "  ORDER BY s.id DESC LIMIT 1), max(agent_id), min(visibility),"  # 'private' < 'shared'
+        f"  ORDER BY s.id DESC LIMIT 1), max({d.bytewise('agent_id')}), min(visibility),"  # 'private' < 'shared'
         # More than one reach among its turns (a session id reused by another agent or group).
-        " count(DISTINCT coalesce(agent_id, '') || char(31) || visibility || char(31)"
+        f" count(DISTINCT coalesce(agent_id, '') || {unit} || visibility || {unit}"
         "  || CASE WHEN visibility = 'shared' THEN coalesce(source_channel, '') ELSE '' END) > 1"
         f" FROM memories AS t WHERE user_id = ? AND kind = 'turn' AND source_session IS NOT NULL{scope}"
-        f" GROUP BY source_session ORDER BY max(created_at) {order}, source_session {order} LIMIT ? OFFSET ?",
-        (user_id, user_id, *scope_params, -1 if limit is None else limit, offset),
+        f" GROUP BY source_session ORDER BY max(created_at) {order}, {session} {order} LIMIT ? OFFSET ?",
+        (user_id, user_id, *scope_params, d.unlimited if limit is None else limit, offset),
     )
-    return [ConversationSession(*row) for row in rows]
+    return [_session(row) for row in rows]
 
 
-def turn_ids_of(
-    conn: sqlite3.Connection, user_id: str, session_id: str | None, digests: Sequence[str]
-) -> list[int]:
+def _session(row: Sequence[Any]) -> ConversationSession:
+    """A row of :func:`conversation_sessions`; its last column is a comparison, which SQLite gives
+    as 0 or 1 and PostgreSQL as a bool."""
+    *fields, mixed_scope = row
+    return ConversationSession(*fields, mixed_scope=bool(mixed_scope))
+
+
+def turn_ids_of(conn: Connection, user_id: str, session_id: str | None, digests: Sequence[str]) -> list[int]:
     """The ids of the session's live turns whose message digest is one of ``digests`` (every part
     of a long message), oldest first."""
     if not digests:
         return []
+    d = dialect_of(conn)
     session = "source_session IS NULL" if session_id is None else "source_session = ?"
     rows = conn.execute(
         f"SELECT id FROM memories WHERE user_id = ? AND {session} AND kind = 'turn'"
-        " AND json_extract(metadata, '$.digest') IN (SELECT value FROM json_each(?)) ORDER BY id",
-        (user_id, *([] if session_id is None else [session_id]), json.dumps(list(digests))),
+        f" AND {d.in_list(d.json_text('metadata', 'digest'))} ORDER BY id",
+        (user_id, *([] if session_id is None else [session_id]), d.list_param(digests)),
     )
     return [int(row[0]) for row in rows]
 
 
-def stored_by_job(
-    conn: sqlite3.Connection, user_id: str, session_id: str | None, job_id: int
-) -> list[MemoryRecord]:
+def stored_by_job(conn: Connection, user_id: str, session_id: str | None, job_id: int) -> list[MemoryRecord]:
     """The facts an extraction job stored (superseded or not), in the order it stored them (the
     turns it kept are the conversation itself, listed with the session's memories).
 
-    Found through the session index (the job's user and session), then the job id in the metadata.
+    Found through the session index (the job's user and session), then the job id in the metadata
+    (compared as text: the one type a JSON value has on both backends).
     """
+    d = dialect_of(conn)
     session = "source_session IS NULL" if session_id is None else "source_session = ?"
     rows = conn.execute(
-        f"{_SELECT} WHERE user_id = ? AND {session} AND json_extract(metadata, '$.ingest_job') = ?"
+        f"{_SELECT} WHERE user_id = ? AND {session} AND {d.json_text('metadata', 'ingest_job')} = ?"
         " AND kind = 'fact' ORDER BY id",
-        (user_id, *([] if session_id is None else [session_id]), job_id),
+        (user_id, *([] if session_id is None else [session_id]), str(job_id)),
     )
     return [MemoryRecord.from_row(row) for row in rows]
 
@@ -253,7 +281,7 @@ def stored_by_job(
 MAX_CHAIN = 50
 
 
-def history(conn: sqlite3.Connection, record: MemoryRecord) -> MemoryHistory:
+def history(conn: Connection, record: MemoryRecord) -> MemoryHistory:
     """The supersession, merge and summary links of ``record``, all within its user's rows."""
     same_user = f"{_SELECT} WHERE user_id = ? AND "
     replaces = conn.execute(
@@ -301,27 +329,28 @@ IMPORTED_WORDINGS_KEY = "markdown_merged"
 MAX_IMPORTED_WORDINGS = 20
 
 
-def users_in_layers(conn: sqlite3.Connection, layers: Sequence[str]) -> list[str]:
-    """Users with live memories in these layers, sorted."""
+def users_in_layers(conn: Connection, layers: Sequence[str]) -> list[str]:
+    """Users with live memories in these layers, sorted by code point (as SQLite sorts text)."""
+    d = dialect_of(conn)
     rows = conn.execute(
-        "SELECT DISTINCT user_id FROM memories WHERE superseded_by IS NULL"
-        " AND layer IN (SELECT value FROM json_each(?)) ORDER BY user_id",
-        (json.dumps(list(layers)),),
+        f"SELECT DISTINCT {d.bytewise('user_id')} AS user_id FROM memories"
+        f" WHERE superseded_by IS NULL AND {d.in_list('layer')} ORDER BY user_id",
+        (d.list_param(layers),),
     )
     return [row[0] for row in rows]
 
 
-def live_in_layers(conn: sqlite3.Connection, user_id: str, layers: Sequence[str]) -> list[MemoryRecord]:
+def live_in_layers(conn: Connection, user_id: str, layers: Sequence[str]) -> list[MemoryRecord]:
     """One user's live memories in these layers, in id order (the index on user, layer)."""
+    d = dialect_of(conn)
     rows = conn.execute(
-        f"{_SELECT} WHERE user_id = ? AND superseded_by IS NULL"
-        " AND layer IN (SELECT value FROM json_each(?)) ORDER BY id",
-        (user_id, json.dumps(list(layers))),
+        f"{_SELECT} WHERE user_id = ? AND superseded_by IS NULL AND {d.in_list('layer')} ORDER BY id",
+        (user_id, d.list_param(layers)),
     )
     return [MemoryRecord.from_row(row) for row in rows]
 
 
-def imported_facts(conn: sqlite3.Connection, user_id: str, facts: Sequence[str]) -> set[str]:
+def imported_facts(conn: Connection, user_id: str, facts: Sequence[str]) -> set[str]:
     """Which of ``facts`` this user already has: as the text of any memory (live, archived or
     superseded), or among the imported wordings recorded on one (:func:`record_imported_wordings`).
 
@@ -329,17 +358,39 @@ def imported_facts(conn: sqlite3.Connection, user_id: str, facts: Sequence[str])
     """
     if not facts:
         return set()
-    wanted = json.dumps(list(facts), ensure_ascii=False)
-    rows = conn.execute(
-        "SELECT fact FROM memories WHERE user_id = ? AND fact IN (SELECT value FROM json_each(?))"
-        " UNION SELECT w.value FROM memories m, json_each(m.metadata, ?) w"
-        " WHERE m.user_id = ? AND instr(m.metadata, ?) > 0 AND w.value IN (SELECT value FROM json_each(?))",
-        (user_id, wanted, f"$.{IMPORTED_WORDINGS_KEY}", user_id, f'"{IMPORTED_WORDINGS_KEY}"', wanted),
-    )
-    return {row[0] for row in rows}
+    d = dialect_of(conn)
+    wanted = d.list_param(facts)
+    marker = f'"{IMPORTED_WORDINGS_KEY}"'  # a cheap text test before the JSON is parsed
+    if d.name == "postgres":
+        sql, params = _IMPORTED_POSTGRES, (user_id, marker, user_id, wanted, wanted)
+    else:
+        sql, params = (
+            _IMPORTED_SQLITE,
+            (user_id, wanted, f"$.{IMPORTED_WORDINGS_KEY}", user_id, marker, wanted),
+        )
+    return {row[0] for row in conn.execute(sql, params)}
 
 
-def record_imported_wordings(conn: sqlite3.Connection, wordings: dict[int, list[str]]) -> None:
+_IMPORTED_SQLITE = (
+    "SELECT fact FROM memories WHERE user_id = ? AND fact IN (SELECT value FROM json_each(?))"
+    " UNION SELECT w.value FROM memories m, json_each(m.metadata, ?) w"
+    " WHERE m.user_id = ? AND instr(m.metadata, ?) > 0 AND w.value IN (SELECT value FROM json_each(?))"
+)
+# json_each(metadata, '$.key') yields an array's elements, or a lone value itself, and nothing (no
+# error) when the key is absent; lax JSON path's [*] does the same. Only strings can equal a fact.
+# The rows that name the key are picked first (MATERIALIZED: before any JSON is parsed), so metadata
+# jsonb cannot read (a NUL escape, which json keeps) only matters in a row that also has the key.
+_IMPORTED_POSTGRES = (
+    "WITH named AS MATERIALIZED (SELECT metadata FROM memories WHERE user_id = ? AND strpos(metadata, ?) > 0)"
+    " SELECT fact FROM memories WHERE user_id = ? AND fact = ANY(?)"
+    " UNION SELECT w.value #>> '{}' FROM named m,"
+    f" jsonb_path_query((m.metadata)::jsonb, 'lax $.{IMPORTED_WORDINGS_KEY}[*] ? (@.type() == \"string\")')"
+    " AS w(value)"
+    " WHERE (w.value #>> '{}') = ANY(?)"
+)
+
+
+def record_imported_wordings(conn: Connection, wordings: dict[int, list[str]]) -> None:
     """Remember, on each memory, the imported texts that were merged into it (newest last, at most
     ``MAX_IMPORTED_WORDINGS``), so that importing them again finds them instead of merging again."""
     for memory_id, texts in wordings.items():
@@ -359,7 +410,7 @@ def record_imported_wordings(conn: sqlite3.Connection, wordings: dict[int, list[
         )
 
 
-def update(conn: sqlite3.Connection, memory_id: int, changes: dict[str, Any]) -> bool:
+def update(conn: Connection, memory_id: int, changes: dict[str, Any]) -> bool:
     """Apply ``changes`` (keys from EDITABLE_COLUMNS or the embedding columns); False if no row."""
     allowed = set(EDITABLE_COLUMNS) | {"embedding", "embedding_model", "embedding_dim"}
     unknown = set(changes) - allowed
@@ -370,25 +421,27 @@ def update(conn: sqlite3.Connection, memory_id: int, changes: dict[str, Any]) ->
         values["metadata"] = json.dumps(values["metadata"], ensure_ascii=False)
     params = list(values.values())
     assignments = [f"{quote_identifier(col)} = ?" for col in values]
+    now = dialect_of(conn).now
     if "layer" in values:  # a move starts the layer's clock (decay, the working TTL)
-        assignments.insert(0, f"layer_since = CASE WHEN layer = ? THEN layer_since ELSE {NOW_SQL} END")
+        assignments.insert(0, f"layer_since = CASE WHEN layer = ? THEN layer_since ELSE {now} END")
         params.insert(0, values["layer"])
-    sets = ", ".join([*assignments, f"updated_at = {NOW_SQL}"])
+    sets = ", ".join([*assignments, f"updated_at = {now}"])
     cursor = conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*params, memory_id))
     return cursor.rowcount > 0
 
 
-def merge_into(conn: sqlite3.Connection, memory_id: int, newer: NewMemory) -> None:
+def merge_into(conn: Connection, memory_id: int, newer: NewMemory) -> None:
     """A near-duplicate arrived: keep the newer wording and vector, the higher importance, and count
     the repetition as an access (being said again is a sign the memory matters). Said again, an
     archived memory comes back in the newcomer's layer, and one written to core lands in core."""
+    d = dialect_of(conn)
     conn.execute(
         "UPDATE memories SET fact = ?, topic = CASE WHEN ? <> '' THEN ? ELSE topic END,"
         " layer_since = CASE WHEN (? = 'core' OR layer = 'archive') AND layer <> ? THEN"
-        f" {NOW_SQL} ELSE layer_since END,"
+        f" {d.now} ELSE layer_since END,"
         " layer = CASE WHEN ? = 'core' OR layer = 'archive' THEN ? ELSE layer END,"
-        " importance = max(importance, ?), access_count = access_count + 1,"
-        f" last_accessed = {NOW_SQL}, updated_at = {NOW_SQL},"
+        f" importance = {d.greatest('importance', '?')}, access_count = access_count + 1,"
+        f" last_accessed = {d.now}, updated_at = {d.now},"
         " embedding = coalesce(?, embedding), embedding_model = coalesce(?, embedding_model),"
         " embedding_dim = coalesce(?, embedding_dim) WHERE id = ?",
         (
@@ -408,29 +461,30 @@ def merge_into(conn: sqlite3.Connection, memory_id: int, newer: NewMemory) -> No
     )
 
 
-def bump_access(conn: sqlite3.Connection, reads: dict[int, int]) -> int:
+def bump_access(conn: Connection, reads: dict[int, int]) -> int:
     """Add ``reads[id]`` to each memory's ``access_count`` and stamp ``last_accessed`` now.
 
     ``updated_at`` stays: being read is not an edit (and the FTS triggers only fire on text).
     Returns the rows that still existed.
     """
     cursor = conn.executemany(
-        f"UPDATE memories SET access_count = access_count + ?, last_accessed = {NOW_SQL} WHERE id = ?",
+        f"UPDATE memories SET access_count = access_count + ?, last_accessed = {dialect_of(conn).now}"
+        " WHERE id = ?",
         [(count, memory_id) for memory_id, count in sorted(reads.items())],
     )
     return cursor.rowcount
 
 
-def delete(conn: sqlite3.Connection, memory_id: int) -> bool:
+def delete(conn: Connection, memory_id: int) -> bool:
     return conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount > 0
 
 
-def superseded_by(conn: sqlite3.Connection, memory_id: int) -> list[int]:
+def superseded_by(conn: Connection, memory_id: int) -> list[int]:
     """Ids of the rows ``memory_id`` supersedes: deleting it makes them live again (ON DELETE SET NULL)."""
     return [row[0] for row in conn.execute("SELECT id FROM memories WHERE superseded_by = ?", (memory_id,))]
 
 
-def live_in_layer(conn: sqlite3.Connection, user_id: str, layer: str, limit: int) -> list[MemoryRecord]:
+def live_in_layer(conn: Connection, user_id: str, layer: str, limit: int) -> list[MemoryRecord]:
     """One user's live memories in ``layer``, most important first, then newest (the profile)."""
     rows = conn.execute(
         f"{_SELECT} WHERE user_id = ? AND layer = ? AND superseded_by IS NULL"
@@ -440,7 +494,7 @@ def live_in_layer(conn: sqlite3.Connection, user_id: str, layer: str, limit: int
     return [MemoryRecord.from_row(row) for row in rows]
 
 
-def live_count(conn: sqlite3.Connection, user_id: str, audience: Audience = EVERYONE) -> int:
+def live_count(conn: Connection, user_id: str, audience: Audience = EVERYONE) -> int:
     """One user's live memories that ``audience`` may see (an index range, not a table scan)."""
     scope, params = audience.sql()
     return int(

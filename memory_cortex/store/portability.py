@@ -13,6 +13,12 @@ The tools using these functions run beside a live daemon, in another process:
   same snapshot, while the daemon keeps writing.
 - Imports write in one ``BEGIN IMMEDIATE`` transaction (:func:`write_transaction`): all or nothing.
   The FTS tables stay in step through the ``memories_ai`` trigger, as for any insert.
+
+Backends: the functions of a connection (export count and rows, the import's inserts, links and
+duplicate lookup, the write transaction) run on SQLite and PostgreSQL alike. Those of a file (the
+backup, :func:`export_snapshot`, :func:`open_for_import`) are SQLite's: a PostgreSQL server has its
+own backup tools (``pg_dump``). A store is named by its address (:func:`store_address`:
+``sqlite:PATH`` or a ``postgresql://`` URL); :func:`read_snapshot` and :func:`writable` open either.
 """
 
 from __future__ import annotations
@@ -28,10 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import DatabaseConfig
 from ..errors import CortexError
+from . import transfer
+from .connection import Connection, dialect_of
 from .db import apply_migrations, connect
 from .files import make_private_dir, make_private_file
-from .memories import NOW_SQL, quote_identifier
+from .memories import quote_identifier
 
 # Every column of ``memories``, in table order: what an export line holds. A test compares this
 # with the migrated schema, so a new column cannot be silently left out of exports.
@@ -67,6 +76,8 @@ _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
 _SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")
 # Per-connection TEMP table: the (user_id, fact) pairs that existed before a merge began.
 _DUPLICATE_LOOKUP = "import_existing_facts"
+# PostgreSQL streams an export in pages of this many rows, by id (see iter_export_rows).
+_EXPORT_PAGE_ROWS = 1000
 
 
 class PortabilityError(CortexError):
@@ -94,9 +105,77 @@ class BackupResult:
     seconds: float
 
 
+# -- addresses ------------------------------------------------------------------------------
+_SQLITE_PREFIX = "sqlite:"
+
+
+def store_address(database: DatabaseConfig) -> str:
+    """The configured store as an address: ``sqlite:<database.path>`` or the PostgreSQL URL (with
+    its password: never print it, print :func:`location`)."""
+    if database.backend == "postgres" and database.url is not None:
+        return database.url.get_secret_value()
+    return f"{_SQLITE_PREFIX}{database.path}"
+
+
+def is_postgres(address: str) -> bool:
+    return address.startswith(("postgresql://", "postgres://"))
+
+
+def location(address: str) -> str:
+    """The store for a message: the SQLite file's path, or the URL without its password."""
+    if address.startswith(_SQLITE_PREFIX):
+        return address.removeprefix(_SQLITE_PREFIX)
+    return transfer.describe(address)
+
+
+def _sqlite_path(address: str) -> Path:
+    if not address.startswith(_SQLITE_PREFIX):
+        raise transfer.StoreAddressError(
+            f"not a store address: {transfer.describe(address)!r} (sqlite:PATH or postgresql://…)"
+        )
+    return Path(address.removeprefix(_SQLITE_PREFIX))
+
+
+@contextmanager
+def read_snapshot(address: str, *, busy_timeout_ms: int) -> Iterator[Connection]:
+    """A connection inside one read-only snapshot of the store at ``address``: counts and rows agree.
+
+    SQLite: :func:`export_snapshot`. PostgreSQL: a REPEATABLE READ, read-only transaction (ended
+    when the block ends); the schema is migrated first, as the daemon would.
+    """
+    if is_postgres(address):
+        with transfer.opened(address, create=False) as conn:
+            yield conn
+        return
+    with export_snapshot(_sqlite_path(address), busy_timeout_ms=busy_timeout_ms) as conn:
+        yield conn
+
+
+@contextmanager
+def writable(address: str, *, busy_timeout_ms: int) -> Iterator[Connection]:
+    """A writable connection (in autocommit: :func:`write_transaction` makes the transactions) to
+    the store at ``address``, migrated to the current schema; closed when the block ends.
+
+    SQLite: :func:`open_for_import` (the file is created if missing). PostgreSQL: the database must
+    exist; a lock is waited for at most ``busy_timeout_ms``, as SQLite's busy timeout does.
+    """
+    if is_postgres(address):
+        with transfer.opened(address, create=True) as conn:
+            # lock_timeout 0 would mean "wait forever" where SQLite's busy timeout 0 fails at once.
+            conn.execute(f"SET lock_timeout = {max(int(busy_timeout_ms), 1)}")
+            yield conn
+        return
+    conn = open_for_import(_sqlite_path(address), busy_timeout_ms=busy_timeout_ms)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
 # -- backup ---------------------------------------------------------------------------------
 def backup_database(source: Path, target: Path, *, overwrite: bool, busy_timeout_ms: int) -> BackupResult:
-    """Copy ``source`` to ``target`` online, as a standalone file that passed ``integrity_check``.
+    """Copy ``source`` to ``target`` online, as a standalone file that passed ``integrity_check``
+    (SQLite only: a file copy).
 
     The copy is written to a temporary file beside ``target``, switched to ``journal_mode=DELETE``
     (one self-contained file: no ``-wal`` needed to open it), checked, fsynced and only then renamed
@@ -182,7 +261,8 @@ def _fsync_dir(path: Path) -> None:
 # -- export ---------------------------------------------------------------------------------
 @contextmanager
 def export_snapshot(path: Path, *, busy_timeout_ms: int) -> Iterator[sqlite3.Connection]:
-    """A read-only connection inside one read transaction: counts and rows agree with each other."""
+    """A read-only connection inside one read transaction: counts and rows agree with each other
+    (SQLite only: it opens a database file)."""
     if not path.is_file():
         raise PortabilityError(f"no database at {path}")
     conn = connect(path, read_only=True, busy_timeout_ms=busy_timeout_ms)
@@ -195,7 +275,7 @@ def export_snapshot(path: Path, *, busy_timeout_ms: int) -> Iterator[sqlite3.Con
         conn.close()
 
 
-def export_count(conn: sqlite3.Connection, user_id: str | None) -> int:
+def export_count(conn: Connection, user_id: str | None) -> int:
     """How many rows :func:`iter_export_rows` will yield with the same arguments."""
     if user_id is None:
         return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
@@ -203,9 +283,9 @@ def export_count(conn: sqlite3.Connection, user_id: str | None) -> int:
 
 
 def iter_export_rows(
-    conn: sqlite3.Connection, user_id: str | None, *, with_embeddings: bool
+    conn: Connection, user_id: str | None, *, with_embeddings: bool
 ) -> Iterator[dict[str, Any]]:
-    """Every column of every row (of one user), by id, streamed from the cursor (never all at once).
+    """Every column of every row (of one user), by id, streamed (never all rows in memory at once).
 
     Without embeddings the three embedding columns are NULL together: a model name without its
     vector would claim an embedding the row does not carry.
@@ -221,14 +301,36 @@ def iter_export_rows(
     if user_id is not None:
         sql += " WHERE user_id = ?"
         params = (user_id,)
+    if dialect_of(conn).name == "postgres":
+        yield from _export_pages(conn, sql, params)
+        return
     cursor = conn.execute(f"{sql} ORDER BY id", params)
     for row in cursor:
         yield dict(row)
 
 
+def _export_pages(conn: Connection, sql: str, params: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
+    """The export query in pages by id (PostgreSQL): its client-side cursor would hold every row,
+    vectors included, in memory at once. In a REPEATABLE READ transaction the pages are one
+    snapshot, as SQLite's single cursor is in :func:`export_snapshot`."""
+    after_id: int | None = None  # the first page has no lower bound
+    while True:
+        page_sql, page_params = sql, params
+        if after_id is not None:
+            page_sql += f"{' AND' if params else ' WHERE'} id > ?"
+            page_params = (*params, after_id)
+        rows = conn.execute(f"{page_sql} ORDER BY id LIMIT ?", (*page_params, _EXPORT_PAGE_ROWS)).fetchall()
+        for row in rows:
+            yield dict(row)
+        if len(rows) < _EXPORT_PAGE_ROWS:
+            return
+        after_id = rows[-1]["id"]
+
+
 # -- import ---------------------------------------------------------------------------------
 def open_for_import(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
-    """A writable connection opened as the daemon opens it: folder created, migrations applied."""
+    """A writable connection opened as the daemon opens it: folder created, migrations applied
+    (SQLite only: it opens a database file)."""
     make_private_file(path, "-wal", "-shm", "-journal")
     conn = connect(path, read_only=False, busy_timeout_ms=busy_timeout_ms)
     try:
@@ -240,81 +342,141 @@ def open_for_import(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
 
 
 @contextmanager
-def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``; any exception (Ctrl-C included) rolls everything back."""
-    conn.execute("BEGIN IMMEDIATE")
+def write_transaction(conn: Connection) -> Iterator[Connection]:
+    """One transaction holding the write lock of ``memories`` from its start; any exception (Ctrl-C
+    included) rolls everything back.
+
+    SQLite's ``BEGIN IMMEDIATE`` takes the database's write lock. On PostgreSQL a table lock in
+    SHARE ROW EXCLUSIVE mode does the same for ``memories``: readers go on, other writers of it wait,
+    so an import's "is it empty" check still holds when its rows (and their ids) arrive.
+    """
+    _begin_writing(conn)
     try:
         yield conn
         conn.execute("COMMIT")
     except BaseException:
-        if conn.in_transaction:
+        if conn.in_transaction:  # type: ignore[attr-defined]
             conn.execute("ROLLBACK")
         raise
 
 
-def memory_count(conn: sqlite3.Connection) -> int:
+def _begin_writing(conn: Connection) -> None:
+    """BEGIN with the write lock of ``memories`` taken (see :func:`write_transaction`)."""
+    if dialect_of(conn).name == "sqlite":
+        conn.execute("BEGIN IMMEDIATE")
+        return
+    conn.execute("BEGIN")
+    try:
+        conn.execute("LOCK TABLE memories IN SHARE ROW EXCLUSIVE MODE")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def memory_count(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
 
 
-def insert_exact(conn: sqlite3.Connection, row: dict[str, Any], *, keep_id: bool) -> int:
+def insert_exact(conn: Connection, row: dict[str, Any], *, keep_id: bool) -> int:
     """Insert one exported row with all its values (timestamps, counters, vector) as they were.
 
     ``superseded_by`` is always inserted NULL: the memory it names may come later in the file (and
     may get a new id), so links are set afterwards with :func:`set_superseded_by`. ``keep_id=False``
-    lets SQLite assign the next free id. ``row["metadata"]`` is a dict; ``row["embedding"]`` bytes.
+    lets the database assign the next free id. ``row["metadata"]`` is a dict; ``row["embedding"]``
+    bytes. On PostgreSQL a kept id moves the id sequence past it (:func:`_move_id_sequence`).
     """
     values = dict(row)
-    values["id"] = row["id"] if keep_id else None
     values["superseded_by"] = None
     values["compressed_into"] = None  # a link too: set afterwards, like superseded_by
     values["metadata"] = json.dumps(row["metadata"], ensure_ascii=False)
-    cursor = conn.execute(_INSERT_EXACT, tuple(values[column] for column in EXPORT_COLUMNS))
-    memory_id = int(cursor.lastrowid or 0)
+    columns = EXPORT_COLUMNS if keep_id else _COLUMNS_BUT_ID
+    memory_id = int(
+        conn.execute(_insert_sql(columns), tuple(values[column] for column in columns)).fetchone()[0]
+    )
+    if keep_id and dialect_of(conn).name == "postgres":
+        _move_id_sequence(conn)
     if row.get("layer_since") is None:  # a row that never said when it entered its layer: now
-        conn.execute(f"UPDATE memories SET layer_since = {NOW_SQL} WHERE id = ?", (memory_id,))
+        conn.execute(f"UPDATE memories SET layer_since = {dialect_of(conn).now} WHERE id = ?", (memory_id,))
     return memory_id
 
 
-_INSERT_EXACT = (
-    f"INSERT INTO memories ({', '.join(quote_identifier(column) for column in EXPORT_COLUMNS)})"
-    f" VALUES ({', '.join('?' for _ in EXPORT_COLUMNS)})"
-)
+def _insert_sql(columns: tuple[str, ...]) -> str:
+    """The INSERT of ``columns``; without ``id`` the database picks it (PostgreSQL refuses a NULL id
+    where SQLite would pick one, so the column is left out rather than sent NULL)."""
+    return (
+        f"INSERT INTO memories ({', '.join(quote_identifier(column) for column in columns)})"
+        f" VALUES ({', '.join('?' for _ in columns)}) RETURNING id"
+    )
 
 
-def set_superseded_by(conn: sqlite3.Connection, memory_id: int, newer_id: int) -> None:
+_COLUMNS_BUT_ID = tuple(column for column in EXPORT_COLUMNS if column != "id")
+
+
+def _move_id_sequence(conn: Connection) -> None:
+    """Set PostgreSQL's id sequence to the largest id stored: rows inserted with their own ids never
+    advance it, and the next memory the daemon writes would get one of theirs (SQLite needs nothing:
+    its next rowid is always past the largest)."""
+    conn.execute("SELECT setval(pg_get_serial_sequence('memories', 'id'), (SELECT max(id) FROM memories))")
+
+
+def set_superseded_by(conn: Connection, memory_id: int, newer_id: int) -> None:
     """Restore a ``superseded_by`` link without touching ``updated_at`` (the row is as exported)."""
     conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (newer_id, memory_id))
 
 
-def set_compressed_into(conn: sqlite3.Connection, memory_id: int, summary_id: int) -> None:
+def set_compressed_into(conn: Connection, memory_id: int, summary_id: int) -> None:
     """Restore a ``compressed_into`` link (the history summary), as :func:`set_superseded_by`."""
     conn.execute("UPDATE memories SET compressed_into = ? WHERE id = ?", (summary_id, memory_id))
 
 
-def start_duplicate_lookup(conn: sqlite3.Connection) -> None:
+def start_duplicate_lookup(conn: Connection) -> None:
     """Remember the ``(user_id, fact)`` pairs stored now, indexed, for :func:`existing_memory_id`.
 
     A TEMP table rather than a Python set: it scales with the store without holding every fact in
     memory, and it is a snapshot, so rows added by the same import never count as duplicates (two
-    rows of the export with the same fact are two memories of the source and both arrive).
+    rows of the export with the same fact are two memories of the source and both arrive). Where
+    one pair is stored twice, the lookup gives the older memory. On PostgreSQL call it inside
+    :func:`write_transaction`: the table is dropped at COMMIT (a pooled session keeps nothing).
     """
-    name = quote_identifier(_DUPLICATE_LOOKUP)
-    conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+    table = _lookup_table(conn)
+    conn.execute(f"DROP TABLE IF EXISTS {table}")
+    if dialect_of(conn).name == "postgres":
+        _fill_lookup_postgres(conn, table)
+        return
     conn.execute(
-        f"CREATE TEMP TABLE {name} (user_id TEXT NOT NULL, fact TEXT NOT NULL, id INTEGER NOT NULL,"
-        " PRIMARY KEY (user_id, fact)) WITHOUT ROWID"
+        f"CREATE TEMP TABLE {quote_identifier(_DUPLICATE_LOOKUP)} (user_id TEXT NOT NULL, fact TEXT NOT NULL,"
+        " id INTEGER NOT NULL, PRIMARY KEY (user_id, fact)) WITHOUT ROWID"
     )
-    conn.execute(f"INSERT OR IGNORE INTO temp.{name} SELECT user_id, fact, id FROM memories ORDER BY id")
+    conn.execute(
+        f"INSERT INTO {table} SELECT user_id, fact, id FROM memories WHERE true ORDER BY id ON CONFLICT DO NOTHING"
+    )
 
 
-def existing_memory_id(conn: sqlite3.Connection, user_id: str, fact: str) -> int | None:
+def _fill_lookup_postgres(conn: Connection, table: str) -> None:
+    """PostgreSQL's lookup: keyed by a hash index on ``fact``, since a B-tree key (SQLite's primary
+    key) cannot hold a fact longer than about 2.7 kB; the oldest id of each pair, as SQLite's."""
+    conn.execute(
+        f"CREATE TEMP TABLE {quote_identifier(_DUPLICATE_LOOKUP)} (user_id TEXT NOT NULL, fact TEXT NOT NULL,"
+        " id BIGINT NOT NULL) ON COMMIT DROP"
+    )
+    conn.execute(f"INSERT INTO {table} SELECT user_id, fact, min(id) FROM memories GROUP BY user_id, fact")
+    conn.execute(f"CREATE INDEX ON {table} USING hash (fact)")
+    conn.execute(f"ANALYZE {table}")  # temporary tables get no statistics otherwise
+
+
+def _lookup_table(conn: Connection) -> str:
+    """The lookup's qualified name: in the connection's temporary schema, whatever else is named so."""
+    schema = "temp" if dialect_of(conn).name == "sqlite" else "pg_temp"
+    return f"{schema}.{quote_identifier(_DUPLICATE_LOOKUP)}"
+
+
+def existing_memory_id(conn: Connection, user_id: str, fact: str) -> int | None:
     """The id of a memory with exactly this user and fact that existed when the lookup started."""
     row = conn.execute(
-        f"SELECT id FROM temp.{quote_identifier(_DUPLICATE_LOOKUP)} WHERE user_id = ? AND fact = ?",
-        (user_id, fact),
+        f"SELECT id FROM {_lookup_table(conn)} WHERE user_id = ? AND fact = ?", (user_id, fact)
     ).fetchone()
     return int(row[0]) if row else None
 
 
-def stop_duplicate_lookup(conn: sqlite3.Connection) -> None:
-    conn.execute(f"DROP TABLE IF EXISTS temp.{quote_identifier(_DUPLICATE_LOOKUP)}")
+def stop_duplicate_lookup(conn: Connection) -> None:
+    conn.execute(f"DROP TABLE IF EXISTS {_lookup_table(conn)}")

@@ -3,7 +3,6 @@ context and followers, and the traits the ranking stages read. Reads only; nothi
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
@@ -11,6 +10,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..records import EVERYONE, Audience, RankTraits, speaker_label
+from .connection import dialect_of
+from .dialect import SQLITE, Dialect
 from .fts import FtsQuery, like_pattern
 from .memories import quote_identifier
 
@@ -39,20 +40,21 @@ def in_scope_sql(
     kinds: Sequence[str] | None,
     alias: str = "",
     audience: Audience = EVERYONE,
+    dialect: Dialect = SQLITE,
 ) -> tuple[str, tuple[Any, ...]]:
     """`` AND …`` keeping rows in ``layers`` and of ``kinds`` (``None``: any) that ``audience``
     may see, and its parameters.
 
     ``alias``: the table's alias in the query (``"m."``), or nothing.
     """
-    layer_json = json.dumps(list(layers)) if layers is not None else None
-    kind_json = json.dumps(list(kinds)) if kinds is not None else None
+    layer_list = dialect.list_param(layers) if layers is not None else None
+    kind_list = dialect.list_param(kinds) if kinds is not None else None
     sql = (
-        f" AND (? IS NULL OR {alias}layer IN (SELECT value FROM json_each(?)))"
-        f" AND (? IS NULL OR {alias}kind IN (SELECT value FROM json_each(?)))"
+        f" AND (? IS NULL OR {dialect.in_list(alias + 'layer')})"
+        f" AND (? IS NULL OR {dialect.in_list(alias + 'kind')})"
     )
     audience_sql, audience_params = audience.sql(alias)
-    return sql + audience_sql, (layer_json, layer_json, kind_json, kind_json, *audience_params)
+    return sql + audience_sql, (layer_list, layer_list, kind_list, kind_list, *audience_params)
 
 
 def session_followers(
@@ -69,12 +71,13 @@ def session_followers(
     ``audience`` may see, in order."""
     if count <= 0 or not memory_ids:
         return {}
+    d = dialect_of(conn)
     turns = conn.execute(
-        "SELECT id, source_session FROM memories WHERE id IN (SELECT value FROM json_each(?))"
+        f"SELECT id, source_session FROM memories WHERE {d.in_list('id')}"
         " AND user_id = ? AND source_session IS NOT NULL AND embedding_context > 0",
-        (json.dumps(list(memory_ids)), user_id),
+        (d.list_param(memory_ids), user_id),
     ).fetchall()
-    scope, scope_params = in_scope_sql(layers, kinds, audience=audience)
+    scope, scope_params = in_scope_sql(layers, kinds, audience=audience, dialect=d)
     found: dict[int, list[int]] = {}
     for memory_id, session in turns:
         rows = conn.execute(
@@ -101,10 +104,11 @@ def rank_traits(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int
     an agent stored with its session key (OpenClaw's ``memory_store``) has no label and is none."""
     if not memory_ids:
         return {}
+    d = dialect_of(conn)
     rows = conn.execute(
         "SELECT id, substr(fact, 1, 80), length(fact), CASE WHEN embedding_context > 0 THEN source_session END"
-        " FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(memory_ids)),),
+        f" FROM memories WHERE {d.in_list('id')}",
+        (d.list_param(memory_ids),),
     )
     found = {}
     for memory_id, head, chars, session in rows:
@@ -123,9 +127,9 @@ def about_times(conn: sqlite3.Connection, memory_ids: Sequence[int]) -> dict[int
     """``{id: the time it is about}`` of these rows (missing ids are absent)."""
     if not memory_ids:
         return {}
+    d = dialect_of(conn)
     rows = conn.execute(
-        f"SELECT id, {ABOUT_TIME_SQL} FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(memory_ids)),),
+        f"SELECT id, {ABOUT_TIME_SQL} FROM memories WHERE {d.in_list('id')}", (d.list_param(memory_ids),)
     )
     return {int(row[0]): str(row[1]) for row in rows}
 
@@ -153,7 +157,7 @@ def in_time_range(
     """Ids of up to ``limit`` live memories of ``user_id`` that ``audience`` may see about a time in
     ``[start, end)``, newest first (``start``/``end`` in the stored format; an index range on
     memories_by_time)."""
-    scope, scope_params = in_scope_sql(layers, kinds, audience=audience)
+    scope, scope_params = in_scope_sql(layers, kinds, audience=audience, dialect=dialect_of(conn))
     rows = conn.execute(
         f"SELECT id FROM memories WHERE user_id = ? AND {ABOUT_TIME_SQL} >= ? AND {ABOUT_TIME_SQL} < ?"
         f" AND superseded_by IS NULL{scope}"
@@ -210,6 +214,21 @@ def fts_candidates(
     Trigram hits (scripts without spaces) are normalised by their best hit, and short CJK
     substrings score the fraction of them a row contains; a row keeps its best part.
     """
+    if dialect_of(conn).name == "postgres":
+        from .postgres import search as postgres_search  # here: it imports this module
+
+        return postgres_search.fts_candidates(
+            conn,
+            user_id,
+            query,
+            limit,
+            layers,
+            kinds,
+            audience,
+            common_term_share=common_term_share,
+            row_budget=row_budget,
+            term_counts=term_counts,
+        )
     scores: dict[int, float] = {}
     if query.words:
         match, min_rowid = query.words, None
@@ -276,19 +295,20 @@ class TermRowCounts:
         self._counts: dict[str, tuple[int, float]] = {}
         self._lock = threading.Lock()
 
-    def get(self, conn: sqlite3.Connection, term: str) -> int:
-        """Rows matching ``term`` (an FTS5 string token), from memory when recent enough."""
+    def get(self, conn: Any, term: str, count: Callable[[Any, str], int] | None = None) -> int:
+        """Rows matching ``term`` (an FTS5 string token; ``count``: another backend's way to count
+        them), from memory when recent enough."""
         now = self._clock()
         with self._lock:
             cached = self._counts.get(term)
         if cached is not None and now - cached[1] <= self._max_age_s:
             return cached[0]
-        count = _term_rows(conn, term)
+        found = (count or _term_rows)(conn, term)
         with self._lock:
             if len(self._counts) >= self._max_terms:
                 self._counts.clear()
-            self._counts[term] = (count, now)
-        return count
+            self._counts[term] = (found, now)
+        return found
 
 
 def _term_rows(conn: sqlite3.Connection, term: str) -> int:

@@ -72,6 +72,8 @@ class VectorIndex:
         shortlist: rows the codes hand to the exact cosine in that case.
     """
 
+    in_database = False  # answers from memory: callers call it inline (services/index_calls.py)
+
     def __init__(
         self, model: str, dim: int | None = None, *, exact_max_rows: int | None = None, shortlist: int = 2000
     ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,11 @@ from memory_cortex.config import RankingConfig
 from memory_cortex.keys import ACCESS_TRACKER, CONFIG
 from memory_cortex.services.search import ranking_multiplier
 from tests.conftest import make_config
-from tests.helpers import memory_record
+from tests.helpers import memory_record, store_connection
 
 
 def access_of(client: TestClient, memory_id: int) -> tuple[int, str | None, str]:
-    with sqlite3.connect(client.app[CONFIG].database.path) as conn:
+    with store_connection(client.app[CONFIG]) as conn:
         return conn.execute(
             "SELECT access_count, last_accessed, updated_at FROM memories WHERE id = ?", (memory_id,)
         ).fetchone()
@@ -61,7 +60,7 @@ async def test_pending_reads_are_written_at_shutdown(
     memory_id = await store(client, "The user's cat is called Miso")
     await client.post("/hybrid-search", json={"query": "cat Miso", "user_id": "u"})
     await client.close()  # cleanup: the tracker's final drain
-    with sqlite3.connect(config.database.path) as conn:
+    with store_connection(config) as conn:
         assert conn.execute("SELECT access_count FROM memories WHERE id = ?", (memory_id,)).fetchone()[0] == 1
 
 

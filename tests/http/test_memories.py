@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import numpy as np
@@ -10,7 +9,7 @@ from aiohttp.test_utils import TestClient
 
 from memory_cortex.keys import CONFIG, VECTOR_INDEX
 from memory_cortex.vectormath import from_blob, normalize
-from tests.helpers import search, store
+from tests.helpers import search, store, store_connection
 
 JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
 
@@ -122,8 +121,12 @@ async def test_blank_user_scope_means_the_default_user(client: TestClient) -> No
         f"/memories/{other['id']}", params={"user_id": " "}, json={"layer": "archive"}
     )
     assert response.status == 404
-    assert (await client.delete(f"/memories/{other['id']}", params={"user_id": ""}, headers=JSON)).status == 404
-    assert (await client.delete(f"/memories/{default['id']}", params={"user_id": ""}, headers=JSON)).status == 200
+    assert (
+        await client.delete(f"/memories/{other['id']}", params={"user_id": ""}, headers=JSON)
+    ).status == 404
+    assert (
+        await client.delete(f"/memories/{default['id']}", params={"user_id": ""}, headers=JSON)
+    ).status == 200
 
 
 async def test_a_null_layer_is_a_400_not_a_500(client: TestClient) -> None:
@@ -223,7 +226,7 @@ async def test_a_merge_stores_the_vector_of_the_memory_it_keeps(client: TestClie
     response = await client.post("/memories", json={"user_id": "m", "fact": after})
     merged = await response.json()
     assert merged["action"] == "merged" and merged["id"] == first["id"] and merged["topic"] == "art"
-    with sqlite3.connect(client.app[CONFIG].database.path) as conn:
+    with store_connection(client.app[CONFIG]) as conn:
         (blob,) = conn.execute("SELECT embedding FROM memories WHERE id = ?", (first["id"],)).fetchone()
     expected = (await minilm.embed_documents([f"art: {after}"]))[0]
     assert np.allclose(normalize(from_blob(blob))[0], normalize(expected)[0], atol=1e-5)

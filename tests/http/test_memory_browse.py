@@ -3,13 +3,12 @@ GET /memories/{id}/history, through the real server and a real SQLite file."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from aiohttp.test_utils import TestClient
 
 from memory_cortex.keys import CONFIG
-from tests.helpers import store
+from tests.helpers import store, store_connection
 
 
 async def _ids(client: TestClient, **params: Any) -> list[int]:
@@ -202,8 +201,7 @@ async def test_history_reads_lifecycle_links_and_stays_in_its_user(client: TestC
         {"user_id": "bob", "fact": "Bob has a brother."},
         dedup=False,
     )
-    path = client.app[CONFIG].database.path
-    with sqlite3.connect(path) as conn:  # what a lifecycle run writes (services/lifecycle.py)
+    with store_connection(client.app[CONFIG]) as conn:  # what a lifecycle run writes (services/lifecycle.py)
         conn.executemany(
             "INSERT INTO memory_links (kind, from_id, to_id) VALUES (?, ?, ?)",
             [

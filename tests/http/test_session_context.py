@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from memory_cortex.app import create_app
 from memory_cortex.keys import CONFIG
 from memory_cortex.vectormath import from_blob, normalize
 from tests.conftest import make_config
+from tests.helpers import store_connection
 
 TURNS = [
     "Caroline: Where did you end up going for the spring break?",
@@ -23,7 +23,7 @@ TURNS = [
 
 
 def stored_vector(client: TestClient, memory_id: int) -> np.ndarray:
-    with sqlite3.connect(client.app[CONFIG].database.path) as conn:
+    with store_connection(client.app[CONFIG]) as conn:
         (blob,) = conn.execute("SELECT embedding FROM memories WHERE id = ?", (memory_id,)).fetchone()
     return from_blob(blob)
 

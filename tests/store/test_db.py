@@ -52,7 +52,9 @@ async def test_what_the_writer_deletes_is_overwritten_not_left_in_free_pages(db:
     assert await db.write(lambda conn: conn.execute("PRAGMA secure_delete").fetchone()[0]) == 1
     await db.write(lambda conn: conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)))
     for index in ("memories_fts", "memories_trigram"):
-        await db.write(lambda conn, index=index: conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')"))
+        await db.write(
+            lambda conn, index=index: conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
+        )
     checkpointer = sqlite3.connect(db.path)  # the WAL's old frames still hold the row until then
     try:
         assert checkpointer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
@@ -96,7 +98,9 @@ async def test_fts_follows_inserts_updates_and_deletes(db: Database) -> None:
     )
 
     async def hits(text: str) -> list[int]:
-        return list(await db.read(lambda conn: retrieval_sql.fts_candidates(conn, "u", build_query(text), 10)))
+        return list(
+            await db.read(lambda conn: retrieval_sql.fts_candidates(conn, "u", build_query(text), 10))
+        )
 
     assert await hits("bravo") == [memory_id]
     await db.write(lambda conn: memory_sql.update(conn, memory_id, {"fact": "charlie delta"}))
@@ -158,12 +162,23 @@ def test_the_id_rebuild_keeps_every_row_link_vector_and_index(
     assert apply_migrations(conn)[0] == "008_ids_never_reused"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1  # switched back on
     assert conn.execute(f"SELECT {columns} FROM memories ORDER BY id").fetchall() == rows_before
-    assert conn.execute("SELECT kind, from_id, to_id FROM memory_links").fetchall() == [("merged", ids[2], ids[3])]
-    hits = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'lisbon' ORDER BY rowid").fetchall()
+    assert conn.execute("SELECT kind, from_id, to_id FROM memory_links").fetchall() == [
+        ("merged", ids[2], ids[3])
+    ]
+    hits = conn.execute(
+        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'lisbon' ORDER BY rowid"
+    ).fetchall()
     assert [h[0] for h in hits] == ids[:4]
-    indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories'")}
+    indexes = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories'"
+        )
+    }
     assert {"memories_user_live", "memories_by_time", "memories_user_turns", "memories_user_layer"} <= indexes
-    assert "AUTOINCREMENT" in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories'").fetchone()[0]
+    assert (
+        "AUTOINCREMENT" in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories'").fetchone()[0]
+    )
     # The migrations after 008 (what the current code writes with), then the rebuilt table at work.
     monkeypatch.setattr(db_module, "list_migrations", lambda: all_migrations)
     apply_migrations(conn)
@@ -174,7 +189,9 @@ def test_the_id_rebuild_keeps_every_row_link_vector_and_index(
     assert again > newest > ids[3]
     # Triggers work on the rebuilt table: deletes and edits reach both FTS indexes.
     conn.execute("UPDATE memories SET fact = 'Now about Porto.' WHERE id = ?", (ids[0],))
-    assert conn.execute("SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH 'Porto'").fetchall() == [(ids[0],)]
+    assert conn.execute(
+        "SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH 'Porto'"
+    ).fetchall() == [(ids[0],)]
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
     # Deleting a memory still cascades into its links (the keys are on again).

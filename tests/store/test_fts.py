@@ -106,7 +106,11 @@ def test_common_words_leave_the_query_but_the_two_rarest_always_stay(tmp_path: P
     assert len(everything) == 202
     # With only common words, the two rarest are kept: the query never becomes empty.
     assert (
-        len(retrieval_sql.fts_candidates(connection, "u", build_query("home note"), 300, common_term_share=0.05))
+        len(
+            retrieval_sql.fts_candidates(
+                connection, "u", build_query("home note"), 300, common_term_share=0.05
+            )
+        )
         == 201
     )
 
@@ -123,7 +127,9 @@ def test_the_row_budget_drops_the_commonest_words_first(tmp_path: Path) -> None:
     # No share cut-off: only the budget decides. 1 + 30 rows fit in 40; "garden" (121 rows) does not.
     found = retrieval_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=40)
     assert quokka in found and len(found) == 31
-    unbounded = retrieval_sql.fts_candidates(connection, "u", query, 300, common_term_share=1.0, row_budget=None)
+    unbounded = retrieval_sql.fts_candidates(
+        connection, "u", query, 300, common_term_share=1.0, row_budget=None
+    )
     assert len(unbounded) == 151
 
 

@@ -37,7 +37,7 @@ def _check_index(tools: StageTools, conn: sqlite3.Connection, *, fix: bool) -> t
     """Compare the vector index with the store's live rows (on the writer thread, so no write
     lands in between) and, with ``fix``, repair it: ``(missing, extra, moved)`` rows."""
     index = tools.index
-    if index is None:
+    if index is None or index.in_database:  # PostgreSQL's index is the table's: nothing can drift
         return 0, 0, 0
     indexed = index.layers_by_id()
     wanted = {

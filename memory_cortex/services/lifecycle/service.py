@@ -129,7 +129,9 @@ class LifecycleService:
             return await self._stages(trigger=trigger, dry_run=True, user_id=user_id, record=record)
         if self._lock.locked():
             raise LifecycleBusy("a lifecycle run is already under way; see GET /lifecycle/log")
-        async with self._lock:
+        async with self._lock, self._db.exclusive("lifecycle") as held:
+            if not held:  # PostgreSQL: another daemon on the same database is running one
+                raise LifecycleBusy("another daemon is running the lifecycle; see GET /lifecycle/log")
             return await self._stages(trigger=trigger, dry_run=False, user_id=user_id, record=record)
 
     async def _stages(
@@ -221,8 +223,13 @@ class LifecycleService:
 
     # -- the daily schedule ----------------------------------------------------------------
     async def start(self) -> None:
-        """Mark runs a killed process left 'running' as interrupted; start the daily schedule."""
-        interrupted = await self._db.write(lifecycle_sql.interrupt_running)
+        """Mark runs a killed process left 'running' as interrupted; start the daily schedule.
+
+        With several daemons on one PostgreSQL, a run left 'running' may be another daemon's, under
+        way: it is only marked when no daemon holds the lifecycle lock.
+        """
+        async with self._db.exclusive("lifecycle") as held:
+            interrupted = await self._db.write(lifecycle_sql.interrupt_running) if held else 0
         if interrupted:
             log.warning(
                 "lifecycle runs were interrupted; the next run completes their work",
@@ -257,7 +264,7 @@ class LifecycleService:
                     break
                 await self.run(trigger="schedule")
             except LifecycleBusy:
-                log.info("scheduled lifecycle run skipped: a run is under way")
+                log.info("scheduled lifecycle run skipped: a run is under way (here or in another daemon)")
             except Exception:  # the schedule never dies: log, pause, go on
                 log.exception("scheduled lifecycle run failed")
                 await self._sleep(60)

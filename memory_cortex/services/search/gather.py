@@ -24,6 +24,7 @@ from ...store import retrieval as retrieval_sql
 from ...store.db import Database
 from ...store.fts import FtsQuery
 from ...store.vectors import VectorIndex
+from ..index_calls import call_index
 from ..perspective import speaker_perspective
 from ..timeparse import MAX_PARSED_CHARS, TimeParser, TimeRange, may_hold_date
 from .model import Candidate, Pool, SearchRequest, parse_timestamp
@@ -134,7 +135,9 @@ class Gatherer:
                 # hit that is also close in meaning is not penalised for missing the vector top-k.
                 vector_scores = {
                     **vector_scores,
-                    **self._index.cosines(request.user_id, query_vector, missing),
+                    **await call_index(
+                        self._index, self._index.cosines, request.user_id, query_vector, missing
+                    ),
                 }
         request.timed("vector", after_fts)
         pool = Pool(config.fts_weight, config.vector_weight)

@@ -33,6 +33,7 @@ from ...store import retrieval as retrieval_sql
 from ...store.db import Database
 from ...store.vectors import VectorIndex
 from ...vectormath import normalize
+from ..index_calls import call_index
 from ..perspective import WORD
 from .gather import TurnsCache
 from .model import Candidate, Pool, SearchRequest
@@ -79,7 +80,9 @@ class TimeStage:
         by_id = pool.by_id()
         if extra and request.query_vector is not None and self._index is not None:
             missing = [mid for mid in extra if mid not in by_id or by_id[mid].cosine is None]
-            cosines = self._index.cosines(request.user_id, request.query_vector, missing)
+            cosines = await call_index(
+                self._index, self._index.cosines, request.user_id, request.query_vector, missing
+            )
             for mid, cosine in cosines.items():  # the query as asked: no stage has re-scored yet
                 if mid in by_id:
                     by_id[mid].cosine = cosine
@@ -193,7 +196,7 @@ class SpeakerQueryStage:
         rescored = [
             c.id for c in pool.candidates if self._config.score_all_candidates or c.cosine is not None
         ]
-        cosines = self._index.cosines(request.user_id, query, rescored)
+        cosines = await call_index(self._index, self._index.cosines, request.user_id, query, rescored)
         for candidate in pool.candidates:
             candidate.cosine = cosines.get(candidate.id)
         pool.rank()
@@ -214,11 +217,13 @@ class FeedbackStage:
         if not request.vector_searched or not pool.candidates or request.query_vector is None:
             return
         assert self._index is not None
-        feedback = self._index.vectors_of(request.user_id, pool.ids(pool.top(self._config.prf_docs)))
+        feedback = await call_index(
+            self._index, self._index.vectors_of, request.user_id, pool.ids(pool.top(self._config.prf_docs))
+        )
         if feedback.shape[0] == 0:
             return  # no feedback memory has a vector
         expanded = self.expanded_query(request.query_vector, feedback)
-        cosines = self._index.cosines(request.user_id, expanded, pool.ids())
+        cosines = await call_index(self._index, self._index.cosines, request.user_id, expanded, pool.ids())
         for candidate in pool.candidates:
             candidate.cosine = cosines.get(candidate.id)
         pool.rank()
