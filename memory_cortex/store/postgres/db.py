@@ -46,6 +46,10 @@ MIGRATION_LOCK = zlib.crc32(b"memory-cortex:migrations")
 EXCLUSIVE_LOCKS = zlib.crc32(b"memory-cortex:exclusive") & 0x7FFFFFFF
 
 
+# Connections the read pool keeps beyond the reader threads (see open()).
+INDEX_READERS = 8
+
+
 def exclusive_key(name: str) -> int:
     return zlib.crc32(name.encode()) & 0x7FFFFFFF
 
@@ -133,7 +137,11 @@ class PostgresDatabase:
             raise StoreUnavailable(f"cannot connect to PostgreSQL at {self.location}: {exc}") from exc
         self._claim_instance_id()
         self._write_pool = self._pool("memory-cortex-write", 2, read_only=False)
-        self._read_pool = self._pool("memory-cortex-read", self._read_connections, read_only=True)
+        # Beside the reader threads, the vector index reads from threads of its own (asyncio's
+        # default executor: services/index_calls.py), so the pool has room for those too.
+        self._read_pool = self._pool(
+            "memory-cortex-read", self._read_connections + INDEX_READERS, read_only=True
+        )
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-writer")
         self._readers = ThreadPoolExecutor(max_workers=self._read_connections, thread_name_prefix="pg-reader")
 
