@@ -280,3 +280,41 @@ def test_a_claim_rolled_back_leaves_the_job_for_the_other_daemon_on_postgres(
     again = ingest_sql.claim_due(second_daemon, 10.0)
     assert again is not None and (again.id, again.attempts) == (job_id, 1)
     second_daemon.raw.commit()
+
+
+def test_only_jobs_of_a_daemon_that_is_gone_are_requeued_on_postgres(
+    two_daemons: tuple[Any, Any], postgres_url: str
+) -> None:
+    """Each daemon holds its instance lock while it runs (store/postgres/db.py): a job it claimed
+    stays running while it lives, and goes back to the queue once its session is gone."""
+    import psycopg
+
+    from memory_cortex.store.dialect import INSTANCE_LOCKS
+
+    first_daemon, second_daemon = two_daemons
+    alive = psycopg.connect(postgres_url, autocommit=True)  # the claiming daemon's instance lock
+    alive.execute("SELECT pg_advisory_lock(%s, %s)", (INSTANCE_LOCKS, 41))
+    running = enqueue(first_daemon, "s1", due_at=1.0)
+    orphan = enqueue(first_daemon, "s2", due_at=2.0)
+    unowned = enqueue(first_daemon, "s3", due_at=3.0)
+    first_daemon.raw.commit()
+    assert ingest_sql.claim_due(first_daemon, 10.0, claimed_by=41).id == running  # type: ignore[union-attr]
+    assert ingest_sql.claim_due(first_daemon, 10.0, claimed_by=42).id == orphan  # type: ignore[union-attr]
+    assert ingest_sql.claim_due(first_daemon, 10.0).id == unowned  # type: ignore[union-attr]
+    first_daemon.raw.commit()
+
+    # Daemon 7 looks: 41 lives, 42 holds no lock (it died), 0 was claimed by no daemon.
+    assert ingest_sql.requeue_running(second_daemon, 50.0, me=7) == 2
+    second_daemon.raw.commit()
+    assert (status_of(second_daemon, running), status_of(second_daemon, orphan)) == ("running", "pending")
+    assert status_of(second_daemon, unowned) == "pending"
+    # Its own running jobs are never its orphans either.
+    assert ingest_sql.claim_due(second_daemon, 60.0, claimed_by=7) is not None
+    second_daemon.raw.commit()
+    assert ingest_sql.requeue_running(second_daemon, 70.0, me=7) == 0
+    second_daemon.raw.commit()
+
+    alive.close()  # daemon 41 dies: its session, and its lock, are gone
+    assert ingest_sql.requeue_running(second_daemon, 80.0, me=7) == 1
+    second_daemon.raw.commit()
+    assert status_of(second_daemon, running) == "pending"
