@@ -88,6 +88,7 @@ def serve(config: Config) -> int:
     from aiohttp import web
 
     from .app import create_app
+    from .errors import StoreUnavailable
     from .logs import PathOnlyAccessLogger
     from .startup import StartupError, bind, check_paths, create_database_folder, missing_database_folder
 
@@ -120,14 +121,18 @@ def serve(config: Config) -> int:
     )
     app = create_app(config)
     app.on_startup.append(_announce(config))  # after the services' start-up: the first request is served
-    web.run_app(
-        app,
-        sock=sock,
-        shutdown_timeout=config.server.shutdown_timeout_s,
-        print=None,
-        access_log=logging.getLogger("memory_cortex.access"),
-        access_log_class=PathOnlyAccessLogger,
-    )
+    try:
+        web.run_app(
+            app,
+            sock=sock,
+            shutdown_timeout=config.server.shutdown_timeout_s,
+            print=None,
+            access_log=logging.getLogger("memory_cortex.access"),
+            access_log_class=PathOnlyAccessLogger,
+        )
+    except StoreUnavailable as exc:  # PostgreSQL unreachable at start: one line, as a bad path is
+        print(f"memory-cortex: {exc.message}", file=sys.stderr)
+        return 2
     log.info("stopped")
     return 0
 

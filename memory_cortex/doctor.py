@@ -89,6 +89,8 @@ def _config_source(config_file: Path | None) -> Finding:
 
 
 def _database(config: Config) -> Finding:
+    if config.database.backend == "postgres":
+        return _postgres(config)
     db = config.database.path
     problems = [line for line in check_paths(config) if line.startswith("database.path")]
     if problems:
@@ -130,7 +132,66 @@ def _database(config: Config) -> Finding:
     return Finding("database", "ok", f"{db} ({size}, {memories} rows, schema {version}/{latest}{pending})")
 
 
+def _postgres(config: Config) -> Finding:
+    """The PostgreSQL store: reachable, ours, its schema, and the extensions it needs."""
+    from .store.postgres.db import list_migrations as postgres_migrations
+    from .store.postgres.db import redacted_url
+
+    assert config.database.url is not None
+    url = config.database.url.get_secret_value()
+    where = redacted_url(url)
+    try:
+        import psycopg
+    except ImportError:
+        return Finding(
+            "database", "fail", "database.backend is postgres, but psycopg is not installed",
+            "pip install 'memory-cortex[postgres]'",
+        )  # fmt: skip
+    try:
+        with psycopg.connect(url, connect_timeout=3) as conn:
+            extensions = dict(conn.execute("SELECT extname, extversion FROM pg_extension").fetchall())
+            available = {
+                row[0] for row in conn.execute("SELECT name FROM pg_available_extensions").fetchall()
+            }
+            if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+                version, memories = None, 0
+            else:
+                version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
+                memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0] if version else 0
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return Finding(
+            "database", "fail", f"cannot reach PostgreSQL at {where}: {reason.replace(url, where)}",
+            "check database.url, that the server runs and accepts this user (pg_hba.conf, ~/.pgpass)",
+        )  # fmt: skip
+    latest = max(number for number, _, _ in postgres_migrations())
+    if "vector" not in extensions and "vector" not in available:
+        return Finding(
+            "database", "fail", f"{where}: the pgvector extension is not installed on the server",
+            "install pgvector (e.g. the pgvector/pgvector image, or your distribution's postgresql-NN-pgvector)",
+        )  # fmt: skip
+    if version is not None and version > latest:
+        return Finding(
+            "database", "fail", f"{where}: schema {version} is newer than this version knows ({latest})",
+            "upgrade memory-cortex on every host that shares this database",
+        )  # fmt: skip
+    trigrams = (
+        ""
+        if "pg_trgm" in extensions or "pg_trgm" in available
+        else "; pg_trgm missing: substring search scans"
+    )
+    pending = "" if version == latest else f"; {latest - (version or 0)} migration(s) apply on next start"
+    return Finding(
+        "database",
+        "warn" if trigrams else "ok",
+        f"{where} ({memories} rows, schema {version or 0}/{latest}{pending}{trigrams})",
+        "install PostgreSQL's contrib (pg_trgm) for fast substring and CJK search" if trigrams else "",
+    )
+
+
 def _disk(config: Config) -> Finding:
+    if config.database.backend == "postgres":
+        return Finding("disk", "ok", "the store lives on the PostgreSQL server (check its disk there)")
     folder = nearest_existing(config.database.path.parent)
     free = shutil.disk_usage(folder).free
     if free < LOW_DISK_BYTES:

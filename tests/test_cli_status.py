@@ -18,9 +18,10 @@ from memory_cortex.cli_status import readable_duration, status_lines
 from tests.processes import ROOT, call, free_port, start_daemon
 
 
-def cortex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def cortex(*args: str, cwd: Path, settings: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("MEMORY_CORTEX_")}
     env["MEMORY_CORTEX_HARDWARE__ENABLED"] = "false"
+    env.update(settings or {})
     return subprocess.run(
         [sys.executable, "-m", "memory_cortex", *args],
         cwd=cwd,
@@ -184,3 +185,25 @@ def test_status_of_another_program_on_the_port_is_one_line_and_never_gets_the_to
     assert result.returncode == 1
     assert "not memory-cortex" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert seen and all(header is None for header in seen)
+
+
+def test_doctor_checks_a_postgres_store_and_never_shows_its_password(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    env = {"MEMORY_CORTEX_DATABASE__BACKEND": "postgres"}
+    fresh = cortex(
+        "doctor", "--json", cwd=tmp_path, settings=env | {"MEMORY_CORTEX_DATABASE__URL": postgres_url}
+    )
+    findings = {finding["check"]: finding for finding in json.loads(fresh.stdout)}
+    assert findings["database"]["outcome"] in ("ok", "warn"), findings["database"]
+    assert "migration(s) apply on next start" in findings["database"]["detail"]  # an empty database
+    assert "PostgreSQL server" in findings["disk"]["detail"]
+    secret = "postgresql://cortex:hunter2-secret@127.0.0.1:1/cortex"
+    down = cortex("doctor", "--json", cwd=tmp_path, settings=env | {"MEMORY_CORTEX_DATABASE__URL": secret})
+    assert down.returncode == 1 and "hunter2-secret" not in down.stdout + down.stderr
+    findings = {finding["check"]: finding for finding in json.loads(down.stdout)}
+    assert findings["database"]["outcome"] == "fail"
+    assert (
+        "cannot reach PostgreSQL at postgresql://cortex:***@127.0.0.1:1/cortex"
+        in findings["database"]["detail"]
+    )

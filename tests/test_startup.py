@@ -148,3 +148,18 @@ def test_without_llama_cpp_the_packaged_default_runs_on_rules(monkeypatch: pytes
     # With llama.cpp there, nothing changes.
     monkeypatch.setattr(startup.importlib.util, "find_spec", real_find_spec)
     assert startup.without_missing_llama(Config()) == (Config(), None)
+
+
+def test_an_unreachable_postgresql_is_one_line_without_its_password() -> None:
+    env = {
+        "MEMORY_CORTEX_DATABASE__BACKEND": "postgres",
+        "MEMORY_CORTEX_DATABASE__URL": "postgresql://cortex:hunter2-secret@127.0.0.1:1/cortex?connect_timeout=3",
+        "MEMORY_CORTEX_LLM__BACKEND": "rules",
+        "MEMORY_CORTEX_HARDWARE__ENABLED": "false",
+    }
+    result, _ = serve("--port", str(free_port()), env=env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    line = result.stderr.strip().splitlines()[-1]  # after the "starting" log line: the port was bound
+    assert line.startswith("memory-cortex: ")
+    assert "cannot connect to PostgreSQL at postgresql://cortex:***@127.0.0.1:1/cortex" in line
+    assert "hunter2-secret" not in result.stderr + result.stdout

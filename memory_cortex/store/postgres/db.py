@@ -63,6 +63,13 @@ def redacted_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{netloc[0].split(':', 1)[0]}:***@{netloc[1]}"))
 
 
+def first_line(exc: Exception, url: str, shown: str) -> str:
+    """A driver error as one line, the URL (should it appear) without its password."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line.replace(url, shown)
+
+
 def list_migrations() -> list[tuple[int, str, str]]:
     """The numbered ``NNN_name.sql`` files shipped for PostgreSQL, in order."""
     found = []
@@ -134,7 +141,10 @@ class PostgresDatabase:
             with psycopg.connect(self.url, connect_timeout=int(self._connect_timeout_s)) as raw:
                 apply_migrations(raw)
         except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"cannot connect to PostgreSQL at {self.location}: {exc}") from exc
+            raise StoreUnavailable(
+                f"cannot connect to PostgreSQL at {self.location}: {first_line(exc, self.url, self.location)}:"
+                " check database.url and that the server runs (memory-cortex doctor tells more)"
+            ) from exc
         self._claim_instance_id()
         self._write_pool = self._pool("memory-cortex-write", 2, read_only=False)
         # Beside the reader threads, the vector index reads from threads of its own (asyncio's
