@@ -224,7 +224,12 @@ async def test_a_memory_read_often_is_promoted_and_an_unread_one_expires_after_i
     report = await lifecycle.run()
     assert report.stage("promote").ids == {"promoted": [], "expired": [unread]}
     assert await rig.layer(unread) == "archive"
-    assert rig.index.layers_by_id()[unread] == ("sam", "archive", "fact", PRIVATE_TO_ALL_AGENTS)  # the index follows the store
+    assert rig.index.layers_by_id()[unread] == (
+        "sam",
+        "archive",
+        "fact",
+        PRIVATE_TO_ALL_AGENTS,
+    )  # the index follows the store
 
 
 async def test_a_turn_is_never_promoted_and_rests_in_the_archive_after_its_days(rig: Rig) -> None:
@@ -555,3 +560,30 @@ async def test_maintain_repairs_a_vector_index_that_drifted_from_the_store(rig: 
     assert rig.index.layers_by_id() == {kept: alive, dropped: alive}
     again = await lifecycle.run()
     assert again.stage("maintain").counts["index_missing"] == 0
+
+
+async def test_a_scheduled_run_another_daemon_already_made_tonight_is_not_repeated(rig: Rig) -> None:
+    """With several daemons on one PostgreSQL each wakes for the same slot; the one that starts
+    first does it for all (here the run is planted as another daemon would have logged it)."""
+    started = time.monotonic()
+    slot = next_daily_run(T0, "03:00")
+    base = slot - timedelta(seconds=0.3)
+
+    def clock() -> datetime:
+        return base + timedelta(seconds=time.monotonic() - started)
+
+    await rig.sql(
+        "INSERT INTO lifecycle_runs (trigger, dry_run, status, started_at) VALUES ('schedule', 0, 'done', ?)",
+        iso(slot + timedelta(seconds=0.1)),
+    )
+    lifecycle = LifecycleService(
+        rig.db, rig.memories, rig.index, None, LifecycleConfig(daily_at="03:00"), clock=clock
+    )
+    await lifecycle.start()
+    try:
+        await _wait_for(
+            lambda: asyncio.sleep(0, lifecycle.next_scheduled), lambda nxt: nxt is not None and nxt > slot
+        )
+    finally:
+        await lifecycle.stop()
+    assert [r.trigger for r in await lifecycle.log()] == ["schedule"]  # only the planted one

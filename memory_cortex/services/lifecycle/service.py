@@ -262,12 +262,23 @@ class LifecycleService:
                     await self._wait_for_gpu()
                 if self._stop.is_set():
                     break
+                if await self._scheduled_run_since(slot):
+                    # PostgreSQL: another daemon on the same database took tonight's slot.
+                    log.info("scheduled lifecycle run skipped: another daemon ran it")
+                    continue
                 await self.run(trigger="schedule")
             except LifecycleBusy:
                 log.info("scheduled lifecycle run skipped: a run is under way (here or in another daemon)")
             except Exception:  # the schedule never dies: log, pause, go on
                 log.exception("scheduled lifecycle run failed")
                 await self._sleep(60)
+
+    async def _scheduled_run_since(self, slot: datetime) -> bool:
+        """Whether a scheduled run (not a dry run) started at or after ``slot``: with several daemons
+        on one database each wakes for the same slot, and whoever starts first does it for all."""
+        since = iso(slot)
+        runs = await self._db.read(lambda conn: lifecycle_sql.recent_runs(conn, 20))
+        return any(r.trigger == "schedule" and not r.dry_run and r.started_at >= since for r in runs)
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
