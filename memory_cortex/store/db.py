@@ -81,10 +81,10 @@ def _casefold(text: object) -> object:
 FOREIGN_KEYS_OFF = "-- foreign-keys: off"
 
 
-def list_migrations() -> list[tuple[int, str, str]]:
-    """The numbered ``NNN_name.sql`` files shipped in the package, in order."""
+def list_migrations(package: str = MIGRATIONS_PACKAGE) -> list[tuple[int, str, str]]:
+    """The numbered ``NNN_name.sql`` files shipped in ``package`` (SQLite's by default), in order."""
     found = []
-    for entry in resources.files(MIGRATIONS_PACKAGE).iterdir():
+    for entry in resources.files(package).iterdir():
         name = entry.name
         if name.endswith(".sql") and name[:3].isdigit():
             found.append((int(name[:3]), name[:-4], entry.read_text(encoding="utf-8")))

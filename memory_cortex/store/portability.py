@@ -42,36 +42,9 @@ from .db import apply_migrations, connect
 from .files import make_private_dir, make_private_file
 from .memories import quote_identifier
 
-# Every column of ``memories``, in table order: what an export line holds. A test compares this
-# with the migrated schema, so a new column cannot be silently left out of exports.
-EXPORT_COLUMNS = (
-    "id",
-    "user_id",
-    "topic",
-    "fact",
-    "importance",
-    "category",
-    "source_session",
-    "source_channel",
-    "ref",
-    "metadata",
-    "created_at",
-    "updated_at",
-    "access_count",
-    "last_accessed",
-    "superseded_by",
-    "embedding",
-    "embedding_model",
-    "embedding_dim",
-    "embedding_context",
-    "layer",
-    "layer_since",
-    "compressed_into",
-    "occurred_at",
-    "kind",
-    "agent_id",
-    "visibility",
-)
+# Every column of ``memories``, in table order: what an export line holds (the list is the
+# store's, beside the whole-store copy; a test compares it with the migrated schema).
+EXPORT_COLUMNS = transfer.TABLE_COLUMNS
 _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
 _SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")
 # Per-connection TEMP table: the (user_id, fact) pairs that existed before a merge began.

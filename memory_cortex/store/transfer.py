@@ -20,7 +20,9 @@ from typing import Any
 from .connection import dialect_of
 from .db import apply_migrations, connect
 
-MEMORY_COLUMNS = (
+# Every column of ``memories`` in table order (a test compares it with both backends' schemas; an
+# export line holds the same), and the ones copied with the row: all but the references below.
+TABLE_COLUMNS = (
     "id",
     "user_id",
     "topic",
@@ -35,12 +37,14 @@ MEMORY_COLUMNS = (
     "updated_at",
     "access_count",
     "last_accessed",
+    "superseded_by",
     "embedding",
     "embedding_model",
     "embedding_dim",
     "embedding_context",
     "layer",
     "layer_since",
+    "compressed_into",
     "occurred_at",
     "kind",
     "agent_id",
@@ -48,6 +52,7 @@ MEMORY_COLUMNS = (
 )
 # Written after every row exists (they may name a newer row).
 MEMORY_REFERENCES = ("superseded_by", "compressed_into")
+MEMORY_COLUMNS = tuple(column for column in TABLE_COLUMNS if column not in MEMORY_REFERENCES)
 
 # The other tables, in an order that satisfies their foreign keys, with their columns.
 OTHER_TABLES: dict[str, tuple[str, ...]] = {

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_cortex.records import Audience, Scope
+from memory_cortex.records import Scope
 from memory_cortex.store import retrieval
 from memory_cortex.store.fts import FtsQuery, build_query
 from memory_cortex.store.postgres.connection import PgConnection, configure
 from memory_cortex.store.postgres.db import apply_migrations
 from tests.store.rows import add_memory
+from tests.store.scopes import AUDIENCES, SCOPES
 
 
 @pytest.fixture
@@ -118,29 +119,11 @@ def test_only_the_users_live_rows_in_scope_are_candidates(pg: PgConnection) -> N
 
 def test_layers_kinds_and_audiences_filter_every_part(pg: PgConnection) -> None:
     """Words, trigram pieces and short CJK runs all obey the filters."""
-    scopes = [
-        Scope(),
-        Scope("work"),
-        Scope("home"),
-        Scope(None, "shared"),
-        Scope(None, "shared", "g1"),
-        Scope("work", "shared", "g2"),
-        Scope(None, "private", "g1"),
-    ]
-    audiences = [
-        Audience(),
-        Audience("work"),
-        Audience("stranger"),
-        Audience(None, "group", "g1"),
-        Audience("work", "group", "g2"),
-        Audience(None, "group", None),
-        Audience(None, "group", "unknown"),
-    ]
     rows: dict[int, tuple[str, str, Scope]] = {}
     for n in range(42):
         layer = ("working", "core", "archive")[n % 3]
         kind = ("fact", "turn")[n // 3 % 2]
-        scope = scopes[n // 6 % len(scopes)]
+        scope = SCOPES[n // 6 % len(SCOPES)]
         memory_id = add_memory(
             pg,
             fact=f"Row {n}: the violin lesson 小提琴课",
@@ -164,7 +147,7 @@ def test_layers_kinds_and_audiences_filter_every_part(pg: PgConnection) -> None:
         }
         assert search(pg, text, limit=100, layers=[]) == {}
         assert search(pg, text, limit=100, kinds=[]) == {}
-        for audience in audiences:
+        for audience in AUDIENCES:
             found = set(search(pg, text, limit=100, audience=audience))
             assert found == {m for m, (_, _, scope) in rows.items() if audience.admits(scope)}, (
                 text,

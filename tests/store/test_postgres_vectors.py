@@ -27,6 +27,7 @@ from memory_cortex.store.postgres.vectors import (
 )
 from memory_cortex.store.vectors import VectorIndex
 from memory_cortex.vectormath import normalize
+from tests.store.scopes import AUDIENCES, SCOPES
 
 T = TypeVar("T")
 
@@ -233,26 +234,6 @@ def test_layers_and_kinds_filter_the_rows_searched(db: PostgresDatabase) -> None
     write(db, lambda conn: memory_sql.update(conn, archived_fact, {"layer": "core"}))
     assert archived_fact in found(["core"], ["fact"])
     assert archived_fact not in found(["archive"])
-
-
-SCOPES = [
-    Scope(),
-    Scope("work"),
-    Scope("home"),
-    Scope(None, "shared"),
-    Scope(None, "shared", "g1"),
-    Scope("work", "shared", "g2"),
-    Scope(None, "private", "g1"),  # a private row's channel plays no part
-]
-AUDIENCES = [
-    Audience(),
-    Audience("work"),
-    Audience("stranger"),
-    Audience(None, "group", "g1"),
-    Audience("work", "group", "g2"),
-    Audience(None, "group", None),
-    Audience(None, "group", "unknown"),
-]
 
 
 def scoped(user_id: str, vector: np.ndarray, scope: Scope, **fields: Any) -> NewMemory:

@@ -13,6 +13,7 @@ from memory_cortex.records import Audience, Scope
 from memory_cortex.store.user_matrix import hamming_shortlist, sign_codes
 from memory_cortex.store.vectors import VectorIndex
 from memory_cortex.vectormath import from_blob, normalize, to_blob
+from tests.store.scopes import AUDIENCES, SCOPES
 
 
 def brute_force(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:
@@ -278,31 +279,13 @@ def test_an_audience_sees_only_rows_its_rule_admits_exact_and_through_the_shortl
     """The vector side of issue 22's rule: agent, private/shared, channel; the same answer whether
     the user's rows are scanned exactly or through the 1-bit shortlist."""
     rng = np.random.default_rng(5)
-    scopes = [
-        Scope(),
-        Scope("work"),
-        Scope("home"),
-        Scope(None, "shared"),
-        Scope(None, "shared", "g1"),
-        Scope("work", "shared", "g2"),
-        Scope(None, "private", "g1"),  # a private row's channel plays no part
-    ]
-    audiences = [
-        Audience(),
-        Audience("work"),
-        Audience("stranger"),
-        Audience(None, "group", "g1"),
-        Audience("work", "group", "g2"),
-        Audience(None, "group", None),
-        Audience(None, "group", "unknown"),
-    ]
-    rows = [(i, scopes[i % len(scopes)], rng.normal(size=16).astype(np.float32)) for i in range(1, 300)]
+    rows = [(i, SCOPES[i % len(SCOPES)], rng.normal(size=16).astype(np.float32)) for i in range(1, 300)]
     for exact_max_rows in (None, 10):
         index = VectorIndex("m", exact_max_rows=exact_max_rows, shortlist=1000)
         for memory_id, scope, vector in rows:
             index.upsert(memory_id, "u", vector, scope=scope)
         query = rng.normal(size=16).astype(np.float32)
-        for audience in audiences:
+        for audience in AUDIENCES:
             found = {hit.memory_id for hit in index.search("u", query, 1000, audience=audience)}
             assert found == {mid for mid, scope, _ in rows if audience.admits(scope)}, audience
         # A row written again in another scope (what a PATCH does) leaves an audience at once.

@@ -23,7 +23,6 @@ import secrets
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from importlib import resources
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -31,6 +30,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import StoreUnavailable
+from ..db import list_migrations as list_sql_files
 from ..dialect import INSTANCE_LOCKS
 from .connection import PgConnection, configure
 
@@ -72,12 +72,7 @@ def first_line(exc: Exception, url: str, shown: str) -> str:
 
 def list_migrations() -> list[tuple[int, str, str]]:
     """The numbered ``NNN_name.sql`` files shipped for PostgreSQL, in order."""
-    found = []
-    for entry in resources.files(MIGRATIONS_PACKAGE).iterdir():
-        name = entry.name
-        if name.endswith(".sql") and name[:3].isdigit():
-            found.append((int(name[:3]), name[:-4], entry.read_text(encoding="utf-8")))
-    return sorted(found)
+    return list_sql_files(MIGRATIONS_PACKAGE)
 
 
 def apply_migrations(raw: psycopg.Connection[Any]) -> list[str]:
