@@ -108,7 +108,11 @@ def new_database(config: Config, *, read_connections: int | None = None) -> Data
         from .store.postgres.db import PostgresDatabase  # psycopg: only where PostgreSQL is used
 
         assert config.database.url is not None  # the config's validator says so
-        return PostgresDatabase(config.database.url.get_secret_value(), read_connections=readers)  # type: ignore[return-value]
+        return PostgresDatabase(  # type: ignore[return-value]
+            config.database.url.get_secret_value(),
+            read_connections=readers,
+            busy_timeout_ms=config.database.busy_timeout_ms,
+        )
     return Database(
         config.database.path,
         busy_timeout_ms=config.database.busy_timeout_ms,
@@ -260,6 +264,7 @@ def build_services(
             synthesise=synthesis_wanted(config.recall, config.llm),
             access=access,
             metrics=metrics,
+            shared_store=config.database.backend == "postgres",
         ),
         metrics=metrics,
         hardware=hardware,

@@ -109,7 +109,8 @@ def test_two_daemons_share_one_store_and_the_survivor_finishes_the_killed_ones_w
             for writer in writers:
                 writer.start()
             # Mid-load: the first daemon dies with jobs claimed, pending and answered.
-            wait_until(lambda: sum(len(w.acked_sessions) for w in writers) >= 10, 60, "ingest traffic")
+            on_first = [w for w in writers if w.port == first.port]
+            wait_until(lambda: sum(len(w.acked_sessions) for w in on_first) >= 6, 60, "ingest traffic")
             first.kill()
             for writer in writers:
                 writer.join(timeout=120)
@@ -134,7 +135,7 @@ def test_two_daemons_share_one_store_and_the_survivor_finishes_the_killed_ones_w
     acked_sessions = {s for w in writers for s in w.acked_sessions}
     outcomes = sum((w.outcomes for w in writers), Counter())
     # The run did what it claims: acknowledged writes on both daemons, and some cut off by the kill.
-    assert len(acked_memories) >= 20 and len(acked_sessions) >= 20, outcomes
+    assert len(acked_memories) >= 12 and len(acked_sessions) >= 12, outcomes
     assert any(w.port == first.port and w.acked_sessions for w in writers)
     # No acknowledged write is lost.
     missing = {i: f for i, f in acked_memories.items() if stored.get(i) != f}

@@ -36,6 +36,10 @@ from ..services.profile import ProfileService
 from ..services.recall import RecallService
 from ..services.search import DEFAULT_LAYERS, SearchService
 
+# No NUL in a stored text (as the HTTP API refuses one): neither SQLite's text functions nor
+# PostgreSQL's text type keep it.
+NO_NUL = r"^[^\x00]*$"
+
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "memory-cortex"
@@ -318,11 +322,15 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             Field(
                 min_length=1,
                 max_length=20000,
+                pattern=NO_NUL,
                 description="One self-contained sentence about the user, e.g. 'The user is vegetarian.'",
             ),
         ],
         topic: Annotated[
-            str, Field(max_length=500, description="A 2-4 word label, e.g. 'diet' or 'sister Anna'.")
+            str,
+            Field(
+                max_length=500, pattern=NO_NUL, description="A 2-4 word label, e.g. 'diet' or 'sister Anna'."
+            ),
         ] = "",
         importance: Annotated[
             int, Field(ge=1, le=10, description="1 (trivia) to 10 (identity-defining); 5 when unsure.")

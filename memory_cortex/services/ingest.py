@@ -227,8 +227,10 @@ class IngestService:
             self._wake.clear()
             try:
                 if self._db.shared and time.monotonic() - last_orphan_check >= ORPHAN_CHECK_S:
-                    # Another daemon on the database may have died mid-job: its jobs come here.
+                    # This daemon's own "alive" lock first (a dropped session loses it), then:
+                    # another daemon on the database may have died mid-job; its jobs come here.
                     last_orphan_check = time.monotonic()
+                    await self._db.keep_alive()
                     if adopted := await self._requeue_abandoned():
                         log.info("took over jobs of a daemon that stopped", extra={"jobs": adopted})
                 await self.run_due_jobs()
@@ -259,6 +261,10 @@ class IngestService:
                     self._held_by_gate = False
             started = time.perf_counter()  # after the gate: a GPU deferral is not extraction time
             facts_stored, new_count, method = await self._extract_and_store(job, messages)
+        except ingest_sql.JobNoLongerClaimed:
+            # Another daemon on the database took the job over (this one was thought gone): its
+            # facts were rolled back with the finish, and the job is done once, there.
+            log.warning("ingest job taken over by another daemon; this run's facts are dropped", extra={"job": job.id})
         except Exception as exc:
             await self._record_failure(job, exc)
         else:
@@ -370,6 +376,7 @@ class IngestService:
                 new_messages=len(delta.new),
                 facts_stored=len(items),
                 method=result.method,
+                claimed_by=job.claimed_by,
             )
 
         if items:
@@ -387,7 +394,9 @@ class IngestService:
         retry_at = None
         if job.attempts < self._config.max_attempts:
             retry_at = self._clock() + self._config.retry_backoff_s * 2 ** (job.attempts - 1)
-        await self._db.write(lambda conn: ingest_sql.fail(conn, job.id, reason, retry_at=retry_at))
+        await self._db.write(
+            lambda conn: ingest_sql.fail(conn, job.id, reason, retry_at=retry_at, claimed_by=job.claimed_by)
+        )
         self.state.last_error = reason[:500]
         if retry_at is None:
             self.state.jobs_failed += 1

@@ -2,6 +2,7 @@
 
 The synthesis is cached per (user, normalised query, memory version) for ``cache_ttl_s``: the
 version moves with every committed write, so a cached answer never predates a fact it should know.
+On a store other daemons write to (PostgreSQL) the version is replaced by what the search found.
 When the LLM is down or slower than ``timeout_s`` the answer is the facts themselves as a list,
 marked ``degraded`` — never a hang, never a 5xx.
 """
@@ -15,6 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..config import LLMConfig, RecallConfig
 from ..models.llm import LLM, ChatMessage, LLMUnavailable
@@ -85,6 +87,8 @@ class RecallService:
         access: counts the memories an answer or a block used as read (every transport alike).
         metrics: times ``/recall`` and ``/context`` and counts degraded recalls, FTS-only searches
             and the synthesis failures seen here (every transport alike).
+        shared_store: other daemons write to the same store (PostgreSQL): the cache is keyed by
+            what the search found, not by this daemon's write version.
     """
 
     def __init__(
@@ -98,17 +102,16 @@ class RecallService:
         synthesise: bool = True,
         access: AccessTracker | None = None,
         metrics: Metrics | None = None,
+        shared_store: bool = False,
     ) -> None:
         self._metrics = metrics
+        self._shared_store = shared_store
         self._search = search
         self._memories = memories
         self._access = access
         self._llm = llm if synthesise else None
         self._config = config
-        self._cache: OrderedDict[
-            tuple[str, str, int, tuple[str, ...], tuple[str, ...] | None, Audience],
-            tuple[float, RecallAnswer],
-        ] = OrderedDict()
+        self._cache: OrderedDict[tuple[Any, ...], tuple[float, RecallAnswer]] = OrderedDict()
         self._max_cache_entries = max_cache_entries
 
     async def recall(
@@ -170,18 +173,22 @@ class RecallService:
     ) -> RecallAnswer:
         layers = tuple(sorted(set(layers)))
         kinds = None if kinds is None else tuple(sorted(set(kinds)))
-        key = (user_id, " ".join(query.lower().split()), self._memories.version, layers, kinds, audience)
-        cached = self._cache.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            self._cache.move_to_end(key)
-            answer = cached[1]
-            return dataclasses.replace(answer, cached=True)
+        asked = (user_id, " ".join(query.lower().split()), layers, kinds, audience)
+        key: tuple[Any, ...] = (*asked, self._memories.version)
+        if not self._shared_store and (answer := self._cached(key)) is not None:
+            return answer
 
         result = await self._search.search(
             query, user_id, self._config.max_facts, layers=layers, kinds=kinds, audience=audience
         )
         self._count_search_sides(result.vector_used)
         hits = result.hits
+        if self._shared_store:
+            # Other daemons write too, unseen by this one's version: the answer is keyed by what
+            # the search found (each memory as last updated), so a changed or deleted one misses.
+            key = (*asked, tuple((hit.memory.id, hit.memory.updated_at) for hit in hits))
+            if (answer := self._cached(key)) is not None:
+                return answer
         searched = await self._memories.live_count(user_id, audience=audience)
         if not hits:
             return RecallAnswer("No relevant memories found.", searched, 0, False, False)
@@ -282,7 +289,14 @@ class RecallService:
         if self._metrics is not None:
             self._metrics.count_search_sides("hybrid", vector_used=vector_used)
 
-    def _remember(self, key: tuple[str, str, int, tuple[str, ...]], answer: RecallAnswer) -> None:
+    def _cached(self, key: tuple[Any, ...]) -> RecallAnswer | None:
+        cached = self._cache.get(key)
+        if cached is None or cached[0] <= time.monotonic():
+            return None
+        self._cache.move_to_end(key)
+        return dataclasses.replace(cached[1], cached=True)
+
+    def _remember(self, key: tuple[Any, ...], answer: RecallAnswer) -> None:
         if self._config.cache_ttl_s <= 0:
             return
         self._cache[key] = (time.monotonic() + self._config.cache_ttl_s, answer)

@@ -181,6 +181,9 @@ class Database:
         """Always held: no other daemon shares this file (PostgreSQL's version asks the server)."""
         yield True
 
+    async def keep_alive(self) -> None:
+        """Nothing to keep: no other daemon judges this one by a lock (see PostgresDatabase)."""
+
     @property
     def location(self) -> str:
         """Where the data is, for logs."""

@@ -58,8 +58,9 @@ class Dialect:
         if self.name == "sqlite":
             # json_extract gives numbers as numbers; cast so both backends compare text.
             return f"CAST(json_extract({column}, '$.{key}') AS TEXT)"
-        # json, not jsonb: json keeps a NUL escape (\u0000) that jsonb refuses to read.
-        return f"(({column})::json ->> '{key}')"
+        # A document holding a NUL escape (\u0000, valid JSON that SQLite reads) cannot give any
+        # value as text on PostgreSQL (json ->> fails on the whole document): NULL for that row.
+        return f"(CASE WHEN strpos({column}, '\\u0000') > 0 THEN NULL ELSE ({column})::json ->> '{key}' END)"
 
     def greatest(self, first: str, second: str) -> str:
         """The larger of two values (SQLite's two-argument ``max``)."""
@@ -112,18 +113,26 @@ class Dialect:
         return "" if self.name == "sqlite" else " FOR UPDATE SKIP LOCKED"
 
     def claim_abandoned(self, column: str, me: int) -> str:
-        """True for a row claimed (``column``: a daemon id) by a daemon that is gone.
+        """True for a job claimed (``column``: a daemon id) by a daemon that is no longer working on
+        it; asked by daemon ``me`` between two jobs, so none of its own claims is under way.
 
-        SQLite: always (one daemon per file, and this runs at its start, before it claims
-        anything). PostgreSQL: claimed by no daemon (0: a copied store, a script), or by one that
-        is not ``me`` and whose instance lock can be taken now (held until the transaction ends, so
-        the answer stays true while it runs).
+        SQLite: always (one daemon per file). PostgreSQL: claimed by no daemon (0: a copied store,
+        a script), by ``me`` (a claim whose end could not be written, say while the server was
+        away), or by a daemon whose instance lock can be taken now: it is gone (the lock is held
+        until the transaction ends, so the answer stays true while it runs).
         """
         if self.name == "sqlite":
             return "1 = 1"
         return (
-            f"({column} = 0 OR ({column} <> {int(me)}"
-            f" AND pg_try_advisory_xact_lock({INSTANCE_LOCKS}, {column})))"
+            f"({column} = 0 OR {column} = {int(me)} OR pg_try_advisory_xact_lock({INSTANCE_LOCKS}, {column}))"
+        )
+
+    def session_free(self, table: str) -> str:
+        """For a job row of ``table`` about to be claimed: no job of its session is running. Two
+        jobs of one conversation never run at once: they would read the same watermark."""
+        return (
+            f"NOT EXISTS (SELECT 1 FROM ingest_jobs AS r WHERE r.session_key = {table}.session_key"
+            " AND r.status = 'running')"
         )
 
 

@@ -123,16 +123,20 @@ def next_due_at(conn: Connection) -> float | None:
 
 def claim_due(conn: Connection, now: float, claimed_by: int = 0) -> IngestJob | None:
     """Mark the oldest due pending job running, claimed by the daemon ``claimed_by``, and return it
-    (inside the caller's transaction).
+    (inside the caller's transaction). A job whose session has one running waits for it
+    (:meth:`Dialect.session_free`).
 
-    On PostgreSQL the pick locks the job and skips jobs another transaction holds: two daemons on
-    one database never claim the same job (each gets the next one, or None).
+    On PostgreSQL several daemons claim at once: the pick locks the job and skips jobs another
+    transaction holds (``FOR UPDATE SKIP LOCKED``), so no job is claimed twice. Nor are two jobs of
+    one session claimed at once: a session has at most one pending job (a unique index), and its
+    next one can only be journaled once the claim of the one before has committed, as running.
     """
     d = dialect_of(conn)
     row = conn.execute(
         "UPDATE ingest_jobs SET status = 'running', attempts = attempts + 1, claimed_by = ?,"
         f" started_at = {d.now}"
         " WHERE id = (SELECT id FROM ingest_jobs WHERE status = 'pending' AND due_at <= ?"
+        f"             AND {d.session_free('ingest_jobs')}"
         f"             ORDER BY due_at, id LIMIT 1{d.skip_locked})"
         " RETURNING *",
         (claimed_by, now),
@@ -164,6 +168,12 @@ def requeue_running(conn: Connection, now: float, me: int = 0) -> int:
     ).rowcount
 
 
+class JobNoLongerClaimed(Exception):
+    """The job is no longer running under this claim: another daemon took it over (this one was
+    thought gone). Raised inside the transaction that would have finished it, so its facts roll
+    back with it and the job's new owner does the work once."""
+
+
 def finish(
     conn: Connection,
     job_id: int,
@@ -172,21 +182,33 @@ def finish(
     new_messages: int,
     facts_stored: int,
     method: str,
+    claimed_by: int = 0,
 ) -> None:
-    """Close a job; its message copy is dropped (the watermark keeps what matters)."""
-    conn.execute(
+    """Close a job claimed by ``claimed_by``; its message copy is dropped (the watermark keeps what
+    matters). Raises :class:`JobNoLongerClaimed` when the claim is no longer this one."""
+    cursor = conn.execute(
         f"UPDATE ingest_jobs SET status = 'done', finished_at = {dialect_of(conn).now}, duration_ms = ?,"
-        " new_messages = ?, facts_stored = ?, method = ?, last_error = NULL, messages = '[]' WHERE id = ?",
-        (duration_ms, new_messages, facts_stored, method, job_id),
+        " new_messages = ?, facts_stored = ?, method = ?, last_error = NULL, messages = '[]'"
+        " WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        (duration_ms, new_messages, facts_stored, method, job_id, claimed_by),
     )
+    if cursor.rowcount == 0:
+        raise JobNoLongerClaimed(job_id)
 
 
-def fail(conn: Connection, job_id: int, error: str, *, retry_at: float | None) -> None:
+def fail(conn: Connection, job_id: int, error: str, *, retry_at: float | None, claimed_by: int = 0) -> None:
     """Record a failure: back to pending at ``retry_at``, or failed for good when None.
 
     When the session got a newer pending job meanwhile, that one carries the full history: this
-    one is closed instead of being retried (the unique pending index allows only one).
+    one is closed instead of being retried (the unique pending index allows only one). Nothing is
+    recorded when the job is no longer running under ``claimed_by`` (another daemon took it over).
     """
+    claim = conn.execute(
+        "SELECT 1 FROM ingest_jobs WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        (job_id, claimed_by),
+    ).fetchone()
+    if claim is None:
+        return
     newer = conn.execute(
         "SELECT 1 FROM ingest_jobs WHERE status = 'pending' AND session_key ="
         " (SELECT session_key FROM ingest_jobs WHERE id = ?)",

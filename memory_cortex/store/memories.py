@@ -378,10 +378,11 @@ _IMPORTED_SQLITE = (
 )
 # json_each(metadata, '$.key') yields an array's elements, or a lone value itself, and nothing (no
 # error) when the key is absent; lax JSON path's [*] does the same. Only strings can equal a fact.
-# The rows that name the key are picked first (MATERIALIZED: before any JSON is parsed), so metadata
-# jsonb cannot read (a NUL escape, which json keeps) only matters in a row that also has the key.
+# The rows that name the key are picked first (MATERIALIZED: before any JSON is parsed), leaving out
+# metadata jsonb cannot read (a NUL escape, valid JSON that SQLite reads).
 _IMPORTED_POSTGRES = (
-    "WITH named AS MATERIALIZED (SELECT metadata FROM memories WHERE user_id = ? AND strpos(metadata, ?) > 0)"
+    "WITH named AS MATERIALIZED (SELECT metadata FROM memories WHERE user_id = ? AND strpos(metadata, ?) > 0"
+    "  AND strpos(metadata, '\\u0000') = 0)"
     " SELECT fact FROM memories WHERE user_id = ? AND fact = ANY(?)"
     " UNION SELECT w.value #>> '{}' FROM named m,"
     f" jsonb_path_query((m.metadata)::jsonb, 'lax $.{IMPORTED_WORDINGS_KEY}[*] ? (@.type() == \"string\")')"

@@ -386,10 +386,11 @@ _COLUMNS_BUT_ID = tuple(column for column in EXPORT_COLUMNS if column != "id")
 
 
 def _move_id_sequence(conn: Connection) -> None:
-    """Set PostgreSQL's id sequence to the largest id stored: rows inserted with their own ids never
-    advance it, and the next memory the daemon writes would get one of theirs (SQLite needs nothing:
-    its next rowid is always past the largest)."""
-    conn.execute("SELECT setval(pg_get_serial_sequence('memories', 'id'), (SELECT max(id) FROM memories))")
+    """Move PostgreSQL's id sequence past the largest id stored: rows inserted with their own ids
+    never advance it, and the next memory the daemon writes would get one of theirs. Never back:
+    an id handed out once (a memory since deleted) is not handed out again (SQLite needs nothing:
+    its AUTOINCREMENT counter only grows)."""
+    transfer.set_id_high_water(conn, "memories", transfer.max_memory_id(conn))
 
 
 def set_superseded_by(conn: Connection, memory_id: int, newer_id: int) -> None:

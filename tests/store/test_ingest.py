@@ -308,13 +308,54 @@ def test_only_jobs_of_a_daemon_that_is_gone_are_requeued_on_postgres(
     second_daemon.raw.commit()
     assert (status_of(second_daemon, running), status_of(second_daemon, orphan)) == ("running", "pending")
     assert status_of(second_daemon, unowned) == "pending"
-    # Its own running jobs are never its orphans either.
+    # Asked between two of its jobs, a daemon's own running claim is one whose end was never
+    # written (the server was away): it runs again too.
     assert ingest_sql.claim_due(second_daemon, 60.0, claimed_by=7) is not None
     second_daemon.raw.commit()
-    assert ingest_sql.requeue_running(second_daemon, 70.0, me=7) == 0
+    assert ingest_sql.requeue_running(second_daemon, 70.0, me=7) == 1
     second_daemon.raw.commit()
 
     alive.close()  # daemon 41 dies: its session, and its lock, are gone
     assert ingest_sql.requeue_running(second_daemon, 80.0, me=7) == 1
     second_daemon.raw.commit()
     assert status_of(second_daemon, running) == "pending"
+
+
+def test_a_session_with_a_running_job_has_its_next_job_wait(any_conn: Any) -> None:
+    """Two jobs of one conversation never run at once: they would read the same watermark."""
+    first = enqueue(any_conn, "s1", due_at=1.0)
+    assert ingest_sql.claim_due(any_conn, 10.0).id == first  # type: ignore[union-attr]
+    second = enqueue(any_conn, "s1", due_at=2.0)  # a new message while the first runs
+    other = enqueue(any_conn, "s2", due_at=3.0)
+    assert ingest_sql.claim_due(any_conn, 10.0).id == other  # type: ignore[union-attr]
+    assert ingest_sql.claim_due(any_conn, 10.0) is None  # s1's next job waits for its first
+    ingest_sql.finish(any_conn, first, duration_ms=1, new_messages=1, facts_stored=0, method="rules")
+    assert ingest_sql.claim_due(any_conn, 10.0).id == second  # type: ignore[union-attr]
+
+
+def test_a_finish_under_a_lost_claim_changes_nothing(any_conn: Any) -> None:
+    """A job another daemon took over is finished by that daemon only: the first one's finish
+    raises (its transaction, facts and all, rolls back) and its failure is not recorded."""
+    job_id = enqueue(any_conn, due_at=1.0)
+    assert ingest_sql.claim_due(any_conn, 10.0, claimed_by=5) is not None
+    with pytest.raises(ingest_sql.JobNoLongerClaimed):
+        ingest_sql.finish(
+            any_conn, job_id, duration_ms=1, new_messages=1, facts_stored=0, method="rules", claimed_by=6
+        )
+    ingest_sql.fail(any_conn, job_id, "boom", retry_at=None, claimed_by=6)
+    job = ingest_sql.get_job(any_conn, job_id)
+    assert job is not None and (job.status, job.last_error, job.claimed_by) == ("running", None, 5)
+
+
+def test_a_sessions_next_job_waits_for_the_claim_before_it_on_postgres(two_daemons: tuple[Any, Any]) -> None:
+    """The next job of a session can only be journaled once the claim of the one before has
+    committed (one pending job per session: a unique index), and then it waits for that one."""
+    first_daemon, second_daemon = two_daemons
+    enqueue(first_daemon, "s1", due_at=1.0)
+    first_daemon.raw.commit()
+    assert ingest_sql.claim_due(first_daemon, 10.0, claimed_by=1) is not None  # still uncommitted
+    first_daemon.raw.commit()
+    enqueue(second_daemon, "s1", due_at=2.0)  # the session's next message, journaled elsewhere
+    second_daemon.raw.commit()
+    assert ingest_sql.claim_due(second_daemon, 10.0, claimed_by=2) is None  # s1 is running
+    second_daemon.raw.commit()

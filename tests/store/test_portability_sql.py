@@ -221,3 +221,13 @@ def test_an_export_imports_into_an_empty_store_as_it_was(any_conn: Connection) -
         portability_sql.set_superseded_by(any_conn, a, b)
         portability_sql.set_compressed_into(any_conn, a, b)
     assert list(portability_sql.iter_export_rows(any_conn, None, with_embeddings=True)) == before
+
+
+def test_an_import_keeping_ids_never_hands_out_a_spent_id_again(any_conn: Connection) -> None:
+    """Ids 1-5 were handed out and deleted; importing id 2 must not move the counter back (the
+    next memory gets 6, as SQLite's AUTOINCREMENT gives)."""
+    for n in range(5):
+        add_memory(any_conn, fact=f"spent {n}")
+    any_conn.execute("DELETE FROM memories")
+    portability_sql.insert_exact(any_conn, _exported(id=2), keep_id=True)
+    assert add_memory(any_conn, fact="after the import") == 6

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_cortex.errors import LifecycleBusy
-from memory_cortex.store.postgres.db import PostgresDatabase
+from memory_cortex.store.postgres.db import PostgresDatabase, redacted_url
 
 
 @pytest.fixture
@@ -54,3 +54,22 @@ async def test_a_lifecycle_run_elsewhere_makes_this_daemons_run_busy(
     async with first.exclusive("lifecycle"):
         with pytest.raises(LifecycleBusy, match="another daemon"):
             await lifecycle.run()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://cortex:s3cret@db:5432/cortex", "postgresql://cortex:***@db:5432/cortex"),
+        (
+            "postgresql://cortex@db/cortex?password=s3cret&sslmode=require",
+            "postgresql://cortex@db/cortex?password=***&sslmode=require",
+        ),
+        (
+            "postgresql:///cortex?host=/run/pg&sslpassword=s3cret",
+            "postgresql:///cortex?host=/run/pg&sslpassword=***",
+        ),
+        ("postgresql://cortex@db/cortex", "postgresql://cortex@db/cortex"),
+    ],
+)
+def test_a_url_is_shown_without_any_password(url: str, shown: str) -> None:
+    assert redacted_url(url) == shown

@@ -112,19 +112,31 @@ class LifecycleService:
                 always cover the whole store.
             dry_run: plan every stage, change nothing (the run is logged as a dry run).
         """
-        return await self._execute(trigger=trigger, dry_run=dry_run, user_id=user_id, record=True)
+        report = await self._execute(trigger=trigger, dry_run=dry_run, user_id=user_id, record=True)
+        assert report is not None  # only a scheduled run is ever skipped
+        return report
 
     async def preview(self, *, user_id: str | None = None) -> LifecycleReport:
         """What a run now would do: the same plans, nothing applied, nothing logged."""
-        return await self._execute(trigger="preview", dry_run=True, user_id=user_id, record=False)
+        report = await self._execute(trigger="preview", dry_run=True, user_id=user_id, record=False)
+        assert report is not None
+        return report
 
     async def log(self, limit: int = 20) -> list[RunRecord]:
         """The latest runs, newest first."""
         return await self._db.read(lambda conn: lifecycle_sql.recent_runs(conn, limit))
 
     async def _execute(
-        self, *, trigger: str, dry_run: bool, user_id: str | None, record: bool
-    ) -> LifecycleReport:
+        self,
+        *,
+        trigger: str,
+        dry_run: bool,
+        user_id: str | None,
+        record: bool,
+        unless_scheduled_since: datetime | None = None,
+    ) -> LifecycleReport | None:
+        """Run (or plan) the stages; None when ``unless_scheduled_since`` is given and a scheduled
+        run started at or after it (asked under the lock: another daemon's run for the same slot)."""
         if dry_run:  # reads only: it may look while a run works
             return await self._stages(trigger=trigger, dry_run=True, user_id=user_id, record=record)
         if self._lock.locked():
@@ -132,6 +144,8 @@ class LifecycleService:
         async with self._lock, self._db.exclusive("lifecycle") as held:
             if not held:  # PostgreSQL: another daemon on the same database is running one
                 raise LifecycleBusy("another daemon is running the lifecycle; see GET /lifecycle/log")
+            if unless_scheduled_since is not None and await self._scheduled_run_since(unless_scheduled_since):
+                return None
             return await self._stages(trigger=trigger, dry_run=False, user_id=user_id, record=record)
 
     async def _stages(
@@ -262,11 +276,11 @@ class LifecycleService:
                     await self._wait_for_gpu()
                 if self._stop.is_set():
                     break
-                if await self._scheduled_run_since(slot):
-                    # PostgreSQL: another daemon on the same database took tonight's slot.
+                ran = await self._execute(
+                    trigger="schedule", dry_run=False, user_id=None, record=True, unless_scheduled_since=slot
+                )
+                if ran is None:  # PostgreSQL: another daemon on the same database took tonight's slot
                     log.info("scheduled lifecycle run skipped: another daemon ran it")
-                    continue
-                await self.run(trigger="schedule")
             except LifecycleBusy:
                 log.info("scheduled lifecycle run skipped: a run is under way (here or in another daemon)")
             except Exception:  # the schedule never dies: log, pause, go on

@@ -24,7 +24,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -48,19 +48,39 @@ EXCLUSIVE_LOCKS = zlib.crc32(b"memory-cortex:exclusive") & 0x7FFFFFFF
 
 # Connections the read pool keeps beyond the reader threads (see open()).
 INDEX_READERS = 8
+# A transaction left open this long by a stuck client is ended by the server (its locks with it).
+IDLE_IN_TRANSACTION_MS = 60_000
+# TCP keepalives on every connection: a dead peer is noticed in about a minute, not hours.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3}
+# What a client is told when the database fails; the details go to the daemon's log only.
+UNAVAILABLE = "the database is unavailable; see the daemon log"
 
 
 def exclusive_key(name: str) -> int:
     return zlib.crc32(name.encode()) & 0x7FFFFFFF
 
 
+# Taken by every write transaction (see PostgresDatabase.write).
+WRITE_LOCK = (EXCLUSIVE_LOCKS, exclusive_key("writes"))
+
+
+# Connection parameters that are secrets, wherever they appear in a URL's query string.
+SECRET_PARAMETERS = frozenset({"password", "passfile", "sslpassword"})
+
+
 def redacted_url(url: str) -> str:
-    """``url`` without its password, for logs and error messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    return urlunsplit(parts._replace(netloc=f"{netloc[0].split(':', 1)[0]}:***@{netloc[1]}"))
+    """``url`` without its password (in the user part or the query string), for logs and messages."""
+    base, mark, query = url.partition("?")
+    parts = urlsplit(base)
+    if parts.password is not None:
+        user, host = parts.netloc.rsplit("@", 1)
+        base = base.replace(parts.netloc, f"{user.split(':', 1)[0]}:***@{host}", 1)
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode(
+            [(key, "***" if key.lower() in SECRET_PARAMETERS else value) for key, value in pairs], safe="/*:"
+        )
+    return base + mark + query
 
 
 def first_line(exc: Exception, url: str, shown: str) -> str:
@@ -114,10 +134,20 @@ class PostgresDatabase:
         url: a libpq URL (``postgresql://user:password@host:5432/dbname``).
         read_connections: reader threads, each with a pooled read-only connection.
         connect_timeout_s: how long start-up and each request wait for a connection.
+        busy_timeout_ms: how long a statement waits for a lock (another daemon's write, an import)
+            before failing, as SQLite's busy timeout.
     """
 
-    def __init__(self, url: str, *, read_connections: int = 4, connect_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        read_connections: int = 4,
+        connect_timeout_s: float = 10.0,
+        busy_timeout_ms: int = 5000,
+    ) -> None:
         self.url = url
+        self._busy_timeout_ms = busy_timeout_ms
         self.location = redacted_url(url)
         self._read_connections = read_connections
         self._connect_timeout_s = connect_timeout_s
@@ -135,12 +165,22 @@ class PostgresDatabase:
         try:
             with psycopg.connect(self.url, connect_timeout=int(self._connect_timeout_s)) as raw:
                 apply_migrations(raw)
+            self._claim_instance_id()
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(
                 f"cannot connect to PostgreSQL at {self.location}: {first_line(exc, self.url, self.location)}:"
                 " check database.url and that the server runs (memory-cortex doctor tells more)"
             ) from exc
-        self._claim_instance_id()
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreUnavailable(
+                f"PostgreSQL at {self.location}: {first_line(exc, self.url, self.location)}: have an administrator"
+                " run CREATE EXTENSION vector (and pg_trgm) in this database once, or give the user the right"
+            ) from exc
+        except psycopg.Error as exc:
+            raise StoreUnavailable(
+                f"PostgreSQL at {self.location} could not be set up: {first_line(exc, self.url, self.location)}"
+                " (memory-cortex doctor tells more)"
+            ) from exc
         self._write_pool = self._pool("memory-cortex-write", 2, read_only=False)
         # Beside the reader threads, the vector index reads from threads of its own (asyncio's
         # default executor: services/index_calls.py), so the pool has room for those too.
@@ -153,7 +193,7 @@ class PostgresDatabase:
     def _claim_instance_id(self) -> None:
         """Pick an id no live daemon holds and hold its lock on a connection of its own until
         close(): when this process dies, the server drops the connection and the lock with it."""
-        raw = psycopg.connect(self.url, autocommit=True, connect_timeout=int(self._connect_timeout_s))
+        raw = self._session()
         for _ in range(100):
             candidate = secrets.randbelow(2**31 - 1) + 1
             if raw.execute("SELECT pg_try_advisory_lock(%s, %s)", (INSTANCE_LOCKS, candidate)).fetchone()[0]:
@@ -163,9 +203,53 @@ class PostgresDatabase:
         raw.close()
         raise StoreUnavailable("could not pick a daemon id on PostgreSQL")  # 100 collisions: never
 
+    def _session(self) -> psycopg.Connection[Any]:
+        """A connection of its own, in autocommit, with keepalives (held for minutes or for life)."""
+        return psycopg.connect(
+            self.url, autocommit=True, connect_timeout=int(self._connect_timeout_s), **KEEPALIVES
+        )
+
+    def _keep_instance_lock(self) -> None:
+        """Blocking part of :meth:`keep_alive`."""
+        raw = self._instance_connection
+        try:
+            if raw is not None and not raw.closed:
+                raw.execute("SELECT 1")
+                return
+        except psycopg.Error:
+            pass
+        log.warning("the daemon's instance lock was lost with its connection; taking it again")
+        if raw is not None:
+            raw.close()
+        self._instance_connection = None
+        fresh = self._session()
+        held = fresh.execute(
+            "SELECT pg_try_advisory_lock(%s, %s)", (INSTANCE_LOCKS, self.instance_id)
+        ).fetchone()
+        if held is None or not held[0]:
+            fresh.close()
+            raise StoreUnavailable(f"daemon id {self.instance_id} is held by another session")
+        self._instance_connection = fresh
+
+    async def keep_alive(self) -> None:
+        """Check that this daemon still holds its instance lock, and take it again when its
+        connection was dropped (a server restart, a network cut): other daemons judge by that lock
+        whether this one's running jobs are still worked on. A job they took over meanwhile is not
+        finished here twice: ``ingest.finish`` checks the claim."""
+        try:
+            await asyncio.to_thread(self._keep_instance_lock)
+        except (psycopg.Error, StoreUnavailable) as exc:
+            log.warning(
+                "could not take the instance lock again; will retry", extra={"reason": str(exc)[:200]}
+            )
+
     def _pool(self, name: str, size: int, *, read_only: bool) -> ConnectionPool:
         def setup(raw: psycopg.Connection[Any]) -> None:
             configure(raw)
+            # Lock waits end as SQLite's busy timeout does; an abandoned transaction ends too.
+            raw.execute(f"SET lock_timeout = {int(self._busy_timeout_ms)}")
+            raw.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
+            raw.commit()
             raw.read_only = read_only
 
         pool = ConnectionPool(
@@ -173,7 +257,9 @@ class PostgresDatabase:
             min_size=1,
             max_size=size,
             name=name,
+            kwargs=dict(KEEPALIVES),
             configure=setup,
+            check=ConnectionPool.check_connection,  # a connection the server dropped is replaced
             timeout=self._connect_timeout_s,
             open=False,
         )
@@ -213,6 +299,10 @@ class PostgresDatabase:
 
         def run() -> T:
             with _connection(pool, self.location) as raw, raw.transaction():
+                # One writer at a time across every daemon on the database, as SQLite's BEGIN
+                # IMMEDIATE gives one per file: what a write reads to decide (a near-duplicate to
+                # merge into, a job still running) cannot change before it commits.
+                raw.execute("SELECT pg_advisory_xact_lock(%s, %s)", WRITE_LOCK)
                 result = work(PgConnection(raw))
             if after_commit is not None:
                 try:
@@ -261,9 +351,11 @@ class PostgresDatabase:
         """Hold the database-wide lock ``name`` for the block if no other daemon holds it: yields
         True then, else False at once (the caller says "busy"). Released at the end of the block,
         or by the server when this process dies."""
-        raw = await asyncio.to_thread(
-            psycopg.connect, self.url, autocommit=True, connect_timeout=int(self._connect_timeout_s)
-        )
+        try:
+            raw = await asyncio.to_thread(self._session)
+        except psycopg.Error as exc:
+            log.warning("PostgreSQL unavailable", extra={"reason": first_line(exc, self.url, self.location)})
+            raise StoreUnavailable(UNAVAILABLE) from exc
         try:
             key = (EXCLUSIVE_LOCKS, exclusive_key(name))
             held = await asyncio.to_thread(
@@ -304,13 +396,22 @@ class _connection:
         try:
             return self._context.__enter__()
         except PoolTimeout as exc:
-            raise StoreUnavailable(f"no PostgreSQL connection free at {self._location}") from exc
+            log.warning("no PostgreSQL connection free", extra={"database": self._location})
+            raise StoreUnavailable(UNAVAILABLE) from exc
 
     def __exit__(self, *exc_info: Any) -> None:
         try:
             self._context.__exit__(*exc_info)
         except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL at {self._location}: {exc}") from exc
+            self._unavailable(exc)
         failure = exc_info[1]
-        if isinstance(failure, psycopg.OperationalError):  # the server went away mid-request
-            raise StoreUnavailable(f"PostgreSQL at {self._location}: {failure}") from failure
+        if isinstance(failure, psycopg.OperationalError):  # the server went away, a lock wait ended
+            self._unavailable(failure)
+
+    def _unavailable(self, exc: psycopg.Error) -> None:
+        """Log what went wrong; tell the client only that the database is unavailable (the details
+        name the server and its user)."""
+        text = str(exc).strip()
+        reason = text.splitlines()[0] if text else type(exc).__name__
+        log.warning("PostgreSQL unavailable", extra={"database": self._location, "reason": reason[:300]})
+        raise StoreUnavailable(UNAVAILABLE) from exc

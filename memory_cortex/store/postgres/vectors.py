@@ -24,13 +24,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import psycopg
 
+from ...errors import StoreUnavailable
 from ...records import EVERYONE, Audience, Scope
 from ...vectormath import normalize
 from ..retrieval import in_scope_sql
 from ..vectors import VectorHit
 from .connection import PgConnection
-from .db import PostgresDatabase
+from .db import PostgresDatabase, first_line
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,16 @@ MAX_EF_SEARCH = 1000
 def vector_literal(vector: np.ndarray) -> str:
     """A vector as pgvector's text form; ``repr`` of a float32 round-trips it exactly."""
     return "[" + ",".join(repr(float(value)) for value in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def _index_state(raw: Any, name: str) -> str:
+    """``valid``, ``invalid`` (a concurrent build cut short) or ``missing``."""
+    row = raw.execute(
+        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+        " WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
+        (name,),
+    ).fetchone()
+    return "missing" if row is None else "valid" if row[0] else "invalid"
 
 
 def hnsw_index_name(dim: int) -> str:
@@ -92,36 +104,44 @@ class PostgresVectorIndex:
         model has. Blocking: minutes on a large store the first time.
 
         Built ``CONCURRENTLY``: other daemons on the database go on writing meanwhile. A build that
-        was cut short leaves an invalid index behind; it is dropped and built again.
+        was cut short leaves an invalid index behind; it is dropped and built again. Daemons
+        starting together take turns by polling a lock, never by waiting on it: a session waiting
+        in ``pg_advisory_lock`` holds a snapshot the concurrent build must wait for (a deadlock).
         """
         if self.dim is None:
             return 0
-        dim = int(self.dim)
+        try:
+            self._build_index(int(self.dim))
+        except psycopg.Error as exc:
+            raise StoreUnavailable(
+                f"PostgreSQL at {self._db.location}: the vector index could not be built:"
+                f" {first_line(exc, self._db.url, self._db.location)}"
+            ) from exc
+        return len(self)
+
+    def _build_index(self, dim: int) -> None:
         name = hnsw_index_name(dim)
         with self._db.admin_connection() as raw:
-            raw.execute("SELECT pg_advisory_lock(%s)", (INDEX_BUILD_LOCK,))
-            try:
-                valid = raw.execute(
-                    "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-                    " WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
-                    (name,),
-                ).fetchone()
-                if valid is not None and not valid[0]:
-                    raw.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-                if valid is None or not valid[0]:
-                    started = time.perf_counter()
-                    log.info("building the vector index", extra={"dim": dim})
-                    raw.execute(
-                        f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memories USING hnsw"
-                        f" ((embedding_vector::vector({dim})) vector_cosine_ops) WHERE embedding_dim = {dim}"
-                    )
-                    log.info(
-                        "vector index built",
-                        extra={"dim": dim, "seconds": round(time.perf_counter() - started, 1)},
-                    )
-            finally:
-                raw.execute("SELECT pg_advisory_unlock(%s)", (INDEX_BUILD_LOCK,))
-        return len(self)
+            if _index_state(raw, name) != "valid":
+                while not raw.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_BUILD_LOCK,)).fetchone()[0]:
+                    time.sleep(0.5)  # another daemon builds it; then it is valid here too
+                try:
+                    state = _index_state(raw, name)
+                    if state == "invalid":
+                        raw.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+                    if state != "valid":
+                        started = time.perf_counter()
+                        log.info("building the vector index", extra={"dim": dim})
+                        raw.execute(
+                            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memories USING hnsw"
+                            f" ((embedding_vector::vector({dim})) vector_cosine_ops) WHERE embedding_dim = {dim}"
+                        )
+                        log.info(
+                            "vector index built",
+                            extra={"dim": dim, "seconds": round(time.perf_counter() - started, 1)},
+                        )
+                finally:
+                    raw.execute("SELECT pg_advisory_unlock(%s)", (INDEX_BUILD_LOCK,))
 
     # -- what the services ask ----------------------------------------------------------------
     def search(
