@@ -103,31 +103,33 @@ class DatabaseConfig(_Section):
     )
     url: SecretStr | None = Field(
         None,
-        description="postgres: libpq URL, e.g. postgresql://cortex@db.example:5432/cortex (a password in it is"
-        " never logged; or leave it out and use PGPASSWORD / ~/.pgpass).",
+        description="postgres: libpq URL, e.g. postgresql://cortex@db.example:5432/cortex (a password in it, user"
+        " part or ?password=, is never logged; better: leave it out and use PGPASSWORD or ~/.pgpass).",
     )
     path: Path = Field(
         Path("data/memory-cortex.db"),
-        description="SQLite file; relative paths resolve against the working directory.",
+        description="sqlite: the database file; relative paths resolve against the working directory.",
     )
     busy_timeout_ms: int = Field(
-        5000, ge=0, description="How long a connection waits on a lock before failing."
+        5000,
+        ge=0,
+        description="How long a write waits on a lock before failing (SQLite's busy timeout; PostgreSQL's lock_timeout).",
     )
     synchronous: Literal["NORMAL", "FULL"] = Field(
         "NORMAL",
-        description="SQLite synchronous (WAL): NORMAL keeps every commit through a daemon crash (kill -9),"
+        description="sqlite: synchronous (WAL): NORMAL keeps every commit through a daemon crash (kill -9),"
         " an OS crash or power cut may lose the last ones; FULL fsyncs each commit so those survive too.",
     )
     read_connections: int = Field(
         4, ge=1, le=64, description="Read-only connections (threads) that serve searches."
     )
     checkpoint_interval_s: float = Field(
-        2.0, gt=0, description="How often the WAL is checkpointed, off the request path."
+        2.0, gt=0, description="sqlite: how often the WAL is checkpointed, off the request path."
     )
     external_write_check_s: float = Field(
         5.0,
         gt=0,
-        description="How often to look for vectors written by another process (the backfill script).",
+        description="sqlite: how often to look for vectors written by another process (the backfill script).",
     )
 
     @model_validator(mode="after")
