@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Embed memories that have no vector, or one from another model, straight in the SQLite file.
+"""Embed memories that have no vector, or one from another model, straight in the store (the SQLite
+file, or the PostgreSQL database when ``database.backend`` is postgres).
 
 Use it after switching ``embeddings.model`` (rows of the old model are skipped by search until
 re-embedded) or after the embedder was down while memories were written.
 
-Safe while the daemon runs: each batch is one short ``BEGIN IMMEDIATE`` transaction (the daemon's
-writes wait at most that long, within its busy timeout), and the daemon notices the new vectors by
-itself within ``database.external_write_check_s``. Resumable: work goes in id order and every batch
-is committed, so after Ctrl-C a new run simply continues with what is left.
+Safe while the daemon runs: each batch is one short transaction holding the write lock (the
+daemon's writes wait at most that long, within its busy timeout), and the daemon notices the new
+vectors by itself (SQLite: within ``database.external_write_check_s``; PostgreSQL: at once, its
+index is the database's). Resumable: work goes in id order and every batch is committed, so after
+Ctrl-C a new run simply continues with what is left.
 
     python scripts/backfill-embeddings.py [--config PATH] [--db PATH] [--user ID]
                                           [--batch-size N] [--dry-run]
@@ -21,18 +23,19 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tqdm import tqdm  # noqa: E402
 
-from memory_cortex.config import load_config  # noqa: E402
+from memory_cortex.config import Config, load_config  # noqa: E402
 from memory_cortex.models.embedders import create_embedder  # noqa: E402
 from memory_cortex.services.memory_text import embedding_text, stored_embedding_text  # noqa: E402
 from memory_cortex.store import embeddings as embedding_sql  # noqa: E402
 from memory_cortex.store import memories as memory_sql  # noqa: E402
-from memory_cortex.store.db import apply_migrations, connect  # noqa: E402
+from memory_cortex.store import portability as portability_sql  # noqa: E402
 from memory_cortex.vectormath import to_blob  # noqa: E402
 
 
@@ -52,16 +55,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 async def backfill(args: argparse.Namespace) -> int:
     overrides = {"database": {"path": args.db}} if args.db else {}
     config = load_config(args.config, overrides)
-    path = config.database.path
-    if not path.exists():
-        print(f"no database at {path}", file=sys.stderr)
+    if config.database.backend == "sqlite" and not config.database.path.exists():
+        print(f"no database at {config.database.path}", file=sys.stderr)
         return 2
+    address = portability_sql.store_address(config.database)  # the SQLite file or PostgreSQL
+    with portability_sql.writable(address, busy_timeout_ms=config.database.busy_timeout_ms) as conn:
+        return await backfill_store(conn, config, args, portability_sql.location(address))
+
+
+async def backfill_store(conn: Any, config: Config, args: argparse.Namespace, where: str) -> int:
     model = config.embeddings.model
-    conn = connect(path, read_only=False, busy_timeout_ms=config.database.busy_timeout_ms)
-    apply_migrations(conn)  # an older file gets the current schema first
     total = embedding_sql.count_needing_embedding(conn, model, args.user)
     scope = f" of user {args.user!r}" if args.user else ""
-    print(f"{total} memories{scope} need a {model} embedding ({path})")
+    print(f"{total} memories{scope} need a {model} embedding ({where})")
     if args.dry_run or total == 0:
         return 0
 
@@ -85,8 +91,7 @@ async def backfill(args: argparse.Namespace) -> int:
                         for memory_id, topic, fact in batch
                     ]
                 )
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with portability_sql.write_transaction(conn):
                     for (memory_id, topic, fact), vector in zip(batch, vectors, strict=True):
                         # Only if the text is still what was embedded (the daemon may have edited it).
                         current = memory_sql.get(conn, memory_id)
@@ -94,10 +99,6 @@ async def backfill(args: argparse.Namespace) -> int:
                             embedding_sql.set_embedding(
                                 conn, memory_id, to_blob(vector), model, int(vector.shape[0])
                             )
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
                 after_id = batch[-1][0]
                 done += len(batch)
                 progress.update(len(batch))
@@ -106,7 +107,6 @@ async def backfill(args: argparse.Namespace) -> int:
         return 130
     finally:
         await embedder.close()
-        conn.close()
     print(f"embedded {done} memories in {time.monotonic() - started:.1f} s")
     return 0
 

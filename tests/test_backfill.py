@@ -80,3 +80,39 @@ async def test_backfill_embeds_missing_and_foreign_vectors_and_the_daemon_notice
     again = run_backfill(db)
     assert "1 memories need" in again.stdout and "embedded 1 memories" in again.stdout
     conn.close()
+
+
+def test_backfill_fills_a_postgresql_store_and_its_vector_index(postgres_url: str) -> None:
+    """With database.backend postgres the script embeds there, and the rows' pgvector column (the
+    index every daemon searches) follows the stored BLOBs at once."""
+    import psycopg
+
+    from memory_cortex.records import NewMemory
+    from memory_cortex.store import memories as memory_sql
+    from memory_cortex.store.postgres.connection import PgConnection, configure
+    from memory_cortex.store.postgres.db import apply_migrations
+
+    with psycopg.connect(postgres_url, autocommit=True) as raw:
+        configure(raw)
+        apply_migrations(raw)
+        for fact in ("Sam keeps bees.", "Sam's hives are on the roof."):
+            memory_sql.insert(PgConnection(raw), NewMemory(user_id="sam", fact=fact))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+    env.update({"MEMORY_CORTEX_DATABASE__BACKEND": "postgres", "MEMORY_CORTEX_DATABASE__URL": postgres_url})
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "2 memories need a all-MiniLM-L6-v2 embedding" in result.stdout
+    assert (
+        postgres_url.split("?")[0] not in result.stdout or ":***@" in result.stdout or "@" not in postgres_url
+    )
+    with psycopg.connect(postgres_url) as raw:
+        rows = raw.execute("SELECT embedding_dim, embedding_vector IS NOT NULL FROM memories").fetchall()
+    assert rows == [(384, True), (384, True)]
