@@ -316,6 +316,7 @@ def test_only_jobs_of_a_daemon_that_is_gone_are_requeued_on_postgres(
     second_daemon.raw.commit()
 
     alive.close()  # daemon 41 dies: its session, and its lock, are gone
+    wait_for_lock_release(postgres_url, 41)  # the server ends the session just after the client
     assert ingest_sql.requeue_running(second_daemon, 80.0, me=7) == 1
     second_daemon.raw.commit()
     assert status_of(second_daemon, running) == "pending"
@@ -359,3 +360,25 @@ def test_a_sessions_next_job_waits_for_the_claim_before_it_on_postgres(two_daemo
     second_daemon.raw.commit()
     assert ingest_sql.claim_due(second_daemon, 10.0, claimed_by=2) is None  # s1 is running
     second_daemon.raw.commit()
+
+
+def wait_for_lock_release(url: str, daemon_id: int, timeout: float = 10.0) -> None:
+    """Until no session holds the instance lock of ``daemon_id`` (a closed client's server process
+    ends a moment after the client does, and its locks with it)."""
+    import time
+
+    import psycopg
+
+    from memory_cortex.store.dialect import INSTANCE_LOCKS
+
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(url, autocommit=True) as watcher:
+        while time.monotonic() < deadline:
+            held = watcher.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = %s",
+                (INSTANCE_LOCKS, daemon_id),
+            ).fetchone()
+            if held is not None and held[0] == 0:
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"the lock of daemon {daemon_id} is still held after {timeout} s")
