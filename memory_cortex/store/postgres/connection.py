@@ -54,6 +54,8 @@ class Row:
         return list(self._names)
 
     def __repr__(self) -> str:
+        if len(self._names) != len(self._values):  # two columns of one name: positions only
+            return f"Row({self._values!r})"
         return f"Row({dict(zip(self._names, self._values, strict=True))!r})"
 
 
