@@ -275,7 +275,6 @@ def build_services(
         lifecycle=lifecycle,
         stats=StatsService(
             memories,
-            db.path if config.database.backend == "sqlite" else None,
             index,
             embedder,
             chat_model,
@@ -316,10 +315,10 @@ async def _start_embedder(s: Services, stack: contextlib.AsyncExitStack) -> None
 
 async def _start_index(s: Services, stack: contextlib.AsyncExitStack) -> None:
     # dateparser's data too, when time-aware search is on: before the heap is trimmed.
-    if getattr(s.index, "in_database", False) and s.index.dim is None:
+    if s.index.in_database and s.index.dim is None:
         s.index.dim = s.embedder.dim  # known once the embedder has started
     await fill_vector_index(s.db, s.index, warm_up=s.search.warm_up)
-    if not getattr(s.index, "in_database", False):  # PostgreSQL's index sees every writer's rows
+    if not s.index.in_database:  # PostgreSQL's index sees every writer's rows
         await s.index_sync.start()
         stack.push_async_callback(s.index_sync.stop)
 
@@ -428,7 +427,7 @@ async def fill_vector_index(
     both off the event loop, then give the heap start-up freed back to the OS."""
     use_one_blas_thread()
     started = time.perf_counter()
-    if getattr(index, "in_database", False):
+    if index.in_database:
         loaded = await asyncio.to_thread(index.prepare)  # type: ignore[attr-defined]
     else:
         loaded = await asyncio.to_thread(load_vector_index, db, index)

@@ -919,7 +919,9 @@ class StatsResponse(BaseModel):
     stale_embeddings: int = Field(description="Rows embedded by another model: skipped until backfilled.")
     unembedded: int = Field(description="Rows without a vector (embedder was down): run the backfill.")
     vector_index_rows: int
-    db_bytes: int = Field(description="Database file plus its WAL.")
+    db_bytes: int = Field(
+        description="Size of the store: the SQLite file plus its WAL, or the PostgreSQL database."
+    )
     uptime_s: float
     embedder: EmbedderState
     llm: LLMState

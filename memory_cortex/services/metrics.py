@@ -252,7 +252,9 @@ class _StatsCollector:
             layers.add_metric([layer], count)
         yield layers
         yield GaugeMetricFamily(
-            "memory_cortex_database_bytes", "Size of the SQLite database with its WAL.", value=stats.db_bytes
+            "memory_cortex_database_bytes",
+            "Size of the store: the SQLite file with its WAL, or the PostgreSQL database.",
+            value=stats.db_bytes,
         )
 
     def _ingest(self, stats: Stats) -> Iterator[Metric]:

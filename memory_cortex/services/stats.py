@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..models.embedders import Embedder, EmbedderHealth
@@ -39,14 +38,13 @@ class StatsService:
 
     Args:
         memories: the memory service (its counts come from one SQL pass).
-        db_path: the SQLite file, to report its size with the WAL (None: ask ``db``, e.g. PostgreSQL).
         index: the vector index (rows it holds).
         embedder: for its health.
         llm: for its health (None: rules only).
         ingest: for the queue.
         hardware: the hardware poller (latest snapshot, its age and source).
         scheduler: the GPU gate of the extraction worker (deferred jobs and why).
-        db: the database the overview's series are counted from (None: no overview).
+        db: the store: its size, and the overview's series (None: size 0, no overview).
         search_timeline: search latency per minute since the daemon started (the overview's chart),
             recorded where searches are timed (:meth:`~.metrics.Metrics.observe_search`); None: an
             empty one.
@@ -55,7 +53,6 @@ class StatsService:
     def __init__(
         self,
         memories: MemoryService,
-        db_path: Path | None,
         index: VectorIndex | None,
         embedder: Embedder | None,
         llm: LLM | None,
@@ -72,7 +69,6 @@ class StatsService:
         self._llm = llm
         self._ingest = ingest
         self._memories = memories
-        self._db_path = db_path
         self._index = index
         self._embedder = embedder
         self._started = time.monotonic()
@@ -85,14 +81,7 @@ class StatsService:
         return self._embedder.health() if self._embedder is not None else None
 
     async def db_bytes(self) -> int:
-        if self._db_path is None:
-            return await self._db.size_bytes() if self._db is not None else 0
-        total = 0
-        for suffix in ("", "-wal"):
-            path = self._db_path.with_name(self._db_path.name + suffix)
-            if path.exists():
-                total += path.stat().st_size
-        return total
+        return await self._db.size_bytes() if self._db is not None else 0
 
     async def stats(self) -> Stats:
         return Stats(
@@ -110,7 +99,7 @@ class StatsService:
     async def _index_rows(self) -> int:
         if self._index is None:
             return 0
-        if getattr(self._index, "in_database", False):  # a count in the database: off the loop
+        if self._index.in_database:  # a count in the database: off the loop
             return await asyncio.to_thread(len, self._index)
         return len(self._index)
 
