@@ -143,6 +143,17 @@ def _split_sql(script: str) -> list[str]:
     return statements
 
 
+def run_after_commit(hook: Callable[[T], None] | None, result: T) -> None:
+    """Run a write's after-commit hook. The data is committed: a failed in-memory mirror update
+    must not turn that into an error reply (the mirror is rebuilt from the store at the next start)."""
+    if hook is None:
+        return
+    try:
+        hook(result)
+    except Exception:
+        log.exception("after-commit hook failed")
+
+
 class Database:
     """Owns the SQLite file: the writer thread, the reader threads and their connections.
 
@@ -287,13 +298,7 @@ class Database:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-            if after_commit is not None:
-                try:
-                    after_commit(result)
-                except Exception:
-                    # The data is committed; a failed mirror update must not turn that into an
-                    # error reply. The mirror is rebuilt from SQLite at the next start.
-                    log.exception("after-commit hook failed")
+            run_after_commit(after_commit, result)
             return result
 
         return await asyncio.get_running_loop().run_in_executor(self._writer, run)

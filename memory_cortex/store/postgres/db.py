@@ -31,6 +31,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import StoreUnavailable
 from ..db import list_migrations as list_sql_files
+from ..db import run_after_commit
 from ..dialect import INSTANCE_LOCKS
 from .connection import PgConnection, configure
 
@@ -304,11 +305,7 @@ class PostgresDatabase:
                 # merge into, a job still running) cannot change before it commits.
                 raw.execute("SELECT pg_advisory_xact_lock(%s, %s)", WRITE_LOCK)
                 result = work(PgConnection(raw))
-            if after_commit is not None:
-                try:
-                    after_commit(result)
-                except Exception:
-                    log.exception("after-commit hook failed")
+            run_after_commit(after_commit, result)
             return result
 
         return await asyncio.get_running_loop().run_in_executor(self._writer, run)
