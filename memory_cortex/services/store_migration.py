@@ -86,6 +86,7 @@ def migrate_store(
             report.rows_copied[table] = transfer.copy_table(source, target, table)
         for table in transfer.ID_TABLES:
             transfer.set_id_high_water(target, table, transfer.id_high_water(source, table))
+        transfer.refresh_statistics(target)
     _verify(source, target, report, sample)
     return report
 

@@ -235,7 +235,7 @@ def fts_candidates(
         if common_term_share < 1.0 or row_budget is not None:
             match, ranked = _affordable_terms(conn, query.terms, common_term_share, row_budget, term_counts)
             if row_budget is not None and ranked > row_budget:
-                min_rowid = _newest_rowids(conn, row_budget / ranked)
+                min_rowid = newest_ids_start(conn, row_budget / ranked)
         rows = _ranked_for_user(
             conn, "memories_fts", match, user_id, limit, user_share, min_rowid, layers, kinds, audience
         )
@@ -344,7 +344,7 @@ def _affordable_terms(
     return " OR ".join(term for term in terms if term in kept), ranked
 
 
-def _newest_rowids(conn: sqlite3.Connection, fraction: float) -> int:
+def newest_ids_start(conn: Any, fraction: float) -> int:
     """The id above which lie the newest ``fraction`` of the ids in use (ids grow with time)."""
     # Two subqueries: min() and max() in one SELECT would scan the table instead of reading
     # each end of the primary key.

@@ -254,6 +254,13 @@ def set_id_high_water(conn: Any, table: str, value: int) -> None:
     )
 
 
+def refresh_statistics(conn: Any) -> None:
+    """Let the planner see the copied rows at once. Why: PostgreSQL's keyword search asks the
+    planner how common each word is (``postgres.search``); until autovacuum analyses the table,
+    a freshly filled store would have no word statistics."""
+    conn.execute("ANALYZE memories")
+
+
 def _sequence(conn: Any, table: str) -> str:
     row = conn.execute("SELECT pg_get_serial_sequence(?, 'id')", (table,)).fetchone()
     return str(row[0])

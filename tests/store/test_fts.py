@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -92,9 +93,8 @@ def test_a_user_crowded_out_of_the_ranking_window_still_gets_every_match(tmp_pat
     assert sorted(found) == sorted(mine)
 
 
-def test_common_words_leave_the_query_but_the_two_rarest_always_stay(tmp_path: Path) -> None:
-    connection = sqlite3.connect(tmp_path / "common.db", isolation_level=None)
-    apply_migrations(connection)
+def test_common_words_leave_the_query_but_the_two_rarest_always_stay(any_conn: Any) -> None:
+    connection = any_conn
     for i in range(200):
         memory_sql.insert(connection, NewMemory(user_id="u", fact=f"home note {i}"))
     quokka = memory_sql.insert(connection, NewMemory(user_id="u", fact="the quokka lives at home"))
@@ -115,9 +115,8 @@ def test_common_words_leave_the_query_but_the_two_rarest_always_stay(tmp_path: P
     )
 
 
-def test_the_row_budget_drops_the_commonest_words_first(tmp_path: Path) -> None:
-    connection = sqlite3.connect(tmp_path / "budget.db", isolation_level=None)
-    apply_migrations(connection)
+def test_the_row_budget_drops_the_commonest_words_first(any_conn: Any) -> None:
+    connection = any_conn
     for i in range(120):
         memory_sql.insert(connection, NewMemory(user_id="u", fact=f"garden note {i}"))
     for i in range(30):
@@ -133,10 +132,9 @@ def test_the_row_budget_drops_the_commonest_words_first(tmp_path: Path) -> None:
     assert len(unbounded) == 151
 
 
-def test_over_the_budget_only_the_newest_matches_are_ranked(tmp_path: Path) -> None:
+def test_over_the_budget_only_the_newest_matches_are_ranked(any_conn: Any) -> None:
     """When even the two rarest words match more rows than the budget, the newest rows are ranked."""
-    connection = sqlite3.connect(tmp_path / "window.db", isolation_level=None)
-    apply_migrations(connection)
+    connection = any_conn
     ids = [memory_sql.insert(connection, NewMemory(user_id="u", fact=f"lisbon trip {i}")) for i in range(400)]
     query = build_query("lisbon")
     found = retrieval_sql.fts_candidates(connection, "u", query, 500, common_term_share=1.0, row_budget=100)

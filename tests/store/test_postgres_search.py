@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from memory_cortex.records import Scope
 from memory_cortex.store import retrieval
 from memory_cortex.store.fts import FtsQuery, build_query
+from memory_cortex.store.postgres import search as postgres_search
 from memory_cortex.store.postgres.connection import PgConnection, configure
 from memory_cortex.store.postgres.db import apply_migrations
 from tests.store.rows import add_memory
@@ -287,3 +288,33 @@ def test_words_only_postgresql_calls_stop_words_are_found(pg: PgConnection) -> N
     will = add_memory(pg, fact="Will can fix the old tin can now")
     assert set(search(pg, "Will")) == {will}
     assert set(search(pg, "now")) == {will}
+
+
+def test_common_words_are_counted_from_the_planners_statistics(
+    pg: PgConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word the planner expects in many rows takes its estimate (no count of every row); a rare
+    word is counted exactly, so a word in no row at all is known to be absent."""
+    pg.execute(
+        "INSERT INTO memories (user_id, fact, created_at, updated_at)"
+        " SELECT 'u', 'garden note ' || i, cortex_now(), cortex_now() FROM generate_series(1, 3000) AS i"
+    )
+    quokka = add_memory(pg, fact="a quokka in the garden")
+    pg.execute("ANALYZE memories")
+    counted: list[str] = []
+    exact = postgres_search.WORD_QUERY
+    original = pg.execute
+
+    def watched(sql: str, parameters: Any = (), /) -> Any:
+        if sql.startswith("SELECT count(*)") and exact in sql:
+            counted.append(parameters[0])
+        return original(sql, parameters)
+
+    monkeypatch.setattr(pg, "execute", watched)
+    estimate = postgres_search._count_rows_with(pg, "garden")
+    assert 2700 <= estimate <= 3300 and counted == []  # the planner's estimate, nothing counted
+    assert postgres_search._count_rows_with(pg, "quokka") == 1 and counted == ["quokka"]
+    assert postgres_search._count_rows_with(pg, "wombat") == 0
+    # The budget then keeps the rare word and drops the common one, as with exact counts.
+    found = search(pg, "garden quokka wombat", limit=50, common_term_share=1.0, row_budget=100)
+    assert set(found) == {quokka}
