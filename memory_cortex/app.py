@@ -9,12 +9,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from aiohttp import web
+from aiohttp.web_urldispatcher import AbstractRoute
 
 from .config import Config
 from .http.errors import auth_middleware, error_middleware
 from .http.guard import RequestGuard
 from .http.request_metrics import count_requests
 from .http.routes import setup_routes
+from .http.time_bounds import time_bound_middleware
 from .http.ui import is_public as is_public_ui_path
 from .keys import (
     ACCESS_TRACKER,
@@ -74,6 +76,9 @@ def create_app(
                 public=is_public_ui_path,
             )
         )
+    # Innermost: a request's time bound counts the handler's work, after the guard read the body.
+    time_bounds: dict[AbstractRoute, float] = {}  # filled by setup_routes
+    middlewares.append(time_bound_middleware(time_bounds))
     app = web.Application(client_max_size=config.server.max_body_bytes, middlewares=middlewares)
     services = build_services(config, embedder=embedder, llm=llm, lifecycle_clock=lifecycle_clock)
     app[CONFIG] = config
@@ -118,5 +123,5 @@ def create_app(
             await mcp_http.stop(timeout=config.server.shutdown_timeout_s)
 
         app.cleanup_ctx.append(mcp_ctx)
-    setup_routes(app)
+    setup_routes(app, time_bounds)
     return app

@@ -63,6 +63,14 @@ class ServerConfig(_Section):
     body_timeout_s: float = Field(
         30.0, gt=0, description="Longest a client may take to send a request body; slower gets 408."
     )
+    request_timeout_s: float = Field(
+        20.0,
+        gt=0,
+        le=3600,
+        description="Longest an endpoint works on a request once its body arrived; past it 503 timeout"
+        " (/recall and /context have their own bounds; long work such as a lifecycle run is started and"
+        " followed instead).",
+    )
 
     @field_validator("allowed_hosts")
     @classmethod
@@ -473,7 +481,17 @@ class RecallConfig(_Section):
         300.0, ge=0, description="Synthesis cache lifetime (synthesisCacheTtlMs/1000)."
     )
     timeout_s: float = Field(
-        10.0, gt=0, description="Longest wait for the synthesis before answering degraded."
+        10.0,
+        gt=0,
+        le=600,
+        description="Longest /recall takes in all (search and synthesis) before it answers degraded.",
+    )
+    context_timeout_ms: int = Field(
+        1000,
+        ge=10,
+        le=60_000,
+        description="Longest /context searches before it answers an empty block (degraded); a request's"
+        " budget_ms may ask for less (the OpenClaw plugin sends its recallTimeoutMs).",
     )
     max_answer_tokens: int = Field(300, ge=16, description="Longest synthesis.")
     synthesis: Literal["auto", "on", "off"] = Field(

@@ -17,6 +17,10 @@ class CortexError(Exception):
         super().__init__(message)
         self.message = message
 
+    def details(self) -> dict[str, object]:
+        """Fields the error body carries beside ``code`` and ``message`` (none by default)."""
+        return {}
+
 
 class InvalidRequest(CortexError):
     """The request is well-formed JSON but breaks a rule (bad field, bad bound)."""
@@ -62,6 +66,20 @@ class StoreUnavailable(CortexError):
     status = 503
 
 
+class RequestTimedOut(CortexError):
+    """An endpoint worked past its time bound (``http/time_bounds.py``)."""
+
+    code = "timeout"
+    status = 503
+
+
+class RunNotFound(CortexError):
+    """No lifecycle run with that id."""
+
+    code = "run_not_found"
+    status = 404
+
+
 class JobNotFound(CortexError):
     """No failed ingest job with that id (only failed jobs can be retried)."""
 
@@ -74,7 +92,15 @@ class JobNotFound(CortexError):
 
 
 class LifecycleBusy(CortexError):
-    """A lifecycle run is already under way; one runs at a time."""
+    """A lifecycle run is already under way; one runs at a time. ``run_id``: that run, when known
+    (the error body names it, so a client can follow it instead of starting another)."""
 
     code = "lifecycle_busy"
     status = 409
+
+    def __init__(self, message: str, run_id: int | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+    def details(self) -> dict[str, object]:
+        return {} if self.run_id is None else {"run_id": self.run_id}

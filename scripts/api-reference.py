@@ -52,13 +52,19 @@ The rules every endpoint shares:
   ([Security](../security.md)).
 - Which memories a request sees depends on `agent_id`, `session_kind` and `channel`
   ([Scopes](../concepts/scopes.md)).
+- Every endpoint answers within a time bound, counted once the request's body has arrived (the
+  table's last column; each endpoint's section says which setting sets it). `/recall` and
+  `/context` answer degraded when their time runs out; any other endpoint answers
+  `503 {"error": {"code": "timeout"}}` past `server.request_timeout_s`, and a write cut off so was
+  applied whole or not at all. Work that takes longer (a lifecycle run) is started with `202` and
+  followed by its id.
 """
 
 
 def document() -> dict[str, Any]:
     """The OpenAPI document of a daemon on the default configuration."""
     config = Config()
-    return build_openapi(ENDPOINTS, search=config.search, ingest=config.ingest)
+    return build_openapi(ENDPOINTS, config)
 
 
 def _anchor(text: str) -> str:
@@ -183,6 +189,8 @@ class _Renderer:
 
     def endpoint(self, path: str, method: str, op: dict[str, Any]) -> list[str]:
         lines = [f"## {method.upper()} {path}", "", _cell(op.get("summary", "")), ""]
+        if op.get("description"):
+            lines += [f"**Time bound**: {_cell(op['description'])}", ""]
         parameters = op.get("parameters", [])
         if parameters:
             lines += ["**Parameters**", "", *self.parameters_table(parameters), ""]
@@ -224,7 +232,13 @@ def render(doc: dict[str, Any] | None = None) -> str:
     doc = doc if doc is not None else document()
     renderer = _Renderer(doc)
     operations = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()]
-    lines = [INTRO, "## Endpoints", "", "| method | path | what it does |", "|---|---|---|"]
+    lines = [
+        INTRO,
+        "## Endpoints",
+        "",
+        "| method | path | what it does | answers within |",
+        "|---|---|---|---|",
+    ]
     used = {"http-api", "endpoints", "models"}
     for path, method, op in operations:
         anchor = _anchor(f"{method.upper()} {path}")
@@ -234,7 +248,9 @@ def render(doc: dict[str, Any] | None = None) -> str:
             anchor = f"{base}_{count}"
         used.add(anchor)
         first = _cell(op.get("summary", "")).split(". ")[0].rstrip(".")
-        lines.append(f"| {method.upper()} | [`{path}`](#{anchor}) | {first} |")
+        bound = op.get("x-time-bound-s")
+        within = "—" if bound is None else f"{bound:g} s"
+        lines.append(f"| {method.upper()} | [`{path}`](#{anchor}) | {first} | {within} |")
     lines.append("")
     for path, method, op in operations:
         lines += renderer.endpoint(path, method, op)

@@ -155,6 +155,26 @@ class ChatServer:
         )
 
 
+async def run_lifecycle(client: TestClient, timeout: float = 60.0, **params: str) -> dict[str, Any]:
+    """Start a lifecycle run through ``POST /lifecycle/run`` (202, a ``Location``), follow it to its
+    end and return its report (``status`` done, or failed with the reason)."""
+    response = await client.post(
+        "/lifecycle/run", params=params, headers={"Content-Type": "application/json"}
+    )
+    assert response.status == 202, await response.text()
+    started = await response.json()
+    location = response.headers["Location"]
+    assert location == f"/lifecycle/runs/{started['id']}" and started["stages_total"] == 6
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        run = await (await client.get(location)).json()
+        if run["status"] != "running":
+            assert run["stage"] is None and run["report"] is not None
+            return dict(run["report"])
+        assert asyncio.get_running_loop().time() < deadline, f"lifecycle run still running: {run}"
+        await asyncio.sleep(0.05)
+
+
 async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]:
     """Wait until the ingest queue has nothing pending or running; the /stats it last read."""
     deadline = time.monotonic() + timeout

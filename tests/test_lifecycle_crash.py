@@ -31,7 +31,7 @@ from memory_cortex.records import NewMemory
 from memory_cortex.services.memories import MemoryService
 from memory_cortex.store.db import Database
 from memory_cortex.store.vectors import VectorIndex
-from tests.processes import Daemon, Outcome, embedding_server, send
+from tests.processes import Daemon, embedding_server, send
 
 SEED = 20261123
 RANDOM_KILLS = 3
@@ -196,13 +196,28 @@ def integrity(path: Path) -> str:
         conn.close()
 
 
-def run_in_thread(port: int) -> tuple[threading.Thread, list[Any]]:
-    replies: list[Any] = []
-    thread = threading.Thread(
-        target=lambda: replies.append(send(port, "POST", "/lifecycle/run", timeout=120)), daemon=True
-    )
-    thread.start()
-    return thread, replies
+def start_run(port: int) -> tuple[int, float]:
+    """``POST /lifecycle/run``: the run's id and how long the daemon took to answer (202)."""
+    began = time.monotonic()
+    reply = send(port, "POST", "/lifecycle/run", timeout=30)
+    answered_s = time.monotonic() - began
+    assert reply.status == 202 and reply.body["status"] == "running", reply
+    return int(reply.body["id"]), answered_s
+
+
+def follow(port: int, run_id: int, timeout: float = 120) -> dict[str, Any]:
+    """The run's report once it has ended, read from ``GET /lifecycle/runs/{id}``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run = send(port, "GET", f"/lifecycle/runs/{run_id}").body
+        if run["status"] != "running":
+            return dict(run["report"])
+        assert time.monotonic() < deadline, run
+        time.sleep(0.1)
+
+
+def run_to_end(port: int) -> dict[str, Any]:
+    return follow(port, start_run(port)[0])
 
 
 def run_until_settled(daemon: Daemon, settings: dict[str, str], most: int = 4) -> None:
@@ -210,11 +225,11 @@ def run_until_settled(daemon: Daemon, settings: dict[str, str], most: int = 4) -
     daemon.spawn(settings)
     daemon.wait_ready()
     for _ in range(most):
-        reply = send(daemon.port, "POST", "/lifecycle/run", timeout=120)
-        assert reply.outcome is Outcome.ACKED and reply.body["status"] == "done", reply
+        report = run_to_end(daemon.port)
+        assert report["status"] == "done", report
         changed = sum(
             count
-            for stage in reply.body["stages"]
+            for stage in report["stages"]
             for kind, count in stage["counts"].items()
             if kind in ("promoted", "expired", "merged", "archived", "summaries")
         )
@@ -253,10 +268,10 @@ def test_a_run_killed_mid_way_is_completed_by_the_next_run(
         daemon.spawn(settings)
         daemon.wait_ready()
         started = time.monotonic()
-        reply = send(daemon.port, "POST", "/lifecycle/run", timeout=120)
+        report = run_to_end(daemon.port)
         run_seconds = time.monotonic() - started
-        assert reply.outcome is Outcome.ACKED, reply
-        stages = {s["name"]: s for s in reply.body["stages"]}
+        assert report["status"] == "done", report
+        stages = {s["name"]: s for s in report["stages"]}
         for name, kind in (
             ("promote", "promoted"),
             ("promote", "expired"),
@@ -277,10 +292,23 @@ def test_a_run_killed_mid_way_is_completed_by_the_next_run(
         daemon.wait_ready()
         chat.received.clear()
         chat.hold.set()
-        thread, _ = run_in_thread(daemon.port)
+        run_id, answered_s = start_run(daemon.port)
+        # The run goes on after its client got the 202 and closed the connection, until it waits for
+        # the LLM inside compress: a run that cannot end answered at once.
+        assert answered_s < 1.0
         assert chat.received.wait(timeout=60), daemon.log_tail()
+        run = send(daemon.port, "GET", f"/lifecycle/runs/{run_id}").body
+        assert (run["status"], run["stage"], run["stages_done"], run["stages_total"]) == (
+            "running",
+            "compress",
+            4,
+            6,
+        )
+        assert [s["name"] for s in run["report"]["stages"]] == ["promote", "merge", "decay", "sessions"]
+        second = send(daemon.port, "POST", "/lifecycle/run")
+        assert second.status == 409 and second.body["error"]["code"] == "lifecycle_busy", second
+        assert second.body["error"]["run_id"] == run_id  # the run to follow instead
         daemon.kill()
-        thread.join(timeout=30)
         chat.hold.clear()
         chat.released.set()
         assert integrity(crashed) == "ok"
@@ -299,8 +327,9 @@ def test_a_run_killed_mid_way_is_completed_by_the_next_run(
         (run,) = send(daemon.port, "GET", "/lifecycle/log").body["runs"]
         assert run["status"] == "interrupted"
         assert [s["name"] for s in run["report"]["stages"]] == ["promote", "merge", "decay", "sessions"]
-        reply = send(daemon.port, "POST", "/lifecycle/run", timeout=120)
-        assert reply.outcome is Outcome.ACKED and reply.body["status"] == "done", reply
+        killed = send(daemon.port, "GET", f"/lifecycle/runs/{run_id}").body
+        assert (killed["status"], killed["stage"], killed["stages_done"]) == ("interrupted", None, 4)
+        assert run_to_end(daemon.port)["status"] == "done"
         assert daemon.stop() == 0
         assert integrity(crashed) == "ok"
         assert state(crashed) == after_one_run
@@ -314,10 +343,9 @@ def test_a_run_killed_mid_way_is_completed_by_the_next_run(
         for _ in range(RANDOM_KILLS):
             daemon.spawn(settings)
             daemon.wait_ready()
-            thread, _ = run_in_thread(daemon.port)
+            start_run(daemon.port)
             time.sleep(rng.uniform(0.0, run_seconds))
             daemon.kill()
-            thread.join(timeout=30)
             assert integrity(crashed) == "ok"
             assert len(state(crashed)["rows"]) >= rows_at_start
         run_until_settled(daemon, settings)

@@ -31,8 +31,10 @@ _HTTP_CODES = {
 }
 
 
-def error_response(status: int, code: str, message: str) -> web.Response:
-    return web.json_response({"error": {"code": code, "message": message}}, status=status)
+def error_response(
+    status: int, code: str, message: str, details: dict[str, object] | None = None
+) -> web.Response:
+    return web.json_response({"error": {"code": code, "message": message, **(details or {})}}, status=status)
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -49,7 +51,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except CortexError as exc:
-        return error_response(exc.status, exc.code, exc.message)
+        return error_response(exc.status, exc.code, exc.message, exc.details())
     except ValidationError as exc:
         return error_response(400, "invalid_request", describe_validation_error(exc))
     except json.JSONDecodeError as exc:

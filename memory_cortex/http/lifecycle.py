@@ -1,4 +1,9 @@
-"""``POST /lifecycle/run``, ``GET /lifecycle/preview`` and ``GET /lifecycle/log``."""
+"""``POST /lifecycle/run``, ``GET /lifecycle/runs/{run_id}``, ``GET /lifecycle/preview`` and
+``GET /lifecycle/log``.
+
+A run is never done inside a request: ``POST /lifecycle/run`` starts it and answers 202 with its id
+and a ``Location`` to follow; the run goes on when the client goes away.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,10 @@ from typing import Any
 
 from aiohttp import web
 
+from ..errors import RunNotFound
 from ..keys import LIFECYCLE_SERVICE
-from ..services.lifecycle import LifecycleReport
-from .common import parse_query
+from ..services.lifecycle import STAGES, LifecycleReport, RunRecord
+from .common import int_from_path, parse_query
 from .schemas import (
     LifecycleLogQuery,
     LifecycleLogResponse,
@@ -16,6 +22,7 @@ from .schemas import (
     LifecycleReportOut,
     LifecycleRunOut,
     LifecycleRunQuery,
+    LifecycleRunStatusOut,
 )
 
 
@@ -29,10 +36,50 @@ def report_out(report: LifecycleReport | dict[str, Any]) -> LifecycleReportOut:
     return LifecycleReportOut.model_validate(data)
 
 
+def run_path(run_id: int) -> str:
+    return f"/lifecycle/runs/{run_id}"
+
+
 async def run_lifecycle(request: web.Request) -> web.Response:
     query = parse_query(request, LifecycleRunQuery)
-    report = await request.app[LIFECYCLE_SERVICE].run(user_id=_user(query.user_id), dry_run=query.dry_run)
-    return web.json_response(report_out(report).model_dump())
+    service = request.app[LIFECYCLE_SERVICE]
+    run_id = await service.start_run(user_id=_user(query.user_id), dry_run=query.dry_run)
+    run = await service.get_run(run_id)
+    assert run is not None  # logged before start_run returns; runs are never deleted
+    return web.json_response(run_status(run).model_dump(), status=202, headers={"Location": run_path(run_id)})
+
+
+async def lifecycle_run(request: web.Request) -> web.Response:
+    run_id = int_from_path(request, "run_id")
+    run = await request.app[LIFECYCLE_SERVICE].get_run(run_id)
+    if run is None:
+        raise RunNotFound(f"no lifecycle run {run_id}")
+    return web.json_response(run_status(run).model_dump())
+
+
+def run_status(run: RunRecord) -> LifecycleRunStatusOut:
+    """A run with its progress: each stage saves the report as it commits, so the stages in the
+    report are the ones done, on whichever daemon runs it."""
+    done = len(run.report.get("stages") or [])
+    running = run.status == "running"
+    return LifecycleRunStatusOut(
+        **run_out(run).model_dump(),
+        stage=STAGES[done] if running and done < len(STAGES) else None,
+        stages_done=done,
+        stages_total=len(STAGES),
+    )
+
+
+def run_out(run: RunRecord) -> LifecycleRunOut:
+    return LifecycleRunOut(
+        id=run.id,
+        trigger=run.trigger,
+        dry_run=run.dry_run,
+        status=run.status,  # type: ignore[arg-type]  # the CHECK constraint holds it
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        report=report_out(run.report) if run.report.get("stages") is not None else None,
+    )
 
 
 async def preview_lifecycle(request: web.Request) -> web.Response:
@@ -44,16 +91,5 @@ async def preview_lifecycle(request: web.Request) -> web.Response:
 async def lifecycle_log(request: web.Request) -> web.Response:
     query = parse_query(request, LifecycleLogQuery)
     runs = await request.app[LIFECYCLE_SERVICE].log(query.limit)
-    items = [
-        LifecycleRunOut(
-            id=run.id,
-            trigger=run.trigger,
-            dry_run=run.dry_run,
-            status=run.status,  # type: ignore[arg-type]  # the CHECK constraint holds it
-            started_at=run.started_at,
-            finished_at=run.finished_at,
-            report=report_out(run.report) if run.report.get("stages") is not None else None,
-        )
-        for run in runs
-    ]
+    items = [run_out(run) for run in runs]
     return web.json_response(LifecycleLogResponse(runs=items, count=len(items)).model_dump())

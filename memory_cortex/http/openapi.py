@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .. import __version__
-from ..config import IngestConfig, SearchConfig
+from ..config import Config
 from .schemas import MAX_ID, ErrorResponse
 
 if TYPE_CHECKING:
@@ -26,10 +26,9 @@ _REF = "#/components/schemas/{model}"
 NO_CONTENT = (202, 204)
 
 
-def build_openapi(
-    endpoints: Sequence[Endpoint], *, search: SearchConfig, ingest: IngestConfig
-) -> dict[str, Any]:
-    """The document for ``endpoints``; ``search`` and ``ingest`` give the configured request limits."""
+def build_openapi(endpoints: Sequence[Endpoint], config: Config) -> dict[str, Any]:
+    """The document for ``endpoints``; ``config`` gives the request limits and the time bounds."""
+    search, ingest = config.search, config.ingest
     models: set[type[BaseModel]] = {ErrorResponse}
     for endpoint in endpoints:
         models.update(m for m in (endpoint.request, endpoint.query) if m is not None)
@@ -51,6 +50,9 @@ def build_openapi(
             "summary": endpoint.summary,
             "responses": {},
         }
+        if endpoint.time_bound is not None:
+            operation["description"] = endpoint.time_bound.describe(config)
+            operation["x-time-bound-s"] = endpoint.time_bound.seconds(config)
         parameters = [
             {
                 "name": name,

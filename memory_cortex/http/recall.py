@@ -40,5 +40,7 @@ async def context(request: web.Request) -> web.Response:
         kinds=body.kinds,
         audience=body.audience(),
         min_similarity=body.min_similarity,
+        budget_s=None if body.budget_ms is None else body.budget_ms / 1000,
     )
-    return web.json_response(ContextResponse(context=block.text, facts=len(block.memory_ids)).model_dump())
+    response = ContextResponse(context=block.text, facts=len(block.memory_ids), degraded=block.degraded)
+    return web.json_response(response.model_dump())

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import aiohttp_cors
 from aiohttp import web
+from aiohttp.web_urldispatcher import AbstractRoute
 from pydantic import BaseModel
 
 from ..keys import CONFIG
@@ -31,6 +32,7 @@ from .schemas import (
     LifecyclePreviewQuery,
     LifecycleReportOut,
     LifecycleRunQuery,
+    LifecycleRunStatusOut,
     MarkdownImportRequest,
     MarkdownImportResponse,
     McpMessage,
@@ -59,6 +61,7 @@ from .schemas import (
     VisibleRequest,
     VisibleResponse,
 )
+from .time_bounds import CONTEXT, RECALL, REQUEST, TimeBound
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -75,11 +78,13 @@ class Endpoint:
     # Media type of the success responses. A status mapped to None is documented as any JSON object,
     # or as plain text for another media type.
     media_type: str = "application/json"
+    # How long it may work on a request (http/time_bounds.py); None: unbounded here (/mcp).
+    time_bound: TimeBound | None = REQUEST
 
 
 async def openapi_json(request: web.Request) -> web.Response:
     config = request.app[CONFIG]
-    return web.json_response(build_openapi(ENDPOINTS, search=config.search, ingest=config.ingest))
+    return web.json_response(build_openapi(ENDPOINTS, config))
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -216,6 +221,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "An answer grounded only in the user's top memories (LLM synthesis, cached); degraded list when the LLM is down.",
         request=RecallRequest,
         responses={200: RecallResponse, 400: ErrorResponse},
+        time_bound=RECALL,
     ),
     Endpoint(
         "POST",
@@ -224,14 +230,25 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         'The "## Long-Term Memories" prompt block: facts by importance then score, capped at max_tokens.',
         request=ContextRequest,
         responses={200: ContextResponse, 400: ErrorResponse},
+        time_bound=CONTEXT,
     ),
     Endpoint(
         "POST",
         "/lifecycle/run",
         lifecycle.run_lifecycle,
-        "Run the memory lifecycle now (promote, merge, decay, compress, maintain) and return its report.",
+        "Start a lifecycle run now (promote, merge, decay, sessions, compress, maintain): 202 at once"
+        " with the run and a Location to follow (GET /lifecycle/runs/{run_id}); 409 naming the run"
+        " (error.run_id) while another is under way.",
         query=LifecycleRunQuery,
-        responses={200: LifecycleReportOut, 400: ErrorResponse, 409: ErrorResponse},
+        responses={202: LifecycleRunStatusOut, 400: ErrorResponse, 409: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/lifecycle/runs/{run_id}",
+        lifecycle.lifecycle_run,
+        "One lifecycle run as it stands: status, the stage under way, stages done, the report so far"
+        " (complete once status is done).",
+        responses={200: LifecycleRunStatusOut, 400: ErrorResponse, 404: ErrorResponse},
     ),
     Endpoint(
         "GET",
@@ -315,6 +332,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             413: ErrorResponse,
             421: None,
         },
+        time_bound=None,  # the MCP SDK answers; each tool is bounded as its endpoint
     ),
     Endpoint(
         "GET",
@@ -356,7 +374,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 CORS_ALLOWED_HEADERS = ("Authorization", "Content-Type")
 
 
-def setup_routes(app: web.Application) -> None:
+def setup_routes(app: web.Application, time_bounds: dict[AbstractRoute, float] | None = None) -> None:
+    """Register every endpoint; ``time_bounds`` gets each bounded route's cut-off in seconds (the
+    middleware of ``http/time_bounds.py`` reads it)."""
     # One resource per path, holding every method of it: a CORS preflight is answered by the
     # resource its path matches first, so methods spread over several resources of the same path
     # would be refused there. GET routes answer HEAD too: a HEAD is a GET without the body.
@@ -364,9 +384,12 @@ def setup_routes(app: web.Application) -> None:
     routes = []
     for e in ENDPOINTS:
         resource = resources.get(e.path) or resources.setdefault(e.path, app.router.add_resource(e.path))
+        added = [resource.add_route(e.method, e.handler)]
         if e.method == "GET":
-            routes.append(resource.add_route("HEAD", e.handler))
-        routes.append(resource.add_route(e.method, e.handler))
+            added.append(resource.add_route("HEAD", e.handler))
+        routes += added
+        if time_bounds is not None and e.time_bound is not None:
+            time_bounds.update(dict.fromkeys(added, e.time_bound.cut_after(app[CONFIG])))
     origins = app[CONFIG].server.cors_origins
     if origins:
         # Preflight OPTIONS on every path; CORS headers only for these origins, never credentials

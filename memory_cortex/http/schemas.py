@@ -149,6 +149,10 @@ def _forbid_nul(prop: dict[str, Any]) -> None:
 class ErrorBody(BaseModel):
     code: str = Field(description="Stable machine-readable code, e.g. invalid_request.")
     message: str = Field(description="What went wrong, for a human.")
+    run_id: int | None = Field(
+        None,
+        description="lifecycle_busy only: the run under way; follow it at GET /lifecycle/runs/{run_id}.",
+    )
 
 
 class ErrorResponse(BaseModel):
@@ -713,7 +717,10 @@ class RecallResponse(BaseModel):
     response: str
     memories_searched: int = Field(description="Live memories of the user that the search covered.")
     memories_used: int = Field(description="Facts given to the synthesis (or listed when degraded).")
-    degraded: bool = Field(description="True when the LLM was down or slow: response lists the facts.")
+    degraded: bool = Field(
+        description="True when the LLM was down or out of time (recall.timeout_s in all): response lists the"
+        " facts, or says nothing was recalled when the search itself ran out of time."
+    )
     cached: bool
 
 
@@ -727,11 +734,21 @@ class ContextRequest(_AudienceFields):
     layers: LayerFilter = None
     kinds: KindFilter = None
     min_similarity: float | None = Field(None, ge=0, le=1, description=MIN_SIMILARITY_DOC)
+    budget_ms: int | None = Field(
+        None,
+        ge=1,
+        le=60_000,
+        description="How long the caller waits (the OpenClaw plugin: recallTimeoutMs): the search stops"
+        " then and the answer is an empty block, degraded. At most recall.context_timeout_ms applies.",
+    )
 
 
 class ContextResponse(BaseModel):
     context: str = Field(description='"## Long-Term Memories" and one line per fact; "" when none.')
     facts: int
+    degraded: bool = Field(
+        False, description="true: the search did not finish within the budget; the block is empty this time."
+    )
 
 
 # -- Markdown import ------------------------------------------------------------------------
@@ -1126,6 +1143,18 @@ class LifecycleRunOut(BaseModel):
 class LifecycleLogResponse(BaseModel):
     runs: list[LifecycleRunOut]
     count: int
+
+
+class LifecycleRunStatusOut(LifecycleRunOut):
+    """One run as it stands: what ``POST /lifecycle/run`` answers (202) and
+    ``GET /lifecycle/runs/{run_id}`` gives until the run is done."""
+
+    stage: str | None = Field(
+        description="The stage under way while status is running (promote, merge, decay, sessions,"
+        " compress, maintain); null once the run ended."
+    )
+    stages_done: int = Field(description="Stages committed so far (their reports are in report.stages).")
+    stages_total: int = Field(description="Stages in a run.")
 
 
 # -- MCP ------------------------------------------------------------------------------------

@@ -343,16 +343,31 @@ def interrupt_running(conn: Connection) -> list[int]:
     return ids
 
 
+_RUN_COLUMNS = "id, trigger, dry_run, status, started_at, finished_at, report"
+
+
+def _run_record(row: Sequence[Any]) -> RunRecord:
+    return RunRecord(row[0], row[1], bool(row[2]), row[3], row[4], row[5], json.loads(row[6] or "{}"))
+
+
 def recent_runs(conn: Connection, limit: int) -> list[RunRecord]:
     """The latest runs, newest first."""
-    rows = conn.execute(
-        "SELECT id, trigger, dry_run, status, started_at, finished_at, report FROM lifecycle_runs"
-        " ORDER BY id DESC LIMIT ?",
-        (limit,),
-    )
-    return [
-        RunRecord(r[0], r[1], bool(r[2]), r[3], r[4], r[5], json.loads(r[6] or "{}")) for r in rows.fetchall()
-    ]
+    rows = conn.execute(f"SELECT {_RUN_COLUMNS} FROM lifecycle_runs ORDER BY id DESC LIMIT ?", (limit,))
+    return [_run_record(row) for row in rows.fetchall()]
+
+
+def run_by_id(conn: Connection, run_id: int) -> RunRecord | None:
+    row = conn.execute(f"SELECT {_RUN_COLUMNS} FROM lifecycle_runs WHERE id = ?", (run_id,)).fetchone()
+    return None if row is None else _run_record(row)
+
+
+def running_run_id(conn: Connection) -> int | None:
+    """The newest run (not a dry run) still marked running: with several daemons on one database,
+    the one another daemon is doing."""
+    row = conn.execute(
+        "SELECT id FROM lifecycle_runs WHERE status = 'running' AND dry_run = 0 ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def latest_merge_watermark(conn: Connection) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ refused. Generation is deterministic: a failure reproduces on the next run.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,12 +20,14 @@ import schemathesis
 from schemathesis.core import NOT_SET
 
 from memory_cortex.app import create_app
-from memory_cortex.config import IngestConfig, SearchConfig
+from memory_cortex.config import Config
 from memory_cortex.http.openapi import build_openapi
 from memory_cortex.http.routes import ENDPOINTS
 from tests.conftest import make_config
 from tests.helpers import serve_in_thread
 
+# No answer may take longer (issue 25: every operation answers within its documented bound).
+MOST_SECONDS = 30
 # Per operation, for the fuzzing phase (the coverage phase has its own, fixed set of cases).
 MAX_EXAMPLES = 25
 
@@ -67,7 +70,7 @@ def accepts_schema_valid_data(ctx: Any, response: schemathesis.Response, case: s
 # operation. (schemathesis.pytest.from_fixture, which would load it from the server at run time,
 # fails on pytest 9.2: it reads Node._nodeid, which 9.2 removed.) The daemon_url fixture checks
 # that the running server serves exactly this document.
-DOCUMENT = build_openapi(ENDPOINTS, search=SearchConfig(), ingest=IngestConfig())
+DOCUMENT = build_openapi(ENDPOINTS, Config())
 # POST /mcp is not this API's contract but MCP's (JSON-RPC bodies and errors, answered by the SDK):
 # it is driven by the SDK's own client, and fuzzed for "never a 5xx", in tests/mcp/test_http.py.
 schema = schemathesis.openapi.from_dict(
@@ -95,12 +98,20 @@ WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 @schema.parametrize()
 def test_no_operation_breaks_its_contract_under_fuzzing(case: schemathesis.Case, daemon_url: str) -> None:
     headers = case.headers or {}
-    if case.method.upper() in WRITE_METHODS and case.body is NOT_SET and "content-type" not in {
-        name.lower() for name in headers
-    }:
+    if (
+        case.method.upper() in WRITE_METHODS
+        and case.body is NOT_SET
+        and "content-type" not in {name.lower() for name in headers}
+    ):
         case.headers = {**headers, "Content-Type": "application/json"}
+    started = time.monotonic()
     case.call_and_validate(
         base_url=daemon_url,
         excluded_checks=[schemathesis.checks.positive_data_acceptance],
         additional_checks=[errors_are_json_objects, accepts_schema_valid_data],
+        timeout=MOST_SECONDS,
+    )
+    # Long work is started and followed, never done inside a request (http/time_bounds.py).
+    assert time.monotonic() - started < MOST_SECONDS, (
+        f"{case.method} {case.path} took longer than {MOST_SECONDS} s"
     )

@@ -13,7 +13,7 @@ from memory_cortex.app import create_app
 from memory_cortex.keys import DATABASE, MARKDOWN_SYNC
 from memory_cortex.services.mirror_files import read_workspace
 from tests.conftest import make_config
-from tests.helpers import store
+from tests.helpers import run_lifecycle, store
 
 JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
 
@@ -246,7 +246,6 @@ async def test_a_lifecycle_run_rewrites_the_mirror(aiohttp_client: Any, tmp_path
     assert preview.status == 200
     assert not sync.pending and sync.syncs == before  # a dry run asks for no rewrite
 
-    response = await client.post("/lifecycle/run", headers=JSON)
-    assert response.status == 200, await response.text()
+    assert (await run_lifecycle(client))["status"] == "done"
     await wait_for(lambda: "rail passes" not in text_of(day))
     assert sync.syncs > before

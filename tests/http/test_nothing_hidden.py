@@ -19,7 +19,7 @@ from memory_cortex.app import create_app
 from memory_cortex.services.lifecycle import iso
 from tests.conftest import make_config
 from tests.fakes import MovableClock
-from tests.helpers import search, store, wait_idle
+from tests.helpers import run_lifecycle, search, store, wait_idle
 from tests.mcp.helpers import mcp_client, mcp_url, structured
 
 JSON = {"Content-Type": "application/json"}
@@ -123,7 +123,7 @@ async def test_decay_counts_from_entering_core_protects_vital_facts_and_says_why
     assert "60.0 days in core" in reasons[str(todo["id"])] and "< 0.05" in reasons[str(todo["id"])]
     assert reasons[str(allergy["id"])].startswith("protected: importance 10 ≥ 9")
     assert reasons[str(pills["id"])].startswith("protected: topic word medication")
-    report = await (await client.post("/lifecycle/run", headers=JSON)).json()
+    report = await run_lifecycle(client)
     assert report["stages"][2]["ids"]["archived"] == [todo["id"]]
     kept = await (await client.get(f"/memories/{allergy['id']}")).json()
     assert kept["layer"] == "core"
@@ -149,7 +149,7 @@ async def test_context_and_search_leave_out_memories_unrelated_to_the_query(
     assert found == {"results": [], "count": 0}  # the same shape, nothing in it
     body = {"query": unrelated, "user_id": "alex"}
     block = await (await client.post("/context", json=body, headers=JSON)).json()
-    assert block == {"context": "", "facts": 0}
+    assert block == {"context": "", "facts": 0, "degraded": False}
     # A related question still finds its memory, in /context as in /hybrid-search.
     found = await search(client, "What does Alex like to drink?", "alex")
     assert found["results"][0]["fact"] == "Alex prefers green tea to coffee."
@@ -320,7 +320,7 @@ async def test_an_expired_protected_working_memory_goes_to_core_not_the_archive(
     assert reasons[str(allergy["id"])].startswith("protected: importance 10 ≥ 9 (promotion score 0.42 < 0.45")
     assert reasons[str(pills["id"])].startswith("protected: topic word medication")
     assert str(todo["id"]) not in reasons
-    report = await (await client.post("/lifecycle/run", headers=JSON)).json()
+    report = await run_lifecycle(client)
     assert report["stages"][0]["ids"] == promote["ids"]
     layers = {
         m["id"]: (await (await client.get(f"/memories/{m['id']}")).json())["layer"]

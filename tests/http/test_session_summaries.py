@@ -14,7 +14,7 @@ from memory_cortex.records import ConversationSession
 from memory_cortex.services.lifecycle import session_summaries
 from tests.conftest import make_config
 from tests.fakes import MovableClock
-from tests.helpers import wait_idle
+from tests.helpers import run_lifecycle, wait_idle
 
 JSON = {"Content-Type": "application/json"}
 SESSION = [
@@ -32,7 +32,9 @@ class SummaryLLM:
     backend = "scripted"
     model = "summary-llm"
 
-    def __init__(self, summary: str = "Tim booked a flight to Lisbon for his sister's wedding in Sintra.") -> None:
+    def __init__(
+        self, summary: str = "Tim booked a flight to Lisbon for his sister's wedding in Sintra."
+    ) -> None:
         self.summary = summary
         self.prompts: list[str] = []
 
@@ -59,16 +61,20 @@ async def start(aiohttp_client: Any, tmp_path: Any, minilm: Any, llm: Any) -> Te
 
 
 async def post(client: TestClient, messages: list[dict[str, Any]], session: str) -> None:
-    body = {"messages": messages, "session_id": session, "user_id": "tim", "channel": "telegram", "debounce": False}
+    body = {
+        "messages": messages,
+        "session_id": session,
+        "user_id": "tim",
+        "channel": "telegram",
+        "debounce": False,
+    }
     response = await client.post("/ingest", json=body)
     assert response.status == 202, await response.text()
     await wait_idle(client)
 
 
 async def run(client: TestClient, **params: str) -> dict[str, Any]:
-    response = await client.post("/lifecycle/run", params=params, headers=JSON)
-    assert response.status == 200, await response.text()
-    report = await response.json()
+    report = await run_lifecycle(client, **params)
     return next(stage for stage in report["stages"] if stage["name"] == "sessions")
 
 
@@ -130,7 +136,10 @@ async def test_alike_sessions_keep_a_summary_each(aiohttp_client: Any, tmp_path:
     assert (await run(client))["counts"]["sessions"] == 2
     await run(client)  # the next merge sees both summaries in core, word for word alike
     summaries = await listed(client, kinds="fact")
-    assert [(m["source_session"], m["superseded_by"]) for m in summaries] == [("first", None), ("second", None)]
+    assert [(m["source_session"], m["superseded_by"]) for m in summaries] == [
+        ("first", None),
+        ("second", None),
+    ]
 
 
 async def test_without_a_writer_the_stage_waits_and_says_why(
@@ -148,7 +157,9 @@ async def test_without_a_writer_the_stage_waits_and_says_why(
     assert await listed(client, kinds="fact") == []
 
 
-async def test_one_user_run_and_dry_run_plan_the_same(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+async def test_one_user_run_and_dry_run_plan_the_same(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
     llm = SummaryLLM()
     client = await start(aiohttp_client, tmp_path, minilm, llm)
     await post(client, SESSION, "trip")
@@ -156,7 +167,9 @@ async def test_one_user_run_and_dry_run_plan_the_same(aiohttp_client: Any, tmp_p
     assert (await run(client, user_id="someone-else"))["counts"]["sessions"] == 0
     planned = await run(client, dry_run="true")
     assert planned["status"] == "planned" and planned["counts"]["sessions"] == 1
-    assert planned["groups"] == [{"user_id": "tim", "into": None, "ids": [], "period": None, "session": "trip"}]
+    assert planned["groups"] == [
+        {"user_id": "tim", "into": None, "ids": [], "period": None, "session": "trip"}
+    ]
     assert llm.prompts == [] and await listed(client, kinds="fact") == []
     assert (await run(client, user_id="tim"))["counts"]["sessions"] == 1
 
@@ -164,7 +177,9 @@ async def test_one_user_run_and_dry_run_plan_the_same(aiohttp_client: Any, tmp_p
 # -- the parts that need no store ---------------------------------------------------------------
 def test_due_sessions_are_quiet_and_have_new_turns() -> None:
     def session(name: str, last_turn_id: int, last_received: str) -> ConversationSession:
-        return ConversationSession(name, None, 1, "2025-12-01", "2025-12-02", last_received, last_turn_id, None)
+        return ConversationSession(
+            name, None, 1, "2025-12-01", "2025-12-02", last_received, last_turn_id, None
+        )
 
     sessions = [
         session("old", 10, "2026-01-01T00:00:00.000Z"),
@@ -213,7 +228,10 @@ async def test_sessions_lists_each_conversation_with_its_summary(
     assert [s["session"] for s in rest["sessions"]] == ["first"] and rest["next_offset"] is None
     (first,) = rest["sessions"]
     assert (first["channel"], first["turns"], first["summary_id"]) == ("telegram", 3, None)
-    assert (first["first_said"], first["last_said"]) == ("2025-05-21T10:20:00.000Z", "2025-05-21T10:20:10.000Z")
+    assert (first["first_said"], first["last_said"]) == (
+        "2025-05-21T10:20:00.000Z",
+        "2025-05-21T10:20:10.000Z",
+    )
     assert (await (await client.get("/sessions")).json())["sessions"] == []  # the default user has none
 
     client.clock.advance(days=8)  # type: ignore[attr-defined]
@@ -223,7 +241,10 @@ async def test_sessions_lists_each_conversation_with_its_summary(
     assert all(by_session.values())
     # GET /memories?session= gives one conversation: its turns and its summary, nobody else's.
     second = await listed_in(client, "second")
-    assert {(m["kind"], m["category"]) for m in second} == {("turn", "conversation"), ("fact", "session_summary")}
+    assert {(m["kind"], m["category"]) for m in second} == {
+        ("turn", "conversation"),
+        ("fact", "session_summary"),
+    }
     assert len(second) == 3 and by_session["second"] in [m["id"] for m in second]
 
 

@@ -106,7 +106,13 @@ async def fill(daemon: Daemon) -> dict[str, Any]:
     daemon.llm.answer = None
     for query in ("birthday party", "winter tyres", "what does Robin cook", "cat"):
         await daemon.post("/hybrid-search", {"query": query, "user_id": USER})
-    await daemon.post("/lifecycle/run", {}, 200)
+    run = await daemon.post("/lifecycle/run", {}, 202)
+    deadline = time.monotonic() + 60
+    while run["status"] == "running":  # the run goes on in the daemon; follow it to its end
+        assert time.monotonic() < deadline, run
+        await asyncio.sleep(0.05)
+        run = await daemon.get(f"/lifecycle/runs/{run['id']}")
+    assert run["status"] == "done", run
     return {"history": stored}
 
 

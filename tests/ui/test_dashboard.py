@@ -453,7 +453,11 @@ async def test_lifecycle_preview_renders_and_run_now_adds_a_run(dashboard: Dashb
     await expect(log.locator("xpath=./tbody/tr[not(contains(@class, 'sub-row'))]")).to_have_count(
         len(runs_before) + 1
     )
+    # The daemon runs it in the background; the page follows it and shows it done in the log.
+    await expect(log.locator("xpath=./tbody/tr").first.locator(".status")).to_have_text("done")
+    await expect(page.get_by_role("button", name="Run now")).to_be_enabled()
     runs = (await daemon.get("/lifecycle/log"))["runs"]
+    assert runs[0]["status"] == "done"
     assert len(runs) == len(runs_before) + 1 and runs[0]["report"]["user_id"] == "sam"
     await expect(log.locator("xpath=./tbody/tr").first).to_contain_text(f"#{runs[0]['id']}")
     await log.get_by_role("button", name=f"Report of run {runs[0]['id']}").click()

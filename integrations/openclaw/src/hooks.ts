@@ -179,6 +179,8 @@ export class MemoryHooks {
         ...session.scope,
         max_tokens: contextTokens,
         max_facts: this.config.recallMaxFacts,
+        // The daemon stops searching when this plugin stops waiting (it answers an empty block).
+        budget_ms: this.config.recallTimeoutMs,
       },
       this.config.recallTimeoutMs,
     );

@@ -187,6 +187,8 @@ describe("recall (before_prompt_build)", () => {
     assert.match(block, /sourdough/);
     assert.doesNotMatch(block, /Recalled for the previous message|Synthesis: /);
     assert.equal(sent.find((post) => post.path === "/context")?.body.user_id, "telegram:99");
+    // The daemon is told how long the plugin waits, so it stops searching when the plugin stops waiting.
+    assert.equal(sent.find((post) => post.path === "/context")?.body.budget_ms, 5_000);
     await openclaw.hooks.idle();
   });
 

@@ -25,6 +25,7 @@ One module per stage (``promote`` … ``maintain``), the formulas in ``scoring``
 ``report``, what the stages share in ``engine``; :mod:`.service` runs them.
 """
 
+from ...store.lifecycle import RunRecord
 from .clock import iso, next_daily_run, parse_time, utc_now
 from .report import LifecycleReport, Pending, StageReport
 from .scoring import access_factor, days_until_archived, decay_strength, promotion_score
@@ -36,6 +37,7 @@ __all__ = [
     "LifecycleReport",
     "LifecycleService",
     "Pending",
+    "RunRecord",
     "StageReport",
     "access_factor",
     "days_until_archived",

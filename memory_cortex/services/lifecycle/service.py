@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 # Called after every completed (not dry) run with its report; the Markdown mirror hooks in here.
 FinishedHook = Callable[[LifecycleReport], Awaitable[None]]
+# Told a logged run's id as soon as its row exists (before its first stage).
+Recorded = Callable[[int], None]
 Stage = Callable[[StageTools, RunContext, StageReport, float], Awaitable[None]]
 
 STAGES = ("promote", "merge", "decay", "sessions", "compress", "maintain")
@@ -95,8 +97,10 @@ class LifecycleService:
         self._gpu_recheck_s = gpu_recheck_s
         self._clock = clock
         self._lock = asyncio.Lock()
+        self._running_id: int | None = None  # the run (not a dry run) this daemon is doing
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
         self.on_finished: list[FinishedHook] = []
         self.next_scheduled: datetime | None = None
 
@@ -116,6 +120,54 @@ class LifecycleService:
         assert report is not None  # only a scheduled run is ever skipped
         return report
 
+    async def start_run(
+        self, *, trigger: str = "api", user_id: str | None = None, dry_run: bool = False
+    ) -> int:
+        """Start a run (see :meth:`run`) in the background and return its id once it is logged.
+
+        Why: a run takes seconds to minutes (merge passes, LLM summaries); the caller follows it by
+        id (``GET /lifecycle/runs/{id}``) instead of holding a request open, and the run goes on
+        when that caller goes away. Raises :class:`LifecycleBusy`, with the running id, while
+        another run (here or, on PostgreSQL, in another daemon) is under way.
+        """
+        recorded: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def on_recorded(run_id: int) -> None:
+            if not recorded.done():
+                recorded.set_result(run_id)
+
+        task = asyncio.create_task(
+            self._in_background(trigger=trigger, dry_run=dry_run, user_id=user_id, on_recorded=on_recorded),
+            name="lifecycle-run",
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        await asyncio.wait({recorded, task}, return_when=asyncio.FIRST_COMPLETED)
+        if recorded.done():
+            return recorded.result()
+        task.result()  # raises what stopped it before its row existed (LifecycleBusy, the store)
+        raise RuntimeError("the lifecycle run ended without being logged")  # pragma: no cover
+
+    async def _in_background(
+        self, *, trigger: str, dry_run: bool, user_id: str | None, on_recorded: Recorded
+    ) -> None:
+        """A run nobody awaits: a failure after its row exists is logged and recorded by
+        :meth:`_stages`; one before it is raised to :meth:`start_run`."""
+        logged = False
+
+        def mark(run_id: int) -> None:
+            nonlocal logged
+            logged = True
+            on_recorded(run_id)
+
+        try:
+            await self._execute(
+                trigger=trigger, dry_run=dry_run, user_id=user_id, record=True, on_recorded=mark
+            )
+        except Exception:
+            if not logged:
+                raise
+
     async def preview(self, *, user_id: str | None = None) -> LifecycleReport:
         """What a run now would do: the same plans, nothing applied, nothing logged."""
         report = await self._execute(trigger="preview", dry_run=True, user_id=user_id, record=False)
@@ -126,6 +178,10 @@ class LifecycleService:
         """The latest runs, newest first."""
         return await self._db.read(lambda conn: lifecycle_sql.recent_runs(conn, limit))
 
+    async def get_run(self, run_id: int) -> RunRecord | None:
+        """One logged run as the store has it now (its report: the stages committed so far)."""
+        return await self._db.read(lambda conn: lifecycle_sql.run_by_id(conn, run_id))
+
     async def _execute(
         self,
         *,
@@ -134,22 +190,50 @@ class LifecycleService:
         user_id: str | None,
         record: bool,
         unless_scheduled_since: datetime | None = None,
+        on_recorded: Recorded | None = None,
     ) -> LifecycleReport | None:
         """Run (or plan) the stages; None when ``unless_scheduled_since`` is given and a scheduled
         run started at or after it (asked under the lock: another daemon's run for the same slot)."""
         if dry_run:  # reads only: it may look while a run works
-            return await self._stages(trigger=trigger, dry_run=True, user_id=user_id, record=record)
+            return await self._stages(
+                trigger=trigger, dry_run=True, user_id=user_id, record=record, on_recorded=on_recorded
+            )
         if self._lock.locked():
-            raise LifecycleBusy("a lifecycle run is already under way; see GET /lifecycle/log")
+            raise LifecycleBusy(
+                f"lifecycle run {self._running_id} is under way; follow it at GET /lifecycle/runs/{self._running_id}",
+                self._running_id,
+            )
         async with self._lock, self._db.exclusive("lifecycle") as held:
             if not held:  # PostgreSQL: another daemon on the same database is running one
-                raise LifecycleBusy("another daemon is running the lifecycle; see GET /lifecycle/log")
+                other = await self._db.read(lifecycle_sql.running_run_id)
+                raise LifecycleBusy(
+                    "another daemon is running the lifecycle"
+                    + (f" (run {other}; GET /lifecycle/runs/{other})" if other is not None else ""),
+                    other,
+                )
             if unless_scheduled_since is not None and await self._scheduled_run_since(unless_scheduled_since):
                 return None
-            return await self._stages(trigger=trigger, dry_run=False, user_id=user_id, record=record)
+
+            def running(run_id: int) -> None:
+                self._running_id = run_id
+                if on_recorded is not None:
+                    on_recorded(run_id)
+
+            try:
+                return await self._stages(
+                    trigger=trigger, dry_run=False, user_id=user_id, record=record, on_recorded=running
+                )
+            finally:
+                self._running_id = None
 
     async def _stages(
-        self, *, trigger: str, dry_run: bool, user_id: str | None, record: bool
+        self,
+        *,
+        trigger: str,
+        dry_run: bool,
+        user_id: str | None,
+        record: bool,
+        on_recorded: Recorded | None = None,
     ) -> LifecycleReport:
         now = self._clock()
         started = iso(now)
@@ -165,6 +249,8 @@ class LifecycleService:
 
         # A preview only reads; a logged run records itself in the same step.
         run_id, rows_before, users = await (self._db.write(begin) if record else self._db.read(begin))
+        if run_id is not None and on_recorded is not None:
+            on_recorded(run_id)
         report = LifecycleReport(
             run_id=run_id,
             trigger=trigger,
@@ -256,10 +342,9 @@ class LifecycleService:
         """Stop the schedule; a run under way gets ``timeout`` to finish, then is cancelled (its
         committed stages stay; the next run does the rest)."""
         self._stop.set()
-        if self._task is None:
-            return
-        if not await join_or_cancel(self._task, timeout):
-            log.warning("lifecycle run stopped mid-way; the next run completes it")
+        for task in [*self._background, *([self._task] if self._task is not None else [])]:
+            if not await join_or_cancel(task, timeout):
+                log.warning("lifecycle run stopped mid-way; the next run completes it")
 
     async def _daily(self) -> None:
         last: datetime | None = None

@@ -12,6 +12,7 @@ export async function render(main, context) {
   const preview = el("div", { class: "block", "aria-live": "polite" });
   const log = el("div", { class: "block" });
   const runButton = el("button", { type: "button", class: "primary" }, "Run now");
+  const progress = el("p", { class: "subtle run-progress", role: "status", "aria-live": "polite" });
   const userId = () => scopeSelect.value || undefined;
   const nextPreviewSignal = latestOnly(context.signal); // a scope change aborts the older preview
 
@@ -31,10 +32,19 @@ export async function render(main, context) {
       runButton.disabled = true;
       runButton.textContent = "Running…";
       try {
-        const report = await api("/lifecycle/run", { method: "POST", query: { user_id: userId() } });
-        announce(`Lifecycle run ${report.run_id ?? ""} ${report.status}.`);
+        // The daemon answers at once (202) and runs in the background; follow the run by its id.
+        let run = await api("/lifecycle/run", { method: "POST", query: { user_id: userId() } });
+        await loadLog();
+        while (run.status === "running") {
+          progress.textContent = progressText(run);
+          await sleep(RUN_POLL_MS, context.signal);
+          run = await api(`/lifecycle/runs/${run.id}`, { signal: context.signal });
+        }
+        progress.textContent = "";
+        announce(`Lifecycle run ${run.id} ${run.status}.`);
       } catch (error) {
-        reportError(error); // 409: a run is already in progress; its message says so
+        progress.textContent = "";
+        reportError(error); // 409: a run is already in progress; its message names it
       } finally {
         runButton.disabled = false;
         runButton.textContent = "Run now";
@@ -51,11 +61,31 @@ export async function render(main, context) {
       { class: "filters", "aria-label": "Lifecycle scope", onsubmit: (event) => event.preventDefault() },
       el("div", { class: "field-grid" }, field("Scope", scopeSelect)),
       el("div", { class: "actions" }, runButton),
+      progress,
     ),
     el("section", { "aria-labelledby": "preview-title" }, el("h2", { id: "preview-title" }, "Next run (preview)"), preview),
     el("section", { "aria-labelledby": "log-title" }, el("h2", { id: "log-title" }, "Past runs"), log),
   );
   await Promise.all([loadPreview(), loadLog()]);
+}
+
+/** How often "Run now" asks how its run is getting on. */
+const RUN_POLL_MS = 500;
+
+/** "Run 7: merge (stage 2 of 6)…" */
+function progressText(run) {
+  return `Run ${run.id}: ${run.stage ?? "starting"} (stage ${Math.min(run.stages_done + 1, run.stages_total)} of ${run.stages_total})…`;
+}
+
+/** Resolves after `ms`, or rejects when `signal` aborts (the page was left). */
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
 }
 
 /** Ask before a run: it changes memories (promotes, merges, archives), for everyone or one user. */
