@@ -68,6 +68,7 @@ from memory_cortex.vectormath import normalize, to_blob
 
 CATEGORIES = ("fact", "fact", "fact", "preference", "identity", "decision", "todo", "context")
 RUN_TIMEOUT = httpx.Timeout(3600.0, connect=2.0)
+RUN_POLL_S = 0.2  # how often a run is asked how it stands
 SEARCH_LIMIT = 10
 
 
@@ -252,8 +253,7 @@ def measure(
             def run_lifecycle() -> None:
                 try:
                     with httpx.Client(base_url=daemon.url, timeout=RUN_TIMEOUT) as runner:
-                        # every write declares JSON, body or not (the request guard)
-                        replies.append(runner.post("/lifecycle/run", headers={"Content-Type": "application/json"}))
+                        replies.append(follow_run(runner))
                 except BaseException as exc:  # reported by the main thread
                     replies.append(exc)
 
@@ -284,12 +284,26 @@ def measure(
         daemon.stop()
 
 
-def _report(reply: httpx.Response | BaseException) -> dict[str, Any]:
+def follow_run(client: httpx.Client) -> dict[str, Any]:
+    """Start a lifecycle run (202, a Location) and follow it to its end; its report."""
+    # every write declares JSON, body or not (the request guard)
+    started = client.post("/lifecycle/run", headers={"Content-Type": "application/json"})
+    if started.status_code != 202:
+        raise BenchError(f"POST /lifecycle/run answered {started.status_code}: {started.text[:300]}")
+    location = started.headers["Location"]
+    while True:
+        run = client.get(location).json()
+        if run["status"] != "running":
+            if run["status"] != "done":
+                raise BenchError(f"lifecycle run {run['id']} ended {run['status']}: {run['report']}")
+            return dict(run["report"])
+        time.sleep(RUN_POLL_S)
+
+
+def _report(reply: dict[str, Any] | BaseException) -> dict[str, Any]:
     if isinstance(reply, BaseException):
-        raise BenchError(f"POST /lifecycle/run failed: {reply}") from reply
-    if reply.status_code != 200:
-        raise BenchError(f"POST /lifecycle/run answered {reply.status_code}: {reply.text[:300]}")
-    return dict(reply.json())
+        raise BenchError(f"the lifecycle run failed: {reply}") from reply
+    return reply
 
 
 def stage_seconds(report: dict[str, Any]) -> dict[str, float]:

@@ -25,6 +25,7 @@ from .keys import (
     EMBEDDER,
     GPU_SCHEDULER,
     HARDWARE_MONITOR,
+    IMPORT_RUNS,
     INDEX_SYNC,
     INGEST_SERVICE,
     LIFECYCLE_SERVICE,
@@ -98,6 +99,7 @@ def create_app(
     app[LIFECYCLE_SERVICE] = services.lifecycle
     app[MARKDOWN_WORKSPACES] = services.markdown
     app[MARKDOWN_SYNC] = services.markdown_sync
+    app[IMPORT_RUNS] = services.imports
     app[STATS_SERVICE] = services.stats
 
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:

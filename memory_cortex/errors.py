@@ -73,6 +73,13 @@ class RequestTimedOut(CortexError):
     status = 503
 
 
+class ImportNotFound(CortexError):
+    """No import with that id."""
+
+    code = "import_not_found"
+    status = 404
+
+
 class RunNotFound(CortexError):
     """No lifecycle run with that id."""
 

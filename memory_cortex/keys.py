@@ -10,6 +10,7 @@ from .config import Config
 from .models.embedders import Embedder
 from .services.access import AccessTracker
 from .services.hardware import HardwareMonitor
+from .services.import_runs import ImportRuns
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
 from .services.lifecycle import LifecycleService
@@ -45,6 +46,7 @@ LIFECYCLE_SERVICE = web.AppKey("lifecycle_service", LifecycleService)
 MARKDOWN_WORKSPACES = web.AppKey("markdown_workspaces", MarkdownWorkspaces)
 # request_sync() after a write worth mirroring (the lifecycle engine calls it after each run).
 MARKDOWN_SYNC = web.AppKey("markdown_sync", MarkdownSync)
+IMPORT_RUNS = web.AppKey("import_runs", ImportRuns)
 
 
 class McpEndpoint(Protocol):

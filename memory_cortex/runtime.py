@@ -33,13 +33,14 @@ from .models.llm import LLM, create_llm
 from .services.access import AccessTracker
 from .services.extraction import ExtractionService
 from .services.hardware import HardwareMonitor
+from .services.import_runs import ImportRuns
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
 from .services.lifecycle import LifecycleReport, LifecycleService, utc_now
 from .services.memories import MemoryService
 from .services.metered_llm import MeteredLLM
 from .services.metrics import Metrics
-from .services.mirror import MarkdownWorkspaces
+from .services.mirror import ImportSummary, MarkdownWorkspaces
 from .services.mirror_sync import MarkdownSync
 from .services.recall import RecallService, synthesis_wanted
 from .services.scheduler import GpuScheduler
@@ -93,6 +94,7 @@ class Services:
     scheduler: GpuScheduler
     markdown: MarkdownWorkspaces
     markdown_sync: MarkdownSync
+    imports: ImportRuns
     ingest: IngestService
     lifecycle: LifecycleService
     stats: StatsService
@@ -218,6 +220,12 @@ def build_services(
     scheduler = GpuScheduler(hardware, config.hardware)
     markdown = MarkdownWorkspaces(db, memories)
     markdown_sync = MarkdownSync(markdown, config.markdown)
+
+    def mirror_after_import(summary: ImportSummary) -> None:
+        if summary.added or summary.merged:
+            markdown_sync.request_sync()
+
+    imports = ImportRuns(db, markdown, on_imported=mirror_after_import)
     ingest = IngestService(
         db,
         memories,
@@ -271,6 +279,7 @@ def build_services(
         scheduler=scheduler,
         markdown=markdown,
         markdown_sync=markdown_sync,
+        imports=imports,
         ingest=ingest,
         lifecycle=lifecycle,
         stats=StatsService(
@@ -342,6 +351,8 @@ async def _start_hardware(s: Services, stack: contextlib.AsyncExitStack) -> None
 async def _start_markdown(s: Services, stack: contextlib.AsyncExitStack) -> None:
     await s.markdown_sync.start()
     stack.push_async_callback(s.markdown_sync.stop, timeout=s.config.server.shutdown_timeout_s)
+    await s.imports.start()  # after the mirror's start, so it stops (with its imports) before it
+    stack.push_async_callback(s.imports.stop, timeout=s.config.server.shutdown_timeout_s)
 
 
 async def _start_ingest(s: Services, stack: contextlib.AsyncExitStack) -> None:

@@ -55,9 +55,9 @@ The rules every endpoint shares:
 - Every endpoint answers within a time bound, counted once the request's body has arrived (the
   table's last column; each endpoint's section says which setting sets it). `/recall` and
   `/context` answer degraded when their time runs out; any other endpoint answers
-  `503 {"error": {"code": "timeout"}}` past `server.request_timeout_s`, and a write cut off so was
-  applied whole or not at all. Work that takes longer (a lifecycle run) is started with `202` and
-  followed by its id.
+  `503 {"error": {"code": "timeout"}}` past `server.request_timeout_s`: a read is stopped, a write
+  goes on and may still be applied (whole or not at all). Work that takes longer (a lifecycle run,
+  an import) is started with `202` and followed by its id.
 """
 
 

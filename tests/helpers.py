@@ -175,6 +175,29 @@ async def run_lifecycle(client: TestClient, timeout: float = 60.0, **params: str
         await asyncio.sleep(0.05)
 
 
+async def import_workspace(
+    client: TestClient, body: dict[str, Any], status: int = 202, timeout: float = 60.0
+) -> dict[str, Any]:
+    """``POST /import``: with a 202, follow the import to its end and return what it did (the
+    import's ``result``); with another ``status``, the error body."""
+    response = await client.post("/import", json=body)
+    assert response.status == status, await response.text()
+    if status != 202:
+        return dict(await response.json())
+    started = await response.json()
+    location = response.headers["Location"]
+    assert location == f"/import/runs/{started['id']}" and started["status"] == "running"
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        run = await (await client.get(location)).json()
+        if run["status"] != "running":
+            assert run["status"] == "done", run
+            assert run["done"] == run["total"] == run["result"]["memories"], run
+            return dict(run["result"])
+        assert asyncio.get_running_loop().time() < deadline, f"import still running: {run}"
+        await asyncio.sleep(0.05)
+
+
 async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]:
     """Wait until the ingest queue has nothing pending or running; the /stats it last read."""
     deadline = time.monotonic() + timeout

@@ -60,7 +60,7 @@ async def lifecycle_run(request: web.Request) -> web.Response:
 def run_status(run: RunRecord) -> LifecycleRunStatusOut:
     """A run with its progress: each stage saves the report as it commits, so the stages in the
     report are the ones done, on whichever daemon runs it."""
-    done = len(run.report.get("stages") or [])
+    done = sum(1 for stage in run.report.get("stages") or [] if stage.get("status") != "failed")
     running = run.status == "running"
     return LifecycleRunStatusOut(
         **run_out(run).model_dump(),

@@ -22,6 +22,7 @@ from .schemas import (
     HealthResponse,
     HybridSearchRequest,
     HybridSearchResponse,
+    ImportRunOut,
     IngestAccepted,
     IngestJobDetail,
     IngestJobsQuery,
@@ -34,7 +35,6 @@ from .schemas import (
     LifecycleRunQuery,
     LifecycleRunStatusOut,
     MarkdownImportRequest,
-    MarkdownImportResponse,
     McpMessage,
     McpReply,
     MemoryCreateBody,
@@ -61,7 +61,7 @@ from .schemas import (
     VisibleRequest,
     VisibleResponse,
 )
-from .time_bounds import CONTEXT, RECALL, REQUEST, TimeBound
+from .time_bounds import CONTEXT, PREVIEW, RECALL, REQUEST, TimeBound
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -210,9 +210,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/import",
         markdown.import_workspace,
         "Import an OpenClaw workspace sent as content (MEMORY.md → core, memory/YYYY-MM-DD.md → working);"
-        " embedded and deduplicated; a second import of the same files adds nothing.",
+        " embedded and deduplicated; a second import of the same files adds nothing. Answers 202 at once"
+        " with the import and a Location to follow (GET /import/runs/{import_id}); a workspace refused"
+        " (too many memories) is a 400.",
         request=MarkdownImportRequest,
-        responses={200: MarkdownImportResponse, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse},
+        responses={202: ImportRunOut, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/import/runs/{import_id}",
+        markdown.import_run,
+        "One import as it stands: status, memories handled of the workspace's, and what it did once done.",
+        responses={200: ImportRunOut, 400: ErrorResponse, 404: ErrorResponse},
     ),
     Endpoint(
         "POST",
@@ -257,6 +266,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "What a lifecycle run now would do: the same plans, nothing changed, nothing logged.",
         query=LifecyclePreviewQuery,
         responses={200: LifecycleReportOut, 400: ErrorResponse},
+        time_bound=PREVIEW,
     ),
     Endpoint(
         "GET",
@@ -332,7 +342,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             413: ErrorResponse,
             421: None,
         },
-        time_bound=None,  # the MCP SDK answers; each tool is bounded as its endpoint
+        time_bound=None,  # the MCP SDK answers (http/time_bounds.py)
     ),
     Endpoint(
         "GET",

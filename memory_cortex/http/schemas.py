@@ -809,6 +809,25 @@ class MarkdownImportResponse(BaseModel):
     )
 
 
+class ImportRunOut(BaseModel):
+    """One import as it stands: what ``POST /import`` answers (202) and ``GET /import/runs/{import_id}``
+    gives until it has ended."""
+
+    id: int
+    user_id: str
+    agent_id: str | None
+    status: Literal["running", "done", "failed", "interrupted"] = Field(
+        description="interrupted: the daemon stopped while it ran; send the workspace again (what is"
+        " stored is skipped)."
+    )
+    started_at: str
+    finished_at: str | None
+    done: int = Field(description="Memories of the workspace handled so far (skipped ones count at once).")
+    total: int = Field(description="Memories the workspace holds (0 until the import has read what is stored).")
+    result: MarkdownImportResponse | None = Field(description="What the import did, once status is done.")
+    error: str | None = Field(description="Why it failed or was interrupted.")
+
+
 # -- stats and health -----------------------------------------------------------------------
 class EmbedderState(BaseModel):
     backend: str
@@ -1153,7 +1172,9 @@ class LifecycleRunStatusOut(LifecycleRunOut):
         description="The stage under way while status is running (promote, merge, decay, sessions,"
         " compress, maintain); null once the run ended."
     )
-    stages_done: int = Field(description="Stages committed so far (their reports are in report.stages).")
+    stages_done: int = Field(
+        description="Stages ended so far: done, planned (a dry run) or skipped; a failed stage is not counted."
+    )
     stages_total: int = Field(description="Stages in a run.")
 
 

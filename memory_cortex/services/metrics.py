@@ -54,7 +54,7 @@ RECALL_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 3
 # or with nothing found (no LLM asked).
 RECALL_OUTCOMES = ("synthesised", "cached", "degraded", "nothing_found")
 # Why a recall was degraded: no LLM asked (rules backend or recall.synthesis off), or the LLM failed.
-DEGRADED_REASONS = ("llm_off", "llm_failed")
+DEGRADED_REASONS = ("llm_off", "llm_failed", "search_timeout")
 # The extraction methods the ingest pipeline records (ingest_jobs.method); combinations appear as
 # the pipeline writes them ("llm+rules"), a small fixed set.
 EXTRACTION_METHODS = ("llm", "rules", "llm+rules")

@@ -78,6 +78,21 @@ class ImportSummary:
     secrets: int = 0  # nothing but a secret (a password, a key): never imported
 
 
+@dataclass(frozen=True)
+class ImportPlan:
+    """A workspace read and checked, ready to import (:meth:`MarkdownWorkspaces.plan_import`)."""
+
+    user_id: str
+    agent_id: str | None
+    files: list[str]
+    ignored_files: list[str]
+    memories: int  # every memory the files hold
+    distinct: dict[str, ParsedMemory]  # each text once, secrets masked, none too long
+    repeated: int
+    too_long: int
+    secrets: int
+
+
 class MarkdownWorkspaces:
     """Export memories as OpenClaw workspaces; import workspaces as memories.
 
@@ -169,25 +184,53 @@ class MarkdownWorkspaces:
             agent_id: the agent whose workspace it is (OpenClaw keeps one per agent): its memories
                 are that agent's; None: every agent's. Imported memories are private.
         """
-        if self._memories is None:
-            raise RuntimeError("this MarkdownWorkspaces was built without a MemoryService")
+        plan = self.plan_import(user_id, files, max_memories=max_memories, agent_id=agent_id)
+        return await self.run_import(plan, progress=progress)
+
+    def plan_import(
+        self,
+        user_id: str,
+        files: Mapping[str, str],
+        *,
+        max_memories: int | None = None,
+        agent_id: str | None = None,
+    ) -> ImportPlan:
+        """Read and check a workspace without touching the store (CPU only: a caller may run it in
+        a thread). Raises InvalidRequest for more than ``max_memories`` distinct memories, so a
+        request is refused before anything is started."""
         workspace = parse_workspace(files)
         # Secrets are masked before anything else reads the texts, so that neither the store nor the
         # imported wordings recorded for the next import (below) ever hold one.
         masked = [dataclasses.replace(m, fact=redact(m.fact).text) for m in workspace.memories]
         kept = [memory for memory in masked if not is_only_secrets(memory.fact)]
-        secrets = len(masked) - len(kept)
         distinct, repeated, too_long = _distinct_facts(kept)
         if max_memories is not None and len(distinct) > max_memories:
             raise InvalidRequest(
                 f"the workspace holds {len(distinct)} memories; at most {max_memories} per request"
                 " (split it, or use python -m memory_cortex import-md)"
             )
+        return ImportPlan(
+            user_id=user_id,
+            agent_id=agent_id,
+            files=workspace.files,
+            ignored_files=workspace.ignored,
+            memories=len(workspace.memories),
+            distinct=distinct,
+            repeated=repeated,
+            too_long=too_long,
+            secrets=len(masked) - len(kept),
+        )
+
+    async def run_import(self, plan: ImportPlan, *, progress: Progress | None = None) -> ImportSummary:
+        """Write what ``plan`` holds that the user does not have yet (see :meth:`import_files`)."""
+        if self._memories is None:
+            raise RuntimeError("this MarkdownWorkspaces was built without a MemoryService")
+        user_id, agent_id, distinct = plan.user_id, plan.agent_id, plan.distinct
         stored = await self._db.read(lambda conn: memory_sql.imported_facts(conn, user_id, list(distinct)))
         pending = [memory for fact, memory in distinct.items() if fact not in stored]
         if progress is not None:  # everything found; what needs no write is done already
-            progress.total = len(workspace.memories)
-            progress.update(len(workspace.memories) - len(pending))
+            progress.total = plan.memories
+            progress.update(plan.memories - len(pending))
         added = merged = 0
         for start in range(0, len(pending), self._batch_size):
             batch = pending[start : start + self._batch_size]
@@ -208,14 +251,14 @@ class MarkdownWorkspaces:
                 progress.update(len(batch))
         summary = ImportSummary(
             user_id=user_id,
-            files=workspace.files,
-            ignored_files=workspace.ignored,
-            memories=len(workspace.memories),
+            files=plan.files,
+            ignored_files=plan.ignored_files,
+            memories=plan.memories,
             added=added,
             merged=merged,
-            skipped=repeated + len(distinct) - len(pending),
-            too_long=too_long,
-            secrets=secrets,
+            skipped=plan.repeated + len(distinct) - len(pending),
+            too_long=plan.too_long,
+            secrets=plan.secrets,
         )
         log.info(
             "markdown workspace imported",
@@ -225,8 +268,8 @@ class MarkdownWorkspaces:
                 "added": added,
                 "merged": merged,
                 "skipped": summary.skipped,
-                "too_long": too_long,
-                "secrets": secrets,
+                "too_long": plan.too_long,
+                "secrets": plan.secrets,
             },
         )
         return summary

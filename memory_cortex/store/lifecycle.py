@@ -333,12 +333,14 @@ def finish_run(
     )
 
 
-def interrupt_running(conn: Connection) -> list[int]:
-    """Runs left 'running' by a process that died: marked 'interrupted' (the next run completes them)."""
-    ids = [row[0] for row in conn.execute("SELECT id FROM lifecycle_runs WHERE status = 'running'")]
+def interrupt_running(conn: Connection, *, dry_runs: bool = True) -> list[int]:
+    """Runs left 'running' by a process that died: marked 'interrupted' (the next run completes them).
+    ``dry_runs`` False: runs only (a dry run takes no database-wide lock, so another daemon's may be
+    under way)."""
+    which = "status = 'running'" + ("" if dry_runs else " AND dry_run = 0")
+    ids = [row[0] for row in conn.execute(f"SELECT id FROM lifecycle_runs WHERE {which}")]
     conn.execute(
-        f"UPDATE lifecycle_runs SET status = 'interrupted', finished_at = {dialect_of(conn).now}"
-        " WHERE status = 'running'"
+        f"UPDATE lifecycle_runs SET status = 'interrupted', finished_at = {dialect_of(conn).now} WHERE {which}"
     )
     return ids
 

@@ -88,11 +88,23 @@ OTHER_TABLES: dict[str, tuple[str, ...]] = {
         "updated_at",
     ),
     "session_turns": ("session_key", "user_id", "message_hashes", "updated_at"),
+    "import_runs": (
+        "id",
+        "user_id",
+        "agent_id",
+        "status",
+        "started_at",
+        "finished_at",
+        "total",
+        "done",
+        "result",
+        "error",
+    ),
 }
 TABLES = ("memories", *OTHER_TABLES)
 
 # Tables whose ids come from a counter that must never hand out an id again.
-ID_TABLES = ("memories", "ingest_jobs", "lifecycle_runs")
+ID_TABLES = ("memories", "ingest_jobs", "lifecycle_runs", "import_runs")
 
 
 class StoreAddressError(ValueError):

@@ -127,12 +127,34 @@ async def test_a_second_run_while_one_is_under_way_is_refused(
 ) -> None:
     client = await start(aiohttp_client, config, minilm)
     service = client.app[LIFECYCLE_SERVICE]
-    async with service._lock:  # a run under way
+    async with service._lock:  # a run under way that has not logged itself yet: no id to name
         response = await client.post("/lifecycle/run", headers=JSON)
         assert response.status == 409
-        assert (await response.json())["error"]["code"] == "lifecycle_busy"
+        error = (await response.json())["error"]
+        assert error["code"] == "lifecycle_busy" and "run_id" not in error and "None" not in error["message"]
         assert (await client.get("/lifecycle/preview")).status == 200
     assert (await run_lifecycle(client))["status"] == "done"
+    # Two starts at the same moment: one run, and the other answer names it.
+    first, second = await asyncio.gather(
+        client.post("/lifecycle/run", headers=JSON), client.post("/lifecycle/run", headers=JSON)
+    )
+    statuses = sorted([first.status, second.status])
+    assert statuses == [202, 409], statuses
+    started = await (first if first.status == 202 else second).json()
+    refused = (await (second if first.status == 202 else first).json())["error"]
+    assert "None" not in refused["message"] and refused.get("run_id") in (None, started["id"])
+
+
+async def test_one_dry_run_at_a_time_and_it_never_blocks_a_run(
+    aiohttp_client: Any, config: Config, minilm: SentenceTransformerEmbedder
+) -> None:
+    client = await start(aiohttp_client, config, minilm)
+    service = client.app[LIFECYCLE_SERVICE]
+    async with service._dry_lock:  # a logged dry run under way
+        response = await client.post("/lifecycle/run?dry_run=true", headers=JSON)
+        assert response.status == 409 and (await response.json())["error"]["code"] == "lifecycle_busy"
+        assert (await run_lifecycle(client))["status"] == "done"  # a real run may go on beside it
+    assert (await run_lifecycle(client, dry_run="true"))["dry_run"] is True
 
 
 async def test_bad_parameters_are_400(

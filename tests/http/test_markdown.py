@@ -13,17 +13,11 @@ from memory_cortex.app import create_app
 from memory_cortex.keys import DATABASE, MARKDOWN_SYNC
 from memory_cortex.services.mirror_files import read_workspace
 from tests.conftest import make_config
-from tests.helpers import run_lifecycle, store
+from tests.helpers import import_workspace, run_lifecycle, store
 
 JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw_workspace"
-
-
-async def import_workspace(client: TestClient, body: dict[str, Any], status: int = 200) -> dict[str, Any]:
-    response = await client.post("/import", json=body)
-    assert response.status == status, await response.text()
-    return await response.json()
 
 
 async def all_memories(client: TestClient, user_id: str) -> list[dict[str, Any]]:
@@ -249,3 +243,36 @@ async def test_a_lifecycle_run_rewrites_the_mirror(aiohttp_client: Any, tmp_path
     assert (await run_lifecycle(client))["status"] == "done"
     await wait_for(lambda: "rail passes" not in text_of(day))
     assert sync.syncs > before
+
+
+async def test_an_import_answers_at_once_and_is_followed_to_its_end(client: TestClient) -> None:
+    """Hundreds of memories take seconds to embed and deduplicate: the request answers 202 before,
+    and GET /import/runs/{id} shows how far the import got, then what it did."""
+    daily = "\n".join(f"- Visited garden number {n} and noted plant {n * 7}." for n in range(400))
+    began = time.monotonic()
+    response = await client.post("/import", json={"user_id": "ivy", "files": {"memory/2026-02-01.md": daily}})
+    assert response.status == 202, await response.text()
+    assert time.monotonic() - began < 1.0
+    started = await response.json()
+    assert (started["status"], started["user_id"], started["result"]) == ("running", "ivy", None)
+    seen: list[tuple[int, int]] = []
+    deadline = time.monotonic() + 120
+    while True:
+        run = await (await client.get(response.headers["Location"])).json()
+        if run["status"] != "running":
+            break
+        seen.append((run["done"], run["total"]))
+        assert time.monotonic() < deadline, run
+        await asyncio.sleep(0.1)
+    assert run["status"] == "done" and run["error"] is None and run["finished_at"]
+    assert run["done"] == run["total"] == 400 and run["result"]["added"] + run["result"]["merged"] == 400
+    assert seen and seen == sorted(seen)  # followed while it ran, never going back
+    assert any(0 < done < 400 for done, _ in seen), seen  # part-way progress was shown
+    assert len(await all_memories(client, "ivy")) == run["result"]["added"]
+
+
+async def test_an_unknown_import_is_404_and_a_bad_id_400(client: TestClient) -> None:
+    missing = await client.get("/import/runs/12345")
+    assert missing.status == 404 and (await missing.json())["error"]["code"] == "import_not_found"
+    bad = await client.get("/import/runs/x")
+    assert bad.status == 400 and (await bad.json())["error"]["code"] == "invalid_request"

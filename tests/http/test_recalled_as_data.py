@@ -15,7 +15,7 @@ from memory_cortex.keys import MARKDOWN_SYNC
 from memory_cortex.services.recalled import RECALLED_LABEL, note_line
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
-from tests.helpers import store
+from tests.helpers import import_workspace, store
 from tests.mcp.helpers import mcp_client, mcp_url
 
 HOSTILE = {
@@ -100,6 +100,5 @@ async def test_markdown_mirror(aiohttp_client: Any, tmp_path: Path, minilm: Any)
     assert RECALLED_LABEL in text
     assert_inert(text)
     # Read back, the entities are the characters they stand for: an import of the mirror keeps the text.
-    response = await client.post("/import", json={"user_id": "default", "files": {"MEMORY.md": text}})
-    summary = await response.json()
+    summary = await import_workspace(client, {"user_id": "default", "files": {"MEMORY.md": text}})
     assert summary["added"] == 0, summary

@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from memory_cortex.app import create_app
 from tests.conftest import make_config
-from tests.helpers import wait_idle
+from tests.helpers import import_workspace, wait_idle
 
 PRIVATE_FACT = "Remember that I am allergic to peanuts and carry an EpiPen."
 GROUP_FACT = "Remember that I am a member of the climbing club at the quarry."
@@ -187,7 +187,9 @@ async def test_agent_memories_stay_with_their_agent(aiohttp_client: Any, tmp_pat
     )
     assert widened.status == 400
     # Nor hide it behind a memory of another reach it cannot see.
-    home_only = await client.post("/memories", json={"user_id": "alex", "fact": "Home note.", "agent_id": "home"})
+    home_only = await client.post(
+        "/memories", json={"user_id": "alex", "fact": "Home note.", "agent_id": "home"}
+    )
     hidden = await client.patch(
         f"/memories/{work_fact}",
         params={"user_id": "alex", "agent_id": "work"},
@@ -228,9 +230,8 @@ async def test_an_agents_workspace_imports_as_that_agents_memories(
 ) -> None:
     client = await start(aiohttp_client, tmp_path, minilm)
     files = {"MEMORY.md": "# Memory\n\n- Alex's dentist is Dr. Lopes in Braga.\n"}
-    response = await client.post("/import", json={"user_id": "alex", "agent_id": "work", "files": files})
-    assert response.status == 200, await response.text()
-    assert (await response.json())["added"] == 1
+    imported_summary = await import_workspace(client, {"user_id": "alex", "agent_id": "work", "files": files})
+    assert imported_summary["added"] == 1
     [imported] = (await (await client.get("/memories", params={"user_id": "alex"})).json())["memories"]
     assert (imported["agent_id"], imported["visibility"]) == ("work", "private")
     as_work = await post(client, "/hybrid-search", {"query": "dentist Lopes", "agent_id": "work"})

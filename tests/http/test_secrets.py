@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 from memory_cortex.app import create_app
 from memory_cortex.redaction import SECRET_MARK
 from tests.conftest import make_config
-from tests.helpers import ChatServer
+from tests.helpers import ChatServer, import_workspace
 from tests.mcp.helpers import error_text, mcp_client, mcp_url, structured
 
 SECRETS = ("hunter2", "4821", "sk-proj-abcdefghijklmnopqrstuvwxyz123456", "4111 1111 1111 1111")
@@ -174,13 +174,11 @@ async def test_an_import_masks_secrets_and_skips_a_bullet_that_is_only_one(clien
         "MEMORY.md": "# Memory\n\n## Facts\n\n- The wifi password is hunter2.\n- sk-proj-abcdefghijklmnopqrstuvwxyz123456\n"
         "- Sam lives in Porto.\n"
     }
-    response = await client.post("/import", json={"user_id": "sam", "files": files})
-    assert response.status == 200
-    summary = await response.json()
+    summary = await import_workspace(client, {"user_id": "sam", "files": files})
     assert (summary["added"], summary["secrets"]) == (2, 1)
     stored = await all_text(client)
     assert_no_secret(stored)
     assert f"The wifi password is {SECRET_MARK}." in stored
     # A second import adds nothing: the masked wording is remembered as the file's.
-    again = await (await client.post("/import", json={"user_id": "sam", "files": files})).json()
+    again = await import_workspace(client, {"user_id": "sam", "files": files})
     assert again["added"] == again["merged"] == 0

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 
 from memory_cortex.app import create_app
 from memory_cortex.config import Config
-from memory_cortex.keys import CONFIG, RECALL_SERVICE, STATS_SERVICE
+from memory_cortex.keys import CONFIG, MEMORY_SERVICE, RECALL_SERVICE, STATS_SERVICE
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import store
@@ -98,6 +98,23 @@ async def test_any_other_endpoint_is_cut_at_the_request_timeout(
     error = (await response.json())["error"]
     assert error["code"] == "timeout" and "0.3 s" in error["message"]
     assert (await client.get("/health")).status == 200  # the daemon goes on
+
+
+async def test_a_write_past_the_bound_is_answered_503_and_still_applied(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Cancelling a write between its commit and what follows would lose that step: it goes on."""
+    config = make_config(tmp_path, server={"request_timeout_s": 0.3})
+    client = await aiohttp_client(create_app(config, embedder=minilm, llm=None))
+    slowed(client.app[MEMORY_SERVICE], "create", 1.0)
+    response = await client.post("/memories", json={"user_id": "ada", "fact": "Ada keeps bees on the roof."})
+    assert response.status == 503
+    error = (await response.json())["error"]
+    assert error["code"] == "timeout" and "may still be applied" in error["message"]
+    deadline = time.monotonic() + 10
+    while not (await (await client.get("/memories", params={"user_id": "ada"})).json())["memories"]:
+        assert time.monotonic() < deadline, "the write cut off by its bound was never applied"
+        await asyncio.sleep(0.05)
 
 
 async def test_the_openapi_document_states_each_bound(

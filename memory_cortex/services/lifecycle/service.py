@@ -57,6 +57,15 @@ _RUN: dict[str, Stage] = {
 SCHEDULER_MAX_SLEEP_S = 600.0
 
 
+def _busy(what: str, run_id: int | None, *, elsewhere: bool = False) -> LifecycleBusy:
+    """The 409 for a second start: it names the run to follow when it is known (a run that has
+    taken the lock but not yet logged itself has no id yet)."""
+    where = "another daemon is running a lifecycle run" if elsewhere else f"a lifecycle {what} is under way"
+    if run_id is None:
+        return LifecycleBusy(f"{where}; see GET /lifecycle/log")
+    return LifecycleBusy(f"{where} (run {run_id}); follow it at GET /lifecycle/runs/{run_id}", run_id)
+
+
 class LifecycleService:
     """Runs the lifecycle on request and once a day.
 
@@ -98,6 +107,10 @@ class LifecycleService:
         self._clock = clock
         self._lock = asyncio.Lock()
         self._running_id: int | None = None  # the run (not a dry run) this daemon is doing
+        # One logged dry run at a time: each plans every stage (minutes on a large store), and
+        # nothing else bounds how many a client could start.
+        self._dry_lock = asyncio.Lock()
+        self._dry_running_id: int | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
@@ -141,12 +154,23 @@ class LifecycleService:
             name="lifecycle-run",
         )
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._finished)
         await asyncio.wait({recorded, task}, return_when=asyncio.FIRST_COMPLETED)
         if recorded.done():
             return recorded.result()
         task.result()  # raises what stopped it before its row existed (LifecycleBusy, the store)
         raise RuntimeError("the lifecycle run ended without being logged")  # pragma: no cover
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        """A background run ended: forget it, and log a failure nobody is left to hear (the caller
+        of :meth:`start_run` may have gone before the run was logged)."""
+        self._background.discard(task)
+        if (
+            not task.cancelled()
+            and (error := task.exception()) is not None
+            and not isinstance(error, LifecycleBusy)
+        ):
+            log.error("lifecycle run could not start", exc_info=error)
 
     async def _in_background(
         self, *, trigger: str, dry_run: bool, user_id: str | None, on_recorded: Recorded
@@ -194,25 +218,35 @@ class LifecycleService:
     ) -> LifecycleReport | None:
         """Run (or plan) the stages; None when ``unless_scheduled_since`` is given and a scheduled
         run started at or after it (asked under the lock: another daemon's run for the same slot)."""
-        if dry_run:  # reads only: it may look while a run works
-            return await self._stages(
-                trigger=trigger, dry_run=True, user_id=user_id, record=record, on_recorded=on_recorded
-            )
+        if dry_run and not record:  # the preview: reads only, it may look while a run works
+            return await self._stages(trigger=trigger, dry_run=True, user_id=user_id, record=False)
+        if dry_run:
+            if self._dry_lock.locked():
+                raise _busy("dry run", self._dry_running_id)
+            async with self._dry_lock:
+
+                def dry_running(run_id: int) -> None:
+                    self._dry_running_id = run_id
+                    if on_recorded is not None:
+                        on_recorded(run_id)
+
+                try:
+                    return await self._stages(
+                        trigger=trigger, dry_run=True, user_id=user_id, record=True, on_recorded=dry_running
+                    )
+                finally:
+                    self._dry_running_id = None
         if self._lock.locked():
-            raise LifecycleBusy(
-                f"lifecycle run {self._running_id} is under way; follow it at GET /lifecycle/runs/{self._running_id}",
-                self._running_id,
-            )
+            raise _busy("run", self._running_id)
         async with self._lock, self._db.exclusive("lifecycle") as held:
             if not held:  # PostgreSQL: another daemon on the same database is running one
                 other = await self._db.read(lifecycle_sql.running_run_id)
-                raise LifecycleBusy(
-                    "another daemon is running the lifecycle"
-                    + (f" (run {other}; GET /lifecycle/runs/{other})" if other is not None else ""),
-                    other,
-                )
+                raise _busy("run", other, elsewhere=True)
             if unless_scheduled_since is not None and await self._scheduled_run_since(unless_scheduled_since):
                 return None
+            # Holding the lock, no other run is under way on this database: a run still marked
+            # running was cut off (a daemon killed while another held the lock at its start).
+            await self._db.write(lambda conn: lifecycle_sql.interrupt_running(conn, dry_runs=False))
 
             def running(run_id: int) -> None:
                 self._running_id = run_id
@@ -270,6 +304,9 @@ class LifecycleService:
                 report.stages.append(stage_report)
                 await _RUN[name](self._tools, context, stage_report, began)
         except asyncio.CancelledError:
+            if report.stages:  # what it committed stays; the next run completes the stage
+                report.stages[-1].status = "skipped"
+                report.stages[-1].reason = "the daemon stopped while it ran; the next run completes it"
             await self._close_run(report, "interrupted", "stopped while running", shielded=True)
             raise
         except Exception as exc:
@@ -342,9 +379,12 @@ class LifecycleService:
         """Stop the schedule; a run under way gets ``timeout`` to finish, then is cancelled (its
         committed stages stay; the next run does the rest)."""
         self._stop.set()
-        for task in [*self._background, *([self._task] if self._task is not None else [])]:
-            if not await join_or_cancel(task, timeout):
-                log.warning("lifecycle run stopped mid-way; the next run completes it")
+        tasks = [*self._background, *([self._task] if self._task is not None else [])]
+        ended = await asyncio.gather(
+            *(join_or_cancel(task, timeout) for task in tasks), return_exceptions=True
+        )
+        if not all(result is True for result in ended):
+            log.warning("lifecycle run stopped mid-way; the next run completes it")
 
     async def _daily(self) -> None:
         last: datetime | None = None

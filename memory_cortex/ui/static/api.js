@@ -19,11 +19,12 @@ export class AuthRequired extends Error {
 
 /** A non-2xx answer (or no answer): `status` 0 when the daemon could not be reached. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, runId) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
+    this.runId = runId; // lifecycle_busy: the run under way (error.run_id)
   }
 }
 
@@ -79,7 +80,7 @@ export async function api(path, { method = "GET", query, body, signal } = {}) {
   if (!response.ok) {
     const code = data?.error?.code ?? `http_${response.status}`;
     const message = data?.error?.message ?? response.statusText;
-    throw new ApiError(response.status, code, `${method} ${path}: ${message} (${response.status})`);
+    throw new ApiError(response.status, code, `${method} ${path}: ${message} (${response.status})`, data?.error?.run_id);
   }
   return data;
 }

@@ -2,7 +2,7 @@
 // runs with each one's report. Reports are drawn generically, stage by stage, so a new stage or
 // count shows up without a change here.
 
-import { api, guarded, latestOnly, reportError } from "./api.js";
+import { ApiError, api, guarded, latestOnly, reportError } from "./api.js";
 import { announce, dataTable, descriptionList, dialogForm, duration, el, field, replace, select, time } from "./dom.js";
 
 const IDS_SHOWN = 12;
@@ -33,7 +33,8 @@ export async function render(main, context) {
       runButton.textContent = "Running…";
       try {
         // The daemon answers at once (202) and runs in the background; follow the run by its id.
-        let run = await api("/lifecycle/run", { method: "POST", query: { user_id: userId() } });
+        // A run already under way (409) is followed instead of starting another.
+        let run = await startOrFollow(userId());
         await loadLog();
         while (run.status === "running") {
           progress.textContent = progressText(run);
@@ -41,7 +42,8 @@ export async function render(main, context) {
           run = await api(`/lifecycle/runs/${run.id}`, { signal: context.signal });
         }
         progress.textContent = "";
-        announce(`Lifecycle run ${run.id} ${run.status}.`);
+        const why = run.report?.error ? `: ${run.report.error}` : "";
+        announce(`Lifecycle run ${run.id} ${run.status}${why}.`);
       } catch (error) {
         progress.textContent = "";
         reportError(error); // 409: a run is already in progress; its message names it
@@ -72,19 +74,35 @@ export async function render(main, context) {
 /** How often "Run now" asks how its run is getting on. */
 const RUN_POLL_MS = 500;
 
-/** "Run 7: merge (stage 2 of 6)…" */
+/** Start a run; when one is already under way (409 naming it), that run instead. */
+async function startOrFollow(user) {
+  try {
+    return await api("/lifecycle/run", { method: "POST", query: { user_id: user } });
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 409 || error.runId === undefined) throw error;
+    announce(`A lifecycle run is already under way: following run ${error.runId}.`);
+    return await api(`/lifecycle/runs/${error.runId}`);
+  }
+}
+
+/** "Run 7: merge (stage 2 of 6)…"; "finishing" once every stage has ended. */
 function progressText(run) {
-  return `Run ${run.id}: ${run.stage ?? "starting"} (stage ${Math.min(run.stages_done + 1, run.stages_total)} of ${run.stages_total})…`;
+  if (run.stage === null) return `Run ${run.id}: finishing…`;
+  return `Run ${run.id}: ${run.stage} (stage ${run.stages_done + 1} of ${run.stages_total})…`;
 }
 
 /** Resolves after `ms`, or rejects when `signal` aborts (the page was left). */
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
+    const aborted = () => {
       clearTimeout(timer);
       reject(signal.reason);
-    }, { once: true });
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", aborted, { once: true });
   });
 }
 
