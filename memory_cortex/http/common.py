@@ -125,3 +125,8 @@ def int_from_path(request: web.Request, name: str) -> int:
     if not _DIGITS.fullmatch(raw) or len(raw) > 30 or not 1 <= int(raw) <= MAX_ID:
         raise InvalidRequest(f"{name} must be an integer from 1 to {MAX_ID}, got {raw[:40]!r}")
     return int(raw)
+
+
+def accepted(body: BaseModel, location: str) -> web.Response:
+    """202: work started in the background, followed at ``location`` (what ``body`` describes)."""
+    return web.json_response(body.model_dump(), status=202, headers={"Location": location})

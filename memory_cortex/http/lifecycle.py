@@ -14,7 +14,7 @@ from aiohttp import web
 from ..errors import RunNotFound
 from ..keys import LIFECYCLE_SERVICE
 from ..services.lifecycle import STAGES, LifecycleReport, RunRecord
-from .common import int_from_path, parse_query
+from .common import accepted, int_from_path, parse_query
 from .schemas import (
     LifecycleLogQuery,
     LifecycleLogResponse,
@@ -46,7 +46,7 @@ async def run_lifecycle(request: web.Request) -> web.Response:
     run_id = await service.start_run(user_id=_user(query.user_id), dry_run=query.dry_run)
     run = await service.get_run(run_id)
     assert run is not None  # logged before start_run returns; runs are never deleted
-    return web.json_response(run_status(run).model_dump(), status=202, headers={"Location": run_path(run_id)})
+    return accepted(run_status(run), run_path(run_id))
 
 
 async def lifecycle_run(request: web.Request) -> web.Response:

@@ -8,7 +8,7 @@ from aiohttp import web
 from ..errors import ImportNotFound
 from ..keys import IMPORT_RUNS
 from ..services.import_runs import ImportRun
-from .common import int_from_path, parse_body, resolve_user
+from .common import accepted, int_from_path, parse_body, resolve_user
 from .schemas import MAX_IMPORT_MEMORIES, ImportRunOut, MarkdownImportRequest, MarkdownImportResponse
 
 
@@ -29,9 +29,7 @@ async def import_workspace(request: web.Request) -> web.Response:
     )
     run = await imports.get(import_id)
     assert run is not None  # logged before begin returns; runs are never deleted
-    return web.json_response(
-        import_out(run).model_dump(), status=202, headers={"Location": import_path(import_id)}
-    )
+    return accepted(import_out(run), import_path(import_id))
 
 
 async def import_run(request: web.Request) -> web.Response:

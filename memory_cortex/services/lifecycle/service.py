@@ -224,15 +224,13 @@ class LifecycleService:
             if self._dry_lock.locked():
                 raise _busy("dry run", self._dry_running_id)
             async with self._dry_lock:
-
-                def dry_running(run_id: int) -> None:
-                    self._dry_running_id = run_id
-                    if on_recorded is not None:
-                        on_recorded(run_id)
-
                 try:
                     return await self._stages(
-                        trigger=trigger, dry_run=True, user_id=user_id, record=True, on_recorded=dry_running
+                        trigger=trigger,
+                        dry_run=True,
+                        user_id=user_id,
+                        record=True,
+                        on_recorded=self._remember("_dry_running_id", on_recorded),
                     )
                 finally:
                     self._dry_running_id = None
@@ -247,18 +245,26 @@ class LifecycleService:
             # Holding the lock, no other run is under way on this database: a run still marked
             # running was cut off (a daemon killed while another held the lock at its start).
             await self._db.write(lambda conn: lifecycle_sql.interrupt_running(conn, dry_runs=False))
-
-            def running(run_id: int) -> None:
-                self._running_id = run_id
-                if on_recorded is not None:
-                    on_recorded(run_id)
-
             try:
                 return await self._stages(
-                    trigger=trigger, dry_run=False, user_id=user_id, record=record, on_recorded=running
+                    trigger=trigger,
+                    dry_run=False,
+                    user_id=user_id,
+                    record=record,
+                    on_recorded=self._remember("_running_id", on_recorded),
                 )
             finally:
                 self._running_id = None
+
+    def _remember(self, attribute: str, on_recorded: Recorded | None) -> Recorded:
+        """A callback that keeps a run's id in ``attribute`` (what a 409 names) and passes it on."""
+
+        def remember(run_id: int) -> None:
+            setattr(self, attribute, run_id)
+            if on_recorded is not None:
+                on_recorded(run_id)
+
+        return remember
 
     async def _stages(
         self,
