@@ -38,7 +38,10 @@ def test_ingest_survives_sigkill_before_the_timer_fires(tmp_path: Path) -> None:
                 break
             time.sleep(0.2)
         assert any("Bianchi" in result["fact"] for result in body["results"])
-        jobs = call(port, "GET", "/ingest/jobs")["jobs"]
+        # The turns are stored (and found) before the job's extraction ends: wait for its end.
+        while (jobs := call(port, "GET", "/ingest/jobs")["jobs"]) and jobs[0]["status"] == "running":
+            assert time.monotonic() < deadline, jobs
+            time.sleep(0.1)
         assert [job["status"] for job in jobs] == ["done"]
         # Both messages came back as verbatim turns too, each once.
         turns = call(port, "GET", "/memories?user_id=kim&kinds=turn")["memories"]
