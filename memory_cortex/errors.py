@@ -73,6 +73,20 @@ class RequestTimedOut(CortexError):
     status = 503
 
 
+class ImportBusy(CortexError):
+    """An import of the same workspace (user and agent) is under way: a second one would race it."""
+
+    code = "import_busy"
+    status = 409
+
+    def __init__(self, message: str, run_id: int) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+    def details(self) -> dict[str, object]:
+        return {"run_id": self.run_id}
+
+
 class ImportNotFound(CortexError):
     """No import with that id."""
 

@@ -221,11 +221,11 @@ def build_services(
     markdown = MarkdownWorkspaces(db, memories)
     markdown_sync = MarkdownSync(markdown, config.markdown)
 
-    def mirror_after_import(summary: ImportSummary) -> None:
-        if summary.added or summary.merged:
+    def mirror_after_import(summary: ImportSummary | None) -> None:
+        if summary is None or summary.added or summary.merged:  # None: it may have written some
             markdown_sync.request_sync()
 
-    imports = ImportRuns(db, markdown, on_imported=mirror_after_import)
+    imports = ImportRuns(db, markdown, on_finished=mirror_after_import)
     ingest = IngestService(
         db,
         memories,

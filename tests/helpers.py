@@ -155,6 +155,18 @@ class ChatServer:
         )
 
 
+def slowed(target: Any, name: str, delay_s: float) -> None:
+    """``target.name`` (an async method) waits ``delay_s`` before doing its work: a store, search or
+    embedder that is slow today."""
+    original = getattr(target, name)
+
+    async def slow(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(delay_s)
+        return await original(*args, **kwargs)
+
+    setattr(target, name, slow)
+
+
 async def run_lifecycle(client: TestClient, timeout: float = 60.0, **params: str) -> dict[str, Any]:
     """Start a lifecycle run through ``POST /lifecycle/run`` (202, a ``Location``), follow it to its
     end and return its report (``status`` done, or failed with the reason)."""

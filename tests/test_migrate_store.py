@@ -62,6 +62,10 @@ def filled_sqlite(path: Path, memories: int = 25) -> None:
     conn.execute(
         "INSERT INTO session_turns (session_key, user_id, message_hashes) VALUES ('alice|s1', 'alice', '[]')"
     )
+    conn.execute(
+        "INSERT INTO import_runs (user_id, status, started_at, finished_at, total, done, result)"
+        " VALUES ('alice', 'done', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:05.000Z', 3, 3, '{\"added\": 3}')"
+    )
     conn.execute("DELETE FROM memories WHERE id = ?", (ids[-1],))  # its id is never handed out again
     conn.close()
 
@@ -85,6 +89,7 @@ ORDER = {
     "ingest_jobs": "id",
     "session_watermarks": "session_key",
     "session_turns": "session_key",
+    "import_runs": "id",
 }
 
 

@@ -212,9 +212,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Import an OpenClaw workspace sent as content (MEMORY.md → core, memory/YYYY-MM-DD.md → working);"
         " embedded and deduplicated; a second import of the same files adds nothing. Answers 202 at once"
         " with the import and a Location to follow (GET /import/runs/{import_id}); a workspace refused"
-        " (too many memories) is a 400.",
+        " (too many memories) is a 400; 409 naming the import (error.run_id) while the same workspace"
+        " (user and agent) is being imported.",
         request=MarkdownImportRequest,
-        responses={202: ImportRunOut, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse},
+        responses={
+            202: ImportRunOut,
+            400: ErrorResponse,
+            409: ErrorResponse,
+            413: ErrorResponse,
+            415: ErrorResponse,
+        },
     ),
     Endpoint(
         "GET",

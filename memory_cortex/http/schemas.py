@@ -151,7 +151,8 @@ class ErrorBody(BaseModel):
     message: str = Field(description="What went wrong, for a human.")
     run_id: int | None = Field(
         None,
-        description="lifecycle_busy only: the run under way; follow it at GET /lifecycle/runs/{run_id}.",
+        description="lifecycle_busy: the run under way (GET /lifecycle/runs/{run_id}); import_busy: the"
+        " import under way (GET /import/runs/{run_id}).",
     )
 
 
@@ -811,14 +812,14 @@ class MarkdownImportResponse(BaseModel):
 
 class ImportRunOut(BaseModel):
     """One import as it stands: what ``POST /import`` answers (202) and ``GET /import/runs/{import_id}``
-    gives until it has ended."""
+    gives, during the import and after it."""
 
     id: int
     user_id: str
     agent_id: str | None
     status: Literal["running", "done", "failed", "interrupted"] = Field(
-        description="interrupted: the daemon stopped while it ran; send the workspace again (what is"
-        " stored is skipped)."
+        description="failed: see error. interrupted: the daemon stopped while it ran; send the workspace"
+        " again (what is stored is skipped)."
     )
     started_at: str
     finished_at: str | None

@@ -36,6 +36,16 @@ class ImportRun:
         return cls(row[0], row[1], row[2], row[3], row[4], row[5], int(row[6]), int(row[7]), result, row[9])
 
 
+def running_for(conn: Connection, user_id: str, agent_id: str | None) -> int | None:
+    """The import of this user's workspace (of this agent) under way, if any."""
+    row = conn.execute(
+        "SELECT id FROM import_runs WHERE status = 'running' AND user_id = ?"
+        " AND coalesce(agent_id, '') = coalesce(?, '') ORDER BY id LIMIT 1",
+        (user_id, agent_id),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
 def start(conn: Connection, user_id: str, agent_id: str | None, claimed_by: int) -> int:
     """Log an import now starting, run by daemon ``claimed_by``; its id."""
     row = conn.execute(
@@ -64,7 +74,7 @@ def finish(
     """Close the run as ``status`` (done with its summary, or failed with the reason)."""
     conn.execute(
         f"UPDATE import_runs SET status = ?, finished_at = {dialect_of(conn).now}, result = ?, error = ?"
-        " WHERE id = ?",
+        " WHERE id = ? AND status = 'running'",  # one marked interrupted meanwhile stays so
         (status, None if result is None else json.dumps(result, ensure_ascii=False), error, run_id),
     )
 
@@ -72,6 +82,23 @@ def finish(
 def by_id(conn: Connection, run_id: int) -> ImportRun | None:
     row = conn.execute(f"SELECT {_COLUMNS} FROM import_runs WHERE id = ?", (run_id,)).fetchone()
     return None if row is None else ImportRun.from_row(row)
+
+
+def interrupt_if_abandoned(conn: Connection, run_id: int, me: int) -> None:
+    """Mark one running import interrupted when the daemon running it is gone (PostgreSQL: another
+    daemon died while this one lives on). Never this daemon's own (its runs are live), and never
+    on SQLite, where the one daemon marks its dead runs at start."""
+    d = dialect_of(conn)
+    if d.name == "sqlite":
+        return
+    conn.execute(
+        f"UPDATE import_runs SET status = 'interrupted', finished_at = {d.now}, error = ?"
+        f" WHERE id = ? AND status = 'running' AND claimed_by <> ? AND {d.claim_abandoned('claimed_by', -1)}",
+        (INTERRUPTED, run_id, me),
+    )
+
+
+INTERRUPTED = "the daemon stopped while it ran; send the workspace again (what is stored is skipped)"
 
 
 def interrupt_abandoned(conn: Connection, me: int) -> int:
@@ -82,8 +109,8 @@ def interrupt_abandoned(conn: Connection, me: int) -> int:
     d = dialect_of(conn)
     return int(
         conn.execute(
-            f"UPDATE import_runs SET status = 'interrupted', finished_at = {d.now},"
-            " error = 'the daemon stopped while it ran; send the workspace again (what is stored is skipped)'"
-            f" WHERE status = 'running' AND {d.claim_abandoned('claimed_by', me)}"
+            f"UPDATE import_runs SET status = 'interrupted', finished_at = {d.now}, error = ?"
+            f" WHERE status = 'running' AND {d.claim_abandoned('claimed_by', me)}",
+            (INTERRUPTED,),
         ).rowcount
     )

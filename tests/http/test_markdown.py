@@ -10,10 +10,10 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from memory_cortex.app import create_app
-from memory_cortex.keys import DATABASE, MARKDOWN_SYNC
+from memory_cortex.keys import DATABASE, MARKDOWN_SYNC, MEMORY_SERVICE
 from memory_cortex.services.mirror_files import read_workspace
 from tests.conftest import make_config
-from tests.helpers import import_workspace, run_lifecycle, store
+from tests.helpers import import_workspace, run_lifecycle, slowed, store
 
 JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
 
@@ -67,7 +67,11 @@ async def test_post_import_reads_the_workspace_content_and_a_second_post_adds_no
     second = await import_workspace(client, {"user_id": "sam", "files": files})
 
     assert (second["added"], second["merged"], second["skipped"]) == (0, 0, 35)
-    assert await all_memories(client, "sam") == stored
+    # The same rows, unchanged (the search above counts reads on its own time: those fields aside).
+    unchanged = ("id", "fact", "topic", "category", "layer", "importance", "created_at", "superseded_by")
+    assert [{k: m[k] for k in unchanged} for m in await all_memories(client, "sam")] == [
+        {k: m[k] for k in unchanged} for m in stored
+    ]
 
 
 async def test_the_mirrors_conversation_lines_come_back_as_turns(client: TestClient) -> None:
@@ -247,14 +251,25 @@ async def test_a_lifecycle_run_rewrites_the_mirror(aiohttp_client: Any, tmp_path
 
 async def test_an_import_answers_at_once_and_is_followed_to_its_end(client: TestClient) -> None:
     """Hundreds of memories take seconds to embed and deduplicate: the request answers 202 before,
-    and GET /import/runs/{id} shows how far the import got, then what it did."""
+    GET /import/runs/{id} shows how far the import got, then what it did; a second import of the
+    same workspace meanwhile is refused, naming the first."""
+    slowed(client.app[MEMORY_SERVICE], "create", 0.2)  # each batch of 32: at least 2.6 s in all
     daily = "\n".join(f"- Visited garden number {n} and noted plant {n * 7}." for n in range(400))
+    body = {"user_id": "ivy", "files": {"memory/2026-02-01.md": daily}}
     began = time.monotonic()
-    response = await client.post("/import", json={"user_id": "ivy", "files": {"memory/2026-02-01.md": daily}})
+    response = await client.post("/import", json=body)
     assert response.status == 202, await response.text()
     assert time.monotonic() - began < 1.0
     started = await response.json()
     assert (started["status"], started["user_id"], started["result"]) == ("running", "ivy", None)
+    again = await client.post("/import", json=body)
+    assert again.status == 409
+    error = (await again.json())["error"]
+    assert error["code"] == "import_busy" and error["run_id"] == started["id"]
+    other = await import_workspace(
+        client, {"user_id": "ivy", "agent_id": "work", "files": {"MEMORY.md": "- x y z"}}
+    )
+    assert other["added"] == 1  # another agent's workspace is another import
     seen: list[tuple[int, int]] = []
     deadline = time.monotonic() + 120
     while True:
@@ -266,9 +281,10 @@ async def test_an_import_answers_at_once_and_is_followed_to_its_end(client: Test
         await asyncio.sleep(0.1)
     assert run["status"] == "done" and run["error"] is None and run["finished_at"]
     assert run["done"] == run["total"] == 400 and run["result"]["added"] + run["result"]["merged"] == 400
-    assert seen and seen == sorted(seen)  # followed while it ran, never going back
+    assert seen == sorted(seen)  # never going back
     assert any(0 < done < 400 for done, _ in seen), seen  # part-way progress was shown
-    assert len(await all_memories(client, "ivy")) == run["result"]["added"]
+    mine = [m for m in await all_memories(client, "ivy") if m["agent_id"] is None]
+    assert len(mine) == run["result"]["added"]
 
 
 async def test_an_unknown_import_is_404_and_a_bad_id_400(client: TestClient) -> None:

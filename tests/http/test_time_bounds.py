@@ -16,21 +16,10 @@ from memory_cortex.config import Config
 from memory_cortex.keys import CONFIG, MEMORY_SERVICE, RECALL_SERVICE, STATS_SERVICE
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
-from tests.helpers import store
+from tests.helpers import slowed, store
 
 # What answering takes beyond the bound itself (building the reply, a busy test machine).
 MARGIN_S = 0.5
-
-
-def slowed(target: Any, name: str, delay_s: float) -> None:
-    """``target.name`` waits ``delay_s`` before doing its work: a store or search that is slow today."""
-    original = getattr(target, name)
-
-    async def slow(*args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(delay_s)
-        return await original(*args, **kwargs)
-
-    setattr(target, name, slow)
 
 
 async def timed_post(client: TestClient, path: str, body: dict[str, Any]) -> tuple[float, Any]:
