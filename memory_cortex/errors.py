@@ -73,18 +73,24 @@ class RequestTimedOut(CortexError):
     status = 503
 
 
-class ImportBusy(CortexError):
-    """An import of the same workspace (user and agent) is under way: a second one would race it."""
+class RunUnderWay(CortexError):
+    """Work of this kind is already under way (409). ``run_id``: that work, when known: the error
+    body names it, so a client follows it instead of starting another."""
 
-    code = "import_busy"
     status = 409
 
-    def __init__(self, message: str, run_id: int) -> None:
+    def __init__(self, message: str, run_id: int | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
 
     def details(self) -> dict[str, object]:
-        return {"run_id": self.run_id}
+        return {} if self.run_id is None else {"run_id": self.run_id}
+
+
+class ImportBusy(RunUnderWay):
+    """An import of the same workspace (user and agent) is under way: a second one would race it."""
+
+    code = "import_busy"
 
 
 class ImportNotFound(CortexError):
@@ -112,16 +118,7 @@ class JobNotFound(CortexError):
         self.job_id = job_id
 
 
-class LifecycleBusy(CortexError):
-    """A lifecycle run is already under way; one runs at a time. ``run_id``: that run, when known
-    (the error body names it, so a client can follow it instead of starting another)."""
+class LifecycleBusy(RunUnderWay):
+    """A lifecycle run is already under way; one runs at a time."""
 
     code = "lifecycle_busy"
-    status = 409
-
-    def __init__(self, message: str, run_id: int | None = None) -> None:
-        super().__init__(message)
-        self.run_id = run_id
-
-    def details(self) -> dict[str, object]:
-        return {} if self.run_id is None else {"run_id": self.run_id}
