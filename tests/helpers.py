@@ -177,13 +177,19 @@ async def run_lifecycle(client: TestClient, timeout: float = 60.0, **params: str
     started = await response.json()
     location = response.headers["Location"]
     assert location == f"/lifecycle/runs/{started['id']}" and started["stages_total"] == 6
+    run = await follow_to_end(client, location, timeout)
+    assert run["stage"] is None and run["report"] is not None
+    return dict(run["report"])
+
+
+async def follow_to_end(client: TestClient, location: str, timeout: float) -> dict[str, Any]:
+    """GET ``location`` (a run started with 202) until its status is no longer running; its body."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        run = await (await client.get(location)).json()
+        run: dict[str, Any] = await (await client.get(location)).json()
         if run["status"] != "running":
-            assert run["stage"] is None and run["report"] is not None
-            return dict(run["report"])
-        assert asyncio.get_running_loop().time() < deadline, f"lifecycle run still running: {run}"
+            return run
+        assert asyncio.get_running_loop().time() < deadline, f"{location} still running: {run}"
         await asyncio.sleep(0.05)
 
 
@@ -200,15 +206,10 @@ async def import_workspace(
     location = response.headers["Location"]
     # A workspace whose memories are all stored already may be done by the time the 202 is written.
     assert location == f"/import/runs/{started['id']}" and started["status"] in ("running", "done")
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        run = await (await client.get(location)).json()
-        if run["status"] != "running":
-            assert run["status"] == "done", run
-            assert run["done"] == run["total"] == run["result"]["memories"], run
-            return dict(run["result"])
-        assert asyncio.get_running_loop().time() < deadline, f"import still running: {run}"
-        await asyncio.sleep(0.05)
+    run = await follow_to_end(client, location, timeout)
+    assert run["status"] == "done", run
+    assert run["done"] == run["total"] == run["result"]["memories"], run
+    return dict(run["result"])
 
 
 async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]:

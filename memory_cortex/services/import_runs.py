@@ -64,7 +64,7 @@ class ImportRuns:
         self._db = db
         self._workspaces = workspaces
         self._on_finished = on_finished
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[int, asyncio.Task[None]] = {}  # this daemon's imports under way, by id
         self._stopping = False
 
     async def start(self) -> None:
@@ -81,7 +81,8 @@ class ImportRuns:
         self._stopping = True
         while self._tasks:
             await asyncio.gather(
-                *(join_or_cancel(task, timeout) for task in list(self._tasks)), return_exceptions=True
+                *(join_or_cancel(task, timeout) for task in list(self._tasks.values())),
+                return_exceptions=True,
             )
 
     async def begin(
@@ -112,16 +113,17 @@ class ImportRuns:
 
         run_id = await self._db.write(log_start)
         task = asyncio.create_task(self._run(run_id, plan), name=f"import-{run_id}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks[run_id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
         log.info("import started", extra={"import": run_id, "memories": plan.memories})
         return run_id
 
     async def get(self, run_id: int) -> ImportRun | None:
         """One import as the store has it; one left running by a daemon that is gone is marked
-        interrupted first (PostgreSQL: nobody else would until a daemon starts)."""
+        interrupted first (PostgreSQL: nobody else would until a daemon starts). A client polls
+        this: an import this daemon runs, and any on SQLite (one daemon), is read and no more."""
         run = await self._db.read(lambda conn: imports_sql.by_id(conn, run_id))
-        if run is None or run.status != "running" or self._db.instance_id == 0:
+        if run is None or run.status != "running" or run_id in self._tasks or self._db.instance_id == 0:
             return run
         me = self._db.instance_id
         await self._db.write(lambda conn: imports_sql.interrupt_if_abandoned(conn, run_id, me))
