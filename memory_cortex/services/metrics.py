@@ -116,6 +116,12 @@ class Metrics:
             buckets=SEARCH_BUCKETS,
             registry=self.registry,
         )
+        self._contexts_degraded = Counter(
+            "memory_cortex_contexts_degraded",
+            "/context answers given empty because the search outlasted the budget (the caller's"
+            " budget_ms or recall.context_timeout_ms): a prompt went out without its memories.",
+            registry=self.registry,
+        )
         self._recall_seconds = Histogram(
             "memory_cortex_recall_seconds",
             "/recall latency in the recall service (HTTP and MCP), LLM synthesis included, by outcome.",
@@ -176,8 +182,11 @@ class Metrics:
         if mode != "fts" and not vector_used:
             self._searches_without_vector.inc()
 
-    def observe_context(self, seconds: float) -> None:
+    def observe_context(self, seconds: float, *, degraded: bool) -> None:
+        """One /context answer: its latency, and whether its search was given up at the budget."""
         self._context_seconds.observe(seconds)
+        if degraded:
+            self._contexts_degraded.inc()
 
     def observe_recall(self, outcome: str, seconds: float) -> None:
         """One recall: how it was answered (:data:`RECALL_OUTCOMES`) and how long it took."""

@@ -185,7 +185,7 @@ class RecallService:
             block = ContextBlock("", (), degraded=True)
         self._count_reads(block.memory_ids)
         if self._metrics is not None:
-            self._metrics.observe_context(time.perf_counter() - started)
+            self._metrics.observe_context(time.perf_counter() - started, degraded=block.degraded)
         return block
 
     def _count_reads(self, memory_ids: Sequence[int]) -> None:

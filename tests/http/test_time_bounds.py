@@ -17,6 +17,7 @@ from memory_cortex.keys import CONFIG, MEMORY_SERVICE, RECALL_SERVICE, STATS_SER
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
 from tests.helpers import slowed, store
+from tests.http.test_metrics import scrape, value
 
 # What answering takes beyond the bound itself (building the reply, a busy test machine).
 MARGIN_S = 0.5
@@ -72,6 +73,10 @@ async def test_context_answers_an_empty_degraded_block_within_its_budget(
     # The configured one otherwise (a larger budget does not raise it).
     took, block = await timed_post(client, "/context", {**query, "budget_ms": 10_000})
     assert 0.8 <= took < 0.8 + MARGIN_S and block["degraded"] is True, took
+    # Each answer given up at its budget is counted, so an operator sees prompts going out bare.
+    samples = await scrape(client)
+    assert value(samples, "memory_cortex_contexts_degraded_total") == 2
+    assert value(samples, "memory_cortex_context_seconds_count") == 3
 
 
 async def test_any_other_endpoint_is_cut_at_the_request_timeout(
