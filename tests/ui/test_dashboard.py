@@ -472,6 +472,46 @@ async def test_lifecycle_preview_renders_and_run_now_adds_a_run(dashboard: Dashb
     dashboard.assert_no_console_errors()
 
 
+async def test_a_preview_too_slow_for_a_request_is_planned_by_a_dry_run_in_the_background(
+    dashboard: Dashboard, daemon: Daemon
+) -> None:
+    """The daemon answers 503 ``timeout`` when a store is too large to plan within one request
+    (tests/http/test_time_bounds.py); the page then offers the same plan as a dry run it follows."""
+    page = dashboard.page
+    timeout = {"error": {"code": "timeout", "message": "GET /lifecycle/preview took longer than 20 s"}}
+
+    asked: list[str] = []
+
+    async def too_slow(route: Route) -> None:
+        asked.append(route.request.url)
+        await route.fulfill(status=503, json=timeout)
+
+    await page.route(re.compile(r"/lifecycle/preview"), too_slow)
+    await dashboard.open("#/lifecycle")
+    await expect(page.get_by_text(re.compile("takes longer than one request may"))).to_be_visible()
+    runs_before = (await daemon.get("/lifecycle/log"))["runs"]
+    await page.get_by_label("Scope", exact=True).select_option("sam")
+    deadline = time.monotonic() + 10
+    while len(asked) < 2:  # the page asks again, for sam's preview, and draws its answer
+        assert time.monotonic() < deadline, asked
+        await asyncio.sleep(0.05)
+    await page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 200))")
+    assert "user_id=sam" in asked[1]
+    await page.get_by_role("button", name="Plan in the background").click()
+    stages = page.get_by_role("table", name="Stages (preview)")
+    await expect(stages).to_be_visible()
+    await expect(stages.locator("tbody tr")).to_have_count(6)
+    await expect(stages.locator(".status").first).to_have_text("planned")
+    runs = (await daemon.get("/lifecycle/log"))["runs"]
+    assert len(runs) == len(runs_before) + 1
+    assert runs[0]["dry_run"] is True and runs[0]["status"] == "done"
+    assert runs[0]["report"]["user_id"] == "sam"  # the scope chosen when the plan was asked for
+    await expect(page.get_by_role("table", name="Lifecycle runs, newest first")).to_contain_text("(dry run)")
+    await dashboard.screenshot()
+    # The only console errors are the browser's own lines for the 503 answers.
+    assert dashboard.errors and all("503" in line for line in dashboard.errors), dashboard.errors
+
+
 async def test_system_page_draws_its_charts(
     open_dashboard: OpenDashboard, start_daemon: Callable[..., Awaitable[Daemon]], lhm_server: LhmServer
 ) -> None:

@@ -17,8 +17,16 @@ export async function render(main, context) {
   const nextPreviewSignal = latestOnly(context.signal); // a scope change aborts the older preview
 
   const loadPreview = async () => {
-    const report = await api("/lifecycle/preview", { query: { user_id: userId() }, signal: nextPreviewSignal() });
-    replace(preview, reportView(report, "preview"));
+    const user = userId();
+    try {
+      const report = await api("/lifecycle/preview", { query: { user_id: user }, signal: nextPreviewSignal() });
+      replace(preview, reportView(report, "preview"));
+    } catch (error) {
+      // A store too large to plan within one request: the daemon answers 503 timeout. The same
+      // plan is then made by a dry run in the background, which the page follows.
+      if (!(error instanceof ApiError) || error.status !== 503 || error.code !== "timeout") throw error;
+      replace(preview, backgroundPlan(user, context.signal, loadLog));
+    }
   };
   const loadLog = async () => {
     const body = await api("/lifecycle/log", { query: { limit: 20 }, signal: context.signal });
@@ -34,14 +42,9 @@ export async function render(main, context) {
       try {
         // The daemon answers at once (202) and runs in the background; follow the run by its id.
         // A run already under way (409) is followed instead of starting another.
-        let run = await startOrFollow(userId());
+        const started = await startOrFollow(userId());
         await loadLog();
-        while (run.status === "running") {
-          progress.textContent = progressText(run);
-          await sleep(RUN_POLL_MS, context.signal);
-          run = await api(`/lifecycle/runs/${run.id}`, { signal: context.signal });
-        }
-        progress.textContent = "";
+        const run = await follow(started, progress, context.signal);
         const why = run.report?.error ? `: ${run.report.error}` : "";
         announce(`Lifecycle run ${run.id} ${run.status}${why}.`);
       } catch (error) {
@@ -74,15 +77,61 @@ export async function render(main, context) {
 /** How often "Run now" asks how its run is getting on. */
 const RUN_POLL_MS = 500;
 
-/** Start a run; when one is already under way (409 naming it), that run instead. */
-async function startOrFollow(user) {
+/** Start a run (a dry run when `dryRun`); when one is already under way (409 naming it), that run
+ * instead. */
+async function startOrFollow(user, dryRun = false) {
   try {
-    return await api("/lifecycle/run", { method: "POST", query: { user_id: user } });
+    return await api("/lifecycle/run", { method: "POST", query: { user_id: user, dry_run: dryRun || undefined } });
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 409 || error.runId === undefined) throw error;
-    announce(`A lifecycle run is already under way: following run ${error.runId}.`);
+    const kind = dryRun ? "dry run" : "run";
+    announce(`A lifecycle ${kind} is already under way: following ${kind} ${error.runId}.`);
     return await api(`/lifecycle/runs/${error.runId}`);
   }
+}
+
+/** Poll a run until it has ended, saying in `progress` how it is getting on; the ended run. */
+async function follow(run, progress, signal) {
+  while (run.status === "running") {
+    progress.textContent = progressText(run);
+    await sleep(RUN_POLL_MS, signal);
+    run = await api(`/lifecycle/runs/${run.id}`, { signal });
+  }
+  progress.textContent = "";
+  return run;
+}
+
+/** The preview's place when planning outlasts a request: why, and a button that plans the same
+ * run as a dry run in the background (logged like any run) and shows its report here. */
+function backgroundPlan(user, signal, loadLog) {
+  const progress = el("p", { class: "subtle run-progress", role: "status", "aria-live": "polite" });
+  const button = el("button", { type: "button" }, "Plan in the background");
+  const place = el(
+    "div",
+    null,
+    el("p", null, "Planning the next run takes longer than one request may on a store this size."),
+    el("div", { class: "actions" }, button),
+    progress,
+  );
+  button.addEventListener(
+    "click",
+    guarded(async () => {
+      button.disabled = true;
+      try {
+        const run = await follow(await startOrFollow(user, true), progress, signal);
+        await loadLog();
+        if (run.status !== "done" || !run.report) {
+          const why = run.report?.error ? `: ${run.report.error}` : "";
+          announce(`Dry run ${run.id} ${run.status}${why}.`);
+          return;
+        }
+        replace(place, reportView(run.report, "preview"));
+      } finally {
+        button.disabled = false;
+      }
+    }),
+  );
+  return place;
 }
 
 /** "Run 7: merge (stage 2 of 6)…"; "finishing" once every stage has ended. */
