@@ -9,6 +9,7 @@ test gets a database of its own, dropped afterwards.
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,7 +39,10 @@ def database_section(tmp_path: Path) -> dict[str, Any]:
 
 def start_server(folder: Path) -> Any:
     """A running server in ``folder`` (pgserver's handle: ``get_uri()``, ``cleanup()``)."""
-    runtime = folder / "run"
+    # pgserver keeps an inter-process lock file in the user's runtime folder, and its exit hook writes
+    # it again after the run's own folder is gone: one folder per user, shared by every run, so no run
+    # leaves a folder behind in /tmp.
+    runtime = Path(tempfile.gettempdir()) / f"memory-cortex-pg-runtime-{os.getuid()}"
     runtime.mkdir(mode=0o700, exist_ok=True)
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))  # pgserver's platformdirs asks for one
     import pgserver
