@@ -18,14 +18,15 @@ export async function render(main, context) {
 
   const loadPreview = async () => {
     const user = userId();
+    const signal = nextPreviewSignal(); // also ends the following of an older scope's dry run
     try {
-      const report = await api("/lifecycle/preview", { query: { user_id: user }, signal: nextPreviewSignal() });
+      const report = await api("/lifecycle/preview", { query: { user_id: user }, signal });
       replace(preview, reportView(report, "preview"));
     } catch (error) {
       // A store too large to plan within one request: the daemon answers 503 timeout. The same
       // plan is then made by a dry run in the background, which the page follows.
       if (!(error instanceof ApiError) || error.status !== 503 || error.code !== "timeout") throw error;
-      replace(preview, backgroundPlan(user, context.signal, loadLog));
+      replace(preview, backgroundPlan(user, signal, loadLog));
     }
   };
   const loadLog = async () => {
@@ -102,14 +103,16 @@ async function follow(run, progress, signal) {
 }
 
 /** The preview's place when planning outlasts a request: why, and a button that plans the same
- * run as a dry run in the background (logged like any run) and shows its report here. */
+ * run as a dry run in the background (logged like any run) and shows its report here. `signal`
+ * ends with this preview (a scope change, the page left): the run goes on, the page stops following. */
 function backgroundPlan(user, signal, loadLog) {
+  const scope = user ? `the memories of ${user}` : "the memories of all users";
   const progress = el("p", { class: "subtle run-progress", role: "status", "aria-live": "polite" });
   const button = el("button", { type: "button" }, "Plan in the background");
   const place = el(
     "div",
-    null,
-    el("p", null, "Planning the next run takes longer than one request may on a store this size."),
+    { class: "background-plan" },
+    el("p", null, `Planning the next run over ${scope} takes longer than one request may on a store this size.`),
     el("div", { class: "actions" }, button),
     progress,
   );
@@ -118,15 +121,21 @@ function backgroundPlan(user, signal, loadLog) {
     guarded(async () => {
       button.disabled = true;
       try {
-        const run = await follow(await startOrFollow(user, true), progress, signal);
-        await loadLog();
+        const started = await startOrFollow(user, true);
+        loadLog().catch(reportError); // the dry run shows in the log while it plans
+        const run = await follow(started, progress, signal);
         if (run.status !== "done" || !run.report) {
           const why = run.report?.error ? `: ${run.report.error}` : "";
           announce(`Dry run ${run.id} ${run.status}${why}.`);
-          return;
+        } else if ((run.report.user_id ?? undefined) !== user) {
+          // Dry runs take turns, whatever their scope: the one followed was another scope's.
+          announce(`Dry run ${run.id} planned ${run.report.user_id ? `for ${run.report.user_id}` : "for all users"}; plan again for this scope.`);
+        } else {
+          replace(place, reportView(run.report, "preview"));
         }
-        replace(place, reportView(run.report, "preview"));
+        await loadLog();
       } finally {
+        progress.textContent = "";
         button.disabled = false;
       }
     }),
@@ -136,8 +145,9 @@ function backgroundPlan(user, signal, loadLog) {
 
 /** "Run 7: merge (stage 2 of 6)…"; "finishing" once every stage has ended. */
 function progressText(run) {
-  if (run.stage === null) return `Run ${run.id}: finishing…`;
-  return `Run ${run.id}: ${run.stage} (stage ${run.stages_done + 1} of ${run.stages_total})…`;
+  const name = `${run.dry_run ? "Dry run" : "Run"} ${run.id}`;
+  if (run.stage === null) return `${name}: finishing…`;
+  return `${name}: ${run.stage} (stage ${run.stages_done + 1} of ${run.stages_total})…`;
 }
 
 /** Resolves after `ms`, or rejects when `signal` aborts (the page was left). */
