@@ -9,6 +9,15 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# A full disk fails tests far from its cause (a model copy, npm, PostgreSQL): say so up front. The
+# run needs about 3 GB beside the venv (a second venv, model copies, a PostgreSQL, node modules).
+for folder in . "${TMPDIR:-/tmp}"; do
+    free_kb=$(df -Pk "$folder" | awk 'NR == 2 {print $4}')
+    if [[ -n "$free_kb" && "$free_kb" -lt $((4 * 1024 * 1024)) ]]; then
+        echo "test.sh: warning: only $((free_kb / 1024)) MB free under $folder; the run needs about 4 GB" >&2
+    fi
+done
+
 scripts/install.sh --dev
 venv="${MEMORY_CORTEX_VENV:-.venv}"
 python="$venv/bin/python"
