@@ -242,6 +242,27 @@ def test_questions_hypotheticals_and_chit_chat_yield_nothing(message: str) -> No
     assert extract_facts([("user", message)]) == []
 
 
+@pytest.mark.parametrize(
+    ("message", "fact"),
+    [
+        ("I'm allergic to peanuts, by the way.", "The user is allergic to peanuts."),
+        ("My favourite food is grilled sardines btw", "The user's favourite food is grilled sardines."),
+        ("I live in Porto, actually.", "The user lives in Porto."),
+        ("I'm vegan, you know, for the record!", "The user is vegan."),
+        ("By the way, my sister is called Rita, FYI.", "The user's sister is called Rita."),
+        # Words that belong to the statement stay.
+        ("I work at Anyway Ltd.", "The user works at Anyway Ltd."),
+        ("I'm allergic to cats too.", "The user is allergic to cats too."),
+    ],
+)
+def test_a_closing_aside_is_not_part_of_the_fact(message: str, fact: str) -> None:
+    assert only_fact(message).fact == fact
+
+
+def test_a_closing_joke_marker_still_drops_the_statement() -> None:
+    assert extract_facts([("user", "I'm allergic to peanuts lol")]) == []
+
+
 def test_assistant_messages_are_not_facts_about_the_user() -> None:
     conversation = [
         ("assistant", "My name is Claude and I live in the cloud. I prefer concise answers."),

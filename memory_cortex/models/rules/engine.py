@@ -163,8 +163,11 @@ def _apply_mode(draft: Draft, mode: str | None) -> Draft:
 
 
 def _trim(text: str, language: Language) -> str:
-    """Lead-ins and closing punctuation off; a question mark stays, it is evidence."""
-    return _strip_lead_in(text, language).rstrip(CJK_TRAILING)
+    """Lead-ins, closing asides and closing punctuation off; a question mark stays, it is evidence."""
+    text = _strip_lead_in(text, language)
+    if language.trail_off is not None:
+        text = language.trail_off.sub("", text)
+    return text.rstrip(CJK_TRAILING)
 
 
 _WORDS = re.compile(r"[^\W\d_]+")

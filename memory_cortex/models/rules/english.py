@@ -181,6 +181,13 @@ ENGLISH = Language(
     render_now_on=_en_now_on,
     render_correction=_en_correction,
     render_remember=_en_remember,
+    # Asides that only close a statement: "I'm allergic to peanuts, by the way." Words that change
+    # what is said ("too", "I guess", "lol") stay: they are evidence, and hedges drop the clause.
+    trail_off=en_pattern(
+        r"(?:(?:\s*[,;:\-–—]\s*|\s+)(?:by\s+the\s+way|btw|fyi|just\s+so\s+you\s+know|for\s+the\s+record|"
+        r"for\s+what\s+it's\s+worth|for\s+your\s+information)"
+        r"|\s*[,;:\-–—]\s*(?:anyway|anyways|actually|though|you\s+know))+[\s.!…~]*$"
+    ),
     polite=en_pattern(
         r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?=(?:remember|note|keep\s+in\s+mind|bear\s+in\s+"
         r"mind|call\s+me|remind\s+me|always|never|answer|reply|respond|write|speak|talk|stop|not)\b)"

@@ -122,6 +122,7 @@ class Language:
     render_correction: Callable[[str, Voice], Draft | None]
     render_remember: Callable[[str, Voice], Draft | None]
     polite: re.Pattern[str] | None = None  # a request phrased as a question that is not one
+    trail_off: re.Pattern[str] | None = None  # a closing aside ("…, by the way") that is not the fact
     hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation
     rule_index: dict[str, tuple[Rule, ...]] = field(init=False, repr=False)
     any_word_rules: tuple[Rule, ...] = field(init=False, repr=False)
