@@ -18,10 +18,10 @@ from ..errors import ImportBusy, StoreUnavailable
 from ..store import imports as imports_sql
 from ..store.db import Database
 from ..store.imports import ImportRun
-
-__all__ = ["ImportRun", "ImportRuns"]
 from .mirror import ImportPlan, ImportSummary, MarkdownWorkspaces
 from .workers import join_or_cancel
+
+__all__ = ["ImportRun", "ImportRuns"]
 
 log = logging.getLogger(__name__)
 

@@ -224,16 +224,9 @@ class LifecycleService:
             if self._dry_lock.locked():
                 raise _busy("dry run", self._dry_running_id)
             async with self._dry_lock:
-                try:
-                    return await self._stages(
-                        trigger=trigger,
-                        dry_run=True,
-                        user_id=user_id,
-                        record=True,
-                        on_recorded=self._remember("_dry_running_id", on_recorded),
-                    )
-                finally:
-                    self._dry_running_id = None
+                return await self._tracked_stages(
+                    "_dry_running_id", trigger=trigger, dry_run=True, user_id=user_id, on_recorded=on_recorded
+                )
         if self._lock.locked():
             raise _busy("run", self._running_id)
         async with self._lock, self._db.exclusive("lifecycle") as held:
@@ -245,26 +238,39 @@ class LifecycleService:
             # Holding the lock, no other run is under way on this database: a run still marked
             # running was cut off (a daemon killed while another held the lock at its start).
             await self._db.write(lambda conn: lifecycle_sql.interrupt_running(conn, dry_runs=False))
-            try:
-                return await self._stages(
-                    trigger=trigger,
-                    dry_run=False,
-                    user_id=user_id,
-                    record=record,
-                    on_recorded=self._remember("_running_id", on_recorded),
-                )
-            finally:
-                self._running_id = None
+            return await self._tracked_stages(
+                "_running_id",
+                trigger=trigger,
+                dry_run=False,
+                user_id=user_id,
+                on_recorded=on_recorded,
+                record=record,
+            )
 
-    def _remember(self, attribute: str, on_recorded: Recorded | None) -> Recorded:
-        """A callback that keeps a run's id in ``attribute`` (what a 409 names) and passes it on."""
+    async def _tracked_stages(
+        self,
+        attribute: str,
+        *,
+        trigger: str,
+        dry_run: bool,
+        user_id: str | None,
+        on_recorded: Recorded | None,
+        record: bool = True,
+    ) -> LifecycleReport:
+        """:meth:`_stages`, with the run's id in ``attribute`` from when it is logged until it ends
+        (what a 409 for a second start names)."""
 
         def remember(run_id: int) -> None:
             setattr(self, attribute, run_id)
             if on_recorded is not None:
                 on_recorded(run_id)
 
-        return remember
+        try:
+            return await self._stages(
+                trigger=trigger, dry_run=dry_run, user_id=user_id, record=record, on_recorded=remember
+            )
+        finally:
+            setattr(self, attribute, None)
 
     async def _stages(
         self,
