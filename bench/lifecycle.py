@@ -73,6 +73,11 @@ SEARCH_LIMIT = 10
 
 
 # -- the synthetic store --------------------------------------------------------------------------
+# Part of a built store's file name: a store built by an older version of build_database (kept in a
+# --workdir) is built again. 2: layer_since is the row's synthetic age, not the build's time.
+DATA_VERSION = 2
+
+
 def stamp(moment: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(moment))
 
@@ -156,6 +161,10 @@ def build_database(path: Path, size: int, users: int, seed: int, chunk: int = 50
                     "UPDATE memories SET access_count = ?, last_accessed = ? WHERE id = ?", reads
                 )
                 progress.update(count)
+        # A synthetic history: each row entered its layer when it was made. (insert() stamps
+        # layer_since now, as for a real write, and decay, expiry and compression count from it:
+        # without this a fresh store has nothing for them to do.)
+        conn.execute("UPDATE memories SET layer_since = created_at")
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except BaseException:
@@ -386,9 +395,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             env.update({"MEMORY_CORTEX_LLM__BACKEND": "openai", "MEMORY_CORTEX_LLM__URL": url})
         for size in args.sizes:
             case = Case(size, args.users)
-            built = workdir / f"lifecycle-{size}-{args.users}u-s{args.seed}.db"
+            built = workdir / f"lifecycle-v{DATA_VERSION}-{size}-{args.users}u-s{args.seed}.db"
             case.build_s = build_database(built, size, args.users, args.seed)
-            work = workdir / f"lifecycle-{size}-{args.users}u-s{args.seed}.run.db"
+            work = workdir / f"lifecycle-v{DATA_VERSION}-{size}-{args.users}u-s{args.seed}.run.db"
             remove_database(work)
             shutil.copy(built, work)  # a run changes the store: every measurement starts from the build
             print(
