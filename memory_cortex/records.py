@@ -144,10 +144,26 @@ class MemoryRecord:
     kind: str = "fact"  # fact | turn (migration 009)
     agent_id: str | None = None  # migration 010: see Scope
     visibility: str = "private"
+    # Migration 015: whom it is about (None: the owner), what of them it states, since and until when.
+    subject_id: int | None = None
+    attribute: str | None = None
+    value: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
 
     @property
     def scope(self) -> Scope:
         return Scope(self.agent_id, self.visibility, self.source_channel)  # type: ignore[arg-type]
+
+    @property
+    def about_owner(self) -> bool:
+        """Whether it is about the user it belongs to (no other subject named)."""
+        return self.subject_id is None
+
+    @property
+    def said_at(self) -> str:
+        """When it was said: ``valid_from`` when known, else the time it is about."""
+        return self.valid_from or self.about_time
 
     @property
     def about_time(self) -> str:
@@ -186,6 +202,94 @@ class NewMemory:
     kind: str = "fact"  # fact | turn: a message of a conversation, kept verbatim (migration 009)
     agent_id: str | None = None  # migration 010: see Scope (the channel is source_channel)
     visibility: str = "private"
+    # Migration 015: whom it is about (None: the owner), the attribute it states with its value, and
+    # when it was said (a later statement of the same subject and attribute replaces it).
+    subject: SubjectRef | None = None
+    attribute: str | None = None
+    value: str | None = None
+    valid_from: str | None = None
+    links: tuple[LinkRef, ...] = ()  # relations read from it, stored with it
+    replaces: int | None = None  # a memory an LLM said it updates (checked on write like a correction)
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.agent_id, self.visibility, self.source_channel)  # type: ignore[arg-type]
+
+
+EntityKind = Literal["self", "person", "pet", "place", "plan", "organisation", "thing"]
+ENTITY_KINDS: tuple[EntityKind, ...] = ("self", "person", "pet", "place", "plan", "organisation", "thing")
+
+
+def entity_key(name: str) -> str:
+    """What makes two names one entity of a user: case, spacing and a leading "the" do not count."""
+    key = " ".join(name.split()).casefold()
+    return key[4:] if key.startswith("the ") else key
+
+
+@dataclass(frozen=True)
+class SubjectRef:
+    """An entity named by a fact before it has an id: its name, kind and, for someone known by their
+    relation to the owner ("the user's father", "Ana, the user's sister"), that relation."""
+
+    name: str
+    kind: EntityKind = "person"
+    relation: str | None = None
+
+    @property
+    def key(self) -> str:
+        return entity_key(self.name)
+
+
+@dataclass(frozen=True)
+class LinkRef:
+    """A relation read from a fact: ``subject`` (None: the owner) -``predicate``-> ``object``."""
+
+    predicate: str
+    object: SubjectRef
+    subject: SubjectRef | None = None
+
+
+@dataclass(frozen=True)
+class Entity:
+    """Someone or something a user's memories are about (migration 015); ``kind`` ``self`` is the
+    user themself."""
+
+    id: int
+    user_id: str
+    name: str
+    kind: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class EntitySummary:
+    """An entity as a list shows it: how many live facts about it and relations naming it the
+    requester may see."""
+
+    entity: Entity
+    facts: int
+    relations: int
+
+
+@dataclass(frozen=True)
+class Relation:
+    """``subject`` -``predicate``-> ``object`` between two entities of one user, with the memory it was
+    read from (None: written by hand) and the scope of where it was said."""
+
+    id: int
+    user_id: str
+    subject_id: int
+    predicate: str
+    object_id: int
+    confidence: float
+    source_memory_id: int | None
+    agent_id: str | None
+    visibility: str
+    source_channel: str | None
+    created_at: str
+    subject_name: str = ""
+    object_name: str = ""
+    ended: str | None = None  # the valid_to of its source memory, once a later statement replaced it
 
     @property
     def scope(self) -> Scope:

@@ -148,6 +148,13 @@ class ExportedMemory(BaseModel):
     # Absent from files written before migration 010: every row then was private, for every agent.
     agent_id: str | None = None
     visibility: Literal["private", "shared"] = "private"
+    # Absent from files written before migration 015: no fact then named another subject or an attribute.
+    attribute: str | None = None
+    value: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    subject: str | None = Field(None, description="The entity it is about, by name (null: its user).")
+    subject_kind: Literal["person", "pet", "place", "plan", "organisation", "thing"] | None = None
 
     _blob: bytes | None = PrivateAttr(default=None)
 

@@ -74,18 +74,19 @@ def migrate_store(
         report.memories_copied += len(rows)
         if progress is not None:
             progress.update(len(rows))
+    with transfer.transaction(target):
+        for table in transfer.OTHER_TABLES:
+            report.rows_copied[table] = transfer.copy_table(source, target, table)
+        for table in transfer.ID_TABLES:
+            transfer.set_id_high_water(target, table, transfer.id_high_water(source, table))
     after = 0
-    while True:  # every reference again: cheap, and right after a resumed run too
+    while True:  # every reference again (the entities exist now): cheap, and right after a resumed run too
         with transfer.transaction(target):
             updated, after = transfer.copy_references(source, target, after, batch)
         report.references_copied += updated
         if not updated:
             break
     with transfer.transaction(target):
-        for table in transfer.OTHER_TABLES:
-            report.rows_copied[table] = transfer.copy_table(source, target, table)
-        for table in transfer.ID_TABLES:
-            transfer.set_id_high_water(target, table, transfer.id_high_water(source, table))
         transfer.refresh_statistics(target)
     _verify(source, target, report, sample)
     return report

@@ -38,6 +38,7 @@ class IngestJob:
     occurred_at: str | None = None  # the body's occurred_at, stored format (None: now)
     agent_id: str | None = None  # the body's agent_id (None: every agent)
     session_kind: str = "private"  # the body's session_kind
+    user_names: tuple[str, ...] = ()  # the body's user_names: the speakers who are the owner
     claimed_by: int = 0  # the daemon working on it (PostgreSQL: several share the journal)
 
     @property
@@ -60,6 +61,8 @@ class IngestJob:
         # Validated by the handler before the body was journaled; a job done has no body left.
         data["agent_id"] = body.get("agent_id") or None if isinstance(body.get("agent_id"), str) else None
         data["session_kind"] = "group" if body.get("session_kind") == "group" else "private"
+        names = body.get("user_names")
+        data["user_names"] = tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else ()
         return cls(**data)
 
 

@@ -31,7 +31,7 @@ def _row_columns(d: Dialect) -> str:
     return (
         "id, user_id, layer, category, importance, access_count, last_accessed, layer_since, created_at,"
         f" updated_at, {d.json_text('metadata', 'extractor')}, compressed_into, kind, agent_id, visibility,"
-        " source_channel, topic"
+        " source_channel, topic, subject_id"
     )
 
 
@@ -54,13 +54,14 @@ class LifecycleRow:
     kind: str = "fact"  # fact | turn (migration 009)
     scope: Scope = PRIVATE_TO_ALL_AGENTS  # migration 010: merged and summarised only with its like
     topic: str = ""  # the extractor's label: decay protects health and safety topics
+    subject_id: int | None = None  # migration 015: whom it is about (None: its user)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> LifecycleRow:
         extractor = row[10]
         scope = Scope(row[13], row[14], row[15])
         extracted_by = str(extractor) if extractor is not None else None
-        return cls(*row[:10], extracted_by, row[11], row[12], scope, row[16] or "")
+        return cls(*row[:10], extracted_by, row[11], row[12], scope, row[16] or "", row[17])
 
 
 # -- reading what to plan from ----------------------------------------------------------------

@@ -47,14 +47,22 @@ EDITABLE_COLUMNS = (
     "occurred_at",
     "agent_id",
     "visibility",
+    "subject_id",
+    "attribute",
+    "value",
+    "valid_from",
+    "valid_to",
 )
 
-_SELECT = (
-    "SELECT id, user_id, topic, fact, importance, category, source_session, source_channel, ref,"
+# Every column of a MemoryRecord (the store's own SELECTs elsewhere name them with this).
+RECORD_COLUMNS = (
+    "id, user_id, topic, fact, importance, category, source_session, source_channel, ref,"
     " metadata, created_at, updated_at, access_count, last_accessed, superseded_by,"
     " embedding_model, embedding_dim, embedding_context, layer, layer_since, compressed_into,"
-    " embedding IS NOT NULL AS has_embedding, occurred_at, kind, agent_id, visibility FROM memories"
+    " embedding IS NOT NULL AS has_embedding, occurred_at, kind, agent_id, visibility,"
+    " subject_id, attribute, value, valid_from, valid_to"
 )
+_SELECT = f"SELECT {RECORD_COLUMNS} FROM memories"
 
 
 def quote_identifier(name: str) -> str:
@@ -62,17 +70,18 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def insert(conn: Connection, memory: NewMemory) -> int:
-    """Store ``memory``; its new id (``RETURNING``: PostgreSQL has no ``lastrowid``)."""
+def insert(conn: Connection, memory: NewMemory, *, subject_id: int | None = None) -> int:
+    """Store ``memory`` (about entity ``subject_id``; None: its user); its new id (``RETURNING``:
+    PostgreSQL has no ``lastrowid``)."""
     now = dialect_of(conn).now
     cursor = conn.execute(
         "INSERT INTO memories (user_id, topic, fact, importance, category, source_session,"
         " source_channel, ref, metadata, created_at, updated_at, embedding, embedding_model,"
         " embedding_dim, embedding_context, layer, occurred_at, kind, agent_id, visibility,"
-        " layer_since)"
+        " subject_id, attribute, value, valid_from, layer_since)"
         f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, {now}), COALESCE(?, {now}),"
         # layer_since: now, whatever created_at says (a back-dated memory still enters its layer now).
-        f" ?, ?, ?, ?, ?, ?, ?, ?, ?, {now}) RETURNING id",
+        f" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {now}) RETURNING id",
         (
             memory.user_id,
             memory.topic,
@@ -94,6 +103,10 @@ def insert(conn: Connection, memory: NewMemory) -> int:
             memory.kind,
             memory.agent_id,
             memory.visibility,
+            subject_id,
+            memory.attribute,
+            memory.value,
+            memory.valid_from,
         ),
     )
     return int(cursor.fetchone()[0])
@@ -245,19 +258,24 @@ def _session(row: Sequence[Any]) -> ConversationSession:
     return ConversationSession(*fields, mixed_scope=bool(mixed_scope))
 
 
-def turn_ids_of(conn: Connection, user_id: str, session_id: str | None, digests: Sequence[str]) -> list[int]:
-    """The ids of the session's live turns whose message digest is one of ``digests`` (every part
-    of a long message), oldest first."""
+def turns_by_digest(
+    conn: Connection, user_id: str, session_id: str | None, digests: Sequence[str]
+) -> dict[str, list[int]]:
+    """The session's live turns of each message digest (every part of a long message), oldest first."""
     if not digests:
-        return []
+        return {}
     d = dialect_of(conn)
     session = "source_session IS NULL" if session_id is None else "source_session = ?"
+    digest = d.json_text("metadata", "digest")
     rows = conn.execute(
-        f"SELECT id FROM memories WHERE user_id = ? AND {session} AND kind = 'turn'"
-        f" AND {d.in_list(d.json_text('metadata', 'digest'))} ORDER BY id",
+        f"SELECT id, {digest} FROM memories WHERE user_id = ? AND {session} AND kind = 'turn'"
+        f" AND {d.in_list(digest)} ORDER BY id",
         (user_id, *([] if session_id is None else [session_id]), d.list_param(digests)),
     )
-    return [int(row[0]) for row in rows]
+    found: dict[str, list[int]] = {}
+    for row in rows:
+        found.setdefault(row[1], []).append(int(row[0]))
+    return found
 
 
 def stored_by_job(conn: Connection, user_id: str, session_id: str | None, job_id: int) -> list[MemoryRecord]:

@@ -36,16 +36,26 @@ from typing import Any
 
 from ..config import DatabaseConfig
 from ..errors import CortexError
+from ..records import SubjectRef
 from . import transfer
 from .connection import Connection, dialect_of
 from .db import apply_migrations, connect
+from .entities import ensure_entity
 from .files import make_private_dir, make_private_file
 from .memories import quote_identifier
 
 # Every column of ``memories``, in table order: what an export line holds (the list is the
 # store's, beside the whole-store copy; a test compares it with the migrated schema).
-EXPORT_COLUMNS = transfer.TABLE_COLUMNS
+# Every column of a memory, except that the entity a fact is about is named rather than numbered
+# (an id means nothing in another store): ``subject`` and ``subject_kind`` stand for ``subject_id``.
+SUBJECT_COLUMNS = ("subject", "subject_kind")
+EXPORT_COLUMNS = tuple(column for column in transfer.TABLE_COLUMNS if column != "subject_id") + SUBJECT_COLUMNS
+_STORED_COLUMNS = tuple(column for column in EXPORT_COLUMNS if column not in SUBJECT_COLUMNS)
 _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
+_SUBJECT_SQL = {
+    "subject": "(SELECT e.name FROM entities AS e WHERE e.id = memories.subject_id) AS subject",
+    "subject_kind": "(SELECT e.kind FROM entities AS e WHERE e.id = memories.subject_id) AS subject_kind",
+}
 _SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")
 # Per-connection TEMP table: the (user_id, fact) pairs that existed before a merge began.
 _DUPLICATE_LOOKUP = "import_existing_facts"
@@ -264,7 +274,9 @@ def iter_export_rows(
     vector would claim an embedding the row does not carry.
     """
     selected = [
-        quote_identifier(column)
+        _SUBJECT_SQL[column]
+        if column in _SUBJECT_SQL
+        else quote_identifier(column)
         if with_embeddings or column not in _EMBEDDING_COLUMNS
         else f"NULL AS {quote_identifier(column)}"
         for column in EXPORT_COLUMNS
@@ -362,7 +374,13 @@ def insert_exact(conn: Connection, row: dict[str, Any], *, keep_id: bool) -> int
     values["superseded_by"] = None
     values["compressed_into"] = None  # a link too: set afterwards, like superseded_by
     values["metadata"] = json.dumps(row["metadata"], ensure_ascii=False)
-    columns = EXPORT_COLUMNS if keep_id else _COLUMNS_BUT_ID
+    subject = row.get("subject")
+    values["subject_id"] = (
+        None
+        if not subject
+        else ensure_entity(conn, row["user_id"], SubjectRef(subject, row.get("subject_kind") or "person"))
+    )
+    columns = (*_STORED_COLUMNS, "subject_id") if keep_id else _COLUMNS_BUT_ID
     memory_id = int(
         conn.execute(_insert_sql(columns), tuple(values[column] for column in columns)).fetchone()[0]
     )
@@ -382,7 +400,7 @@ def _insert_sql(columns: tuple[str, ...]) -> str:
     )
 
 
-_COLUMNS_BUT_ID = tuple(column for column in EXPORT_COLUMNS if column != "id")
+_COLUMNS_BUT_ID = (*tuple(column for column in _STORED_COLUMNS if column != "id"), "subject_id")
 
 
 def _move_id_sequence(conn: Connection) -> None:

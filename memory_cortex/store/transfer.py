@@ -49,13 +49,32 @@ TABLE_COLUMNS = (
     "kind",
     "agent_id",
     "visibility",
+    "subject_id",
+    "attribute",
+    "value",
+    "valid_from",
+    "valid_to",
 )
-# Written after every row exists (they may name a newer row).
-MEMORY_REFERENCES = ("superseded_by", "compressed_into")
+# Written after every row and every entity exists (they may name a newer row, or an entity).
+MEMORY_REFERENCES = ("superseded_by", "compressed_into", "subject_id")
 MEMORY_COLUMNS = tuple(column for column in TABLE_COLUMNS if column not in MEMORY_REFERENCES)
 
 # The other tables, in an order that satisfies their foreign keys, with their columns.
 OTHER_TABLES: dict[str, tuple[str, ...]] = {
+    "entities": ("id", "user_id", "name", "name_key", "kind", "created_at"),
+    "relations": (
+        "id",
+        "user_id",
+        "subject_id",
+        "predicate",
+        "object_id",
+        "confidence",
+        "source_memory_id",
+        "agent_id",
+        "visibility",
+        "source_channel",
+        "created_at",
+    ),
     "lifecycle_runs": ("id", "trigger", "dry_run", "status", "started_at", "finished_at", "report"),
     "memory_links": ("kind", "from_id", "to_id", "run_id", "created_at"),
     "ingest_jobs": (
@@ -104,7 +123,7 @@ OTHER_TABLES: dict[str, tuple[str, ...]] = {
 TABLES = ("memories", *OTHER_TABLES)
 
 # Tables whose ids come from a counter that must never hand out an id again.
-ID_TABLES = ("memories", "ingest_jobs", "lifecycle_runs", "import_runs")
+ID_TABLES = ("memories", "ingest_jobs", "lifecycle_runs", "import_runs", "entities", "relations")
 
 
 class StoreAddressError(ValueError):
@@ -207,18 +226,18 @@ def same_memory(source: Any, target: Any, memory_id: int) -> bool:
 
 
 def copy_references(source: Any, target: Any, after_id: int, limit: int) -> tuple[int, int]:
-    """Copy ``superseded_by``/``compressed_into`` of the next ``limit`` rows that have one;
-    returns (rows updated, last id seen: 0 when none were left)."""
+    """Copy the references (:data:`MEMORY_REFERENCES`) of the next ``limit`` rows that have one
+    (the entities must be copied first); returns (rows updated, last id seen: 0 when none were left)."""
     rows = source.execute(
         f"SELECT id, {', '.join(MEMORY_REFERENCES)} FROM memories WHERE id > ?"
-        " AND (superseded_by IS NOT NULL OR compressed_into IS NOT NULL) ORDER BY id LIMIT ?",
+        f" AND ({' OR '.join(f'{column} IS NOT NULL' for column in MEMORY_REFERENCES)}) ORDER BY id LIMIT ?",
         (after_id, limit),
     ).fetchall()
     if not rows:
         return 0, 0
     target.executemany(
-        "UPDATE memories SET superseded_by = ?, compressed_into = ? WHERE id = ?",
-        [(row[1], row[2], row[0]) for row in rows],
+        f"UPDATE memories SET {', '.join(f'{column} = ?' for column in MEMORY_REFERENCES)} WHERE id = ?",
+        [(*row[1:], row[0]) for row in rows],
     )
     return len(rows), int(rows[-1][0])
 

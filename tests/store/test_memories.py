@@ -336,9 +336,10 @@ def test_an_ingest_job_finds_its_turns_and_facts_by_their_metadata(conn: Connect
     add(conn, "A: elsewhere", kind="turn", source_session="t", metadata={"digest": "d1"})
     loose = add(conn, "A: no session", kind="turn", metadata={"digest": "d1"})
     add(conn, "a fact, not a turn", source_session="s", metadata={"digest": "d1"})
-    assert memory_sql.turn_ids_of(conn, "u", "s", ["d2", "d1", "d9"]) == [first, second]
-    assert memory_sql.turn_ids_of(conn, "u", None, ["d1"]) == [loose]
-    assert memory_sql.turn_ids_of(conn, "u", "s", []) == []
+    part = add(conn, "A: two, second part", kind="turn", source_session="s", metadata={"digest": "d2"})
+    assert memory_sql.turns_by_digest(conn, "u", "s", ["d2", "d1", "d9"]) == {"d1": [first], "d2": [second, part]}
+    assert memory_sql.turns_by_digest(conn, "u", None, ["d1"]) == {"d1": [loose]}
+    assert memory_sql.turns_by_digest(conn, "u", "s", []) == {}
     stored = add(conn, "Sam plays go.", source_session="s", metadata={"ingest_job": 12})
     add(conn, "another job's", source_session="s", metadata={"ingest_job": 120})
     add(conn, "job 12's turn", kind="turn", source_session="s", metadata={"ingest_job": 12})
