@@ -22,7 +22,7 @@ fact must stand alone):
   live in Lisbon") becomes that statement with category ``correction``.
 """
 
-from .engine import extract_facts
+from .engine import Said, extract_facts, extract_statements
 from .shapes import MAX_FACTS_PER_MESSAGE, USER_ROLES
 
-__all__ = ["MAX_FACTS_PER_MESSAGE", "USER_ROLES", "extract_facts"]
+__all__ = ["MAX_FACTS_PER_MESSAGE", "USER_ROLES", "Said", "extract_facts", "extract_statements"]

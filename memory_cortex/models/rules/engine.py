@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from ...redaction import has_secret
-from ..facts import ExtractedFact
+from ..facts import OWNER, ExtractedFact
 from .chinese import CHINESE
 from .english import ENGLISH
 from .japanese import JAPANESE
@@ -19,6 +21,7 @@ from .shapes import (
     MAX_FACTS_PER_MESSAGE,
     SPACES,
     USER_ROLES,
+    About,
     Draft,
     Language,
     Voice,
@@ -77,8 +80,11 @@ def _drop_long_quote(m: re.Match[str]) -> str:
     return " " if long else m.group()
 
 
+_EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
+
+
 def _clean(text: str) -> str:
-    text = text.translate(_APOSTROPHES)
+    text = _EMOJI.sub(" ", text.translate(_APOSTROPHES))
     text = _FENCED_CODE.sub("\n", text)
     text = _INLINE_CODE.sub(r"\1", text)
     text = _QUOTED_LINE.sub("", text)
@@ -135,9 +141,11 @@ def _match_wrapper(clause: str, language: Language) -> Wrapper | None:
 
 
 def _resolve(wrapper: Wrapper, inner: Draft | None, language: Language, voice: Voice) -> Draft | None:
-    """What a wrapper makes of its body: the body's own fact, adjusted, or the wrapper's own rendering."""
+    """What a wrapper makes of its body: the body's own fact, adjusted, or the wrapper's own rendering.
+    A standing instruction keeps its own wording ("From now on, the user wants answers in French.")
+    with what the body's fact states."""
     if inner is not None:
-        return _apply_mode(inner, wrapper.kind)
+        return _wrapped(inner, wrapper, language, voice)
     if wrapper.kind == "now_on":
         return language.render_now_on(wrapper.marker, wrapper.body, voice)
     if wrapper.kind == "correction":
@@ -150,6 +158,16 @@ def _resolve(wrapper: Wrapper, inner: Draft | None, language: Language, voice: V
             else None
         )
     return language.render_remember(wrapper.body, voice)
+
+
+def _wrapped(draft: Draft, wrapper: Wrapper, language: Language, voice: Voice) -> Draft:
+    """The body's fact under its wrapper; a standing instruction keeps the wrapper's own wording
+    ("From now on, the user wants answers in French.") with what the body's fact states."""
+    if wrapper.kind == "now_on" and draft.category == "preference":
+        rendered = language.render_now_on(wrapper.marker, wrapper.body, voice)
+        if rendered is not None and rendered.category == "preference":
+            draft = dataclasses.replace(rendered, attribute=draft.attribute, value=draft.value)
+    return _apply_mode(draft, wrapper.kind)
 
 
 def _apply_mode(draft: Draft, mode: str | None) -> Draft:
@@ -181,14 +199,24 @@ def _is_statement(text: str, language: Language) -> bool:
 
 
 def _from_clause(clause: str, language: Language, voice: Voice, depth: int = 0) -> Draft | None:
-    """One clause → at most one fact: the first wrapper or rule that recognises it wins."""
+    """One clause → at most one fact (and those it carries in ``also``): the first wrapper or rule
+    that recognises it wins. A clause about someone the speaker names by relation ("my dad has
+    diabetes") is read by the same rules in that person's voice, and is about them."""
     clause = _trim(clause, language)
+    if language.normalise is not None:
+        clause = language.normalise(clause)
     if not clause or len(clause) > MAX_CLAUSE_CHARS:
         return None
     wrapper = _match_wrapper(clause, language) if depth < 2 else None
     if wrapper is not None and wrapper.body:
         inner = _from_clause(wrapper.body, _language_of(wrapper.body), voice, depth + 1)
         return _resolve(wrapper, inner, language, voice)
+    if language.relative is not None and depth < 2 and (found := language.relative(clause)) is not None:
+        about, said, first_person = found
+        about = dataclasses.replace(about, of=voice.person)
+        inner = _from_clause(first_person, language, voice.relative(about, said), depth + 1)
+        if inner is not None:
+            return _about(inner, about)
     for rule in language.rules_for(clause):
         m = rule.pattern.match(clause)
         if m:
@@ -196,6 +224,12 @@ def _from_clause(clause: str, language: Language, voice: Voice, depth: int = 0) 
             if draft is not None:
                 return draft
     return None
+
+
+def _about(draft: Draft, about: About) -> Draft:
+    """``draft`` (and the facts it carries) about ``about`` unless it already names its subject."""
+    also = tuple(_about(extra, about) for extra in draft.also)
+    return dataclasses.replace(draft, about=draft.about or about, also=also)
 
 
 def _clauses(sentence: str, language: Language) -> list[str]:
@@ -224,7 +258,10 @@ def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[lis
             continue
         draft = _from_clause(clause, language, voice)
         if draft is not None:
-            drafts.append(_apply_mode(draft, wrapper.kind if wrapper else None))
+            drafts.append(_wrapped(draft, wrapper, language, voice) if wrapper else draft)
+        if language.in_passing is not None:
+            named = {draft.about.name for draft in drafts if draft.about is not None and draft.about.name}
+            drafts += [d for d in language.in_passing(clause, voice) if d.value not in named]
     if asked:
         # "I need to parse a CSV, how do I do it?" is a request for help, not a to-do to remember.
         drafts = [draft for draft in drafts if draft.category != "todo"]
@@ -256,14 +293,31 @@ def _from_message(text: str, voice: Voice) -> list[Draft]:
             continue
         previous_sentence = list(range(len(drafts), len(drafts) + len(found)))
         drafts.extend(_apply_mode(draft, mode) for draft in found)
+    drafts = [each for draft in drafts for each in _flattened(draft)]
     if len(drafts) > MAX_FACTS_PER_MESSAGE:
         keep = sorted(range(len(drafts)), key=lambda i: -drafts[i].importance)[:MAX_FACTS_PER_MESSAGE]
         drafts = [drafts[i] for i in sorted(keep)]
     return drafts
 
 
+def _flattened(draft: Draft) -> Iterator[Draft]:
+    """A draft, then the facts it carries (a job's employer), each a fact of its own."""
+    yield dataclasses.replace(draft, also=())
+    for extra in draft.also:
+        yield from _flattened(dataclasses.replace(extra, category=draft.category if draft.category == "correction" else extra.category))
+
+
 def _dedup_key(fact: str) -> str:
     return SPACES.sub(" ", fact).strip().rstrip(".。").casefold()
+
+
+@dataclass(frozen=True)
+class Said:
+    """One message a person wrote: its text and who wrote it (``speaker`` None: the owner, the
+    person the memory belongs to; else that person's name)."""
+
+    text: str
+    speaker: str | None = None
 
 
 def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The user") -> list[ExtractedFact]:
@@ -277,30 +331,56 @@ def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The us
     Returns validated :class:`ExtractedFact` objects, at most :data:`MAX_FACTS_PER_MESSAGE` per
     message, without duplicates (the same fact stated twice keeps the higher importance).
     """
-    voice = Voice.of(speaker)
-    facts: list[ExtractedFact] = []
+    said = [Said(text) for role, text in messages if role.strip().lower() in USER_ROLES]
+    return [fact for _, fact in extract_statements(said, owner=speaker)]
+
+
+def extract_statements(messages: Sequence[Said], *, owner: str = "The user") -> list[tuple[int, ExtractedFact]]:
+    """Facts each message states, each with the index of the message it comes from.
+
+    The owner's messages (``speaker`` None) are rewritten about ``owner`` ("The user lives in
+    Porto.", subject ``user``); another person's ("Bob: I'm allergic to shellfish") about them
+    ("Bob is allergic to shellfish.", subject ``Bob``), never about the owner. A statement about
+    someone named by relation ("my dad has type 2 diabetes") is about that person (subject
+    ``user's father``, relation ``father``). At most :data:`MAX_FACTS_PER_MESSAGE` per message; a
+    fact stated twice is kept once, at its higher importance.
+    """
+    owner_voice = Voice.of(owner)
+    facts: list[tuple[int, ExtractedFact]] = []
     index_of: dict[str, int] = {}
-    for role, text in messages:
-        if role.strip().lower() not in USER_ROLES or not text:
+    for position, message in enumerate(messages):
+        if not message.text:
             continue
-        for draft in _from_message(text, voice):
+        voice = owner_voice if message.speaker is None else Voice.of(message.speaker)
+        for draft in _from_message(message.text, voice):
             if has_secret(draft.fact) or has_secret(draft.topic):
                 continue  # memories are stored in plain text and recalled into prompts: never keep secrets
             key = _dedup_key(draft.fact)
             if key in index_of:
-                existing = facts[index_of[key]]
+                at, existing = facts[index_of[key]]
                 if draft.importance > existing.importance:
-                    facts[index_of[key]] = existing.model_copy(update={"importance": draft.importance})
+                    facts[index_of[key]] = (at, existing.model_copy(update={"importance": draft.importance}))
                 continue
-            try:
-                fact = ExtractedFact(
-                    topic=draft.topic[:80],
-                    fact=draft.fact,
-                    importance=draft.importance,
-                    category=draft.category,
-                )
-            except ValidationError:
-                continue  # a rule produced something unusable (e.g. a topic of digits only): skip it
-            index_of[key] = len(facts)
-            facts.append(fact)
+            fact = _validated(draft, voice)
+            if fact is not None:
+                index_of[key] = len(facts)
+                facts.append((position, fact))
     return facts
+
+
+def _validated(draft: Draft, voice: Voice) -> ExtractedFact | None:
+    about = draft.about
+    try:
+        return ExtractedFact(
+            topic=draft.topic[:80],
+            fact=draft.fact,
+            importance=draft.importance,
+            category=draft.category,
+            subject=about.subject if about is not None else voice.person or OWNER,
+            subject_kind=about.kind if about is not None else None if voice.person is None else "person",
+            relation=about.relation if about is not None else None,
+            attribute=draft.attribute,
+            value=draft.value[:200] if draft.value else None,
+        )
+    except ValidationError:
+        return None  # a rule produced something unusable (e.g. a topic of digits only): skip it

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import re
 
+from .english_changes import EN_CHANGE_RULES, en_named_relations, en_normalise, en_relative
+from .english_more import EN_MORE_RULES
+from .english_passing import continuations, in_passing
 from .english_rules import EN_RULES, en_pattern
+from .english_text import QUOTED
 from .english_voice import en_fact, is_content, team_fact, third_person, topic_from
 from .shapes import SPACES, Draft, Language, Voice, cap, en_sentence
 
@@ -21,7 +25,9 @@ _EN_NOW_ON = en_pattern(
 _EN_STRONG_CORRECTION = (
     en_pattern(
         r"^(?P<marker>correction|to\s+correct\s+(?:myself|that)|let\s+me\s+correct\s+(?:myself|that)|i\s+"
-        r"misspoke|i\s+made\s+a\s+mistake|i\s+was\s+wrong|i\s+stand\s+corrected|(?:(?:no|nope|sorry|oops|wait|"
+        r"misspoke|i\s+made\s+a\s+mistake|i\s+was\s+wrong|i\s+stand\s+corrected|(?:(?:sorry|oops|wait|no)[\s,!.]+)?"
+        r"(?:i\s+(?:mixed|got|mix)\s+(?:that|it|them|those|things)\s+up|i\s+got\s+(?:that|it)\s+(?:wrong|mixed\s+up)|"
+        r"scratch\s+that|my\s+bad|i\s+misremembered|i\s+mis-?typed|ignore\s+(?:that|what\s+i\s+said))|(?:(?:no|nope|sorry|oops|wait|"
         r"actually)[\s,!.]+)?(?:that's|that\s+is|that\s+was|thats)\s+(?:wrong|not\s+right|incorrect|not\s+"
         r"correct|not\s+true|a\s+mistake)|(?:sorry|oops)[\s,!.]+(?:i\s+)?(?:typo|mistyped|misspelled|meant\s+"
         r"to\s+say))\b[\s,:;.!\-]*(?P<body>.*)$"
@@ -29,7 +35,8 @@ _EN_STRONG_CORRECTION = (
     en_pattern(r"^(?P<marker>(?:(?:no|nope|sorry|oops|wait|actually)[\s,!.]+)*)(?P<body>i\s+meant\b.*)$"),
 )
 _EN_WEAK_CORRECTION = en_pattern(
-    r"^(?P<marker>actually|no|nope|wait|oops|sorry|not\s+quite|not\s+exactly)(?:\b[\s,:;.!\-]+|$)(?P<body>.*)$"
+    r"^(?P<marker>actually|no(?!\s+(?:longer|more)\b)|nope|wait|oops|sorry|not\s+quite|not\s+exactly)(?:\b[\s,:;.!\-]+|$)"
+    r"(?P<body>.*)$"
 )
 _EN_CONTRAST = en_pattern(r",\s*not\s+\S|\binstead\s+of\b|\brather\s+than\b")
 _EN_REMEMBER = en_pattern(
@@ -136,6 +143,39 @@ def _en_remember(body: str, voice: Voice) -> Draft | None:
     return Draft(en_fact(body, voice, to_assistant=to_assistant), topic_from(body, "note"), "fact", 7)
 
 
+def _en_read(clause: str, voice: Voice) -> Draft | None:
+    """One clause read by the English rules alone (no wrappers), in ``voice``."""
+    clause = en_normalise(clause)
+    for rule in ENGLISH.rules_for(clause):
+        m = rule.pattern.match(clause)
+        if m:
+            draft = rule.handler(m, voice)
+            if draft is not None:
+                return draft
+    return None
+
+
+_GONE = re.compile(r"\b(?:died|passed(?:\s+away)?|rip|put\s+down|funeral|late|ex|former|old)\b", re.IGNORECASE)
+
+
+def _en_in_passing(clause: str, voice: Voice) -> list[Draft]:
+    """Relations named in passing and the statements that follow a clause's first one, each once;
+    a relation is not restated for someone a fact is already about."""
+    named = [] if _GONE.search(clause) else en_named_relations(clause, voice)  # "my dog Rex died last year"
+    drafts = named + continuations(clause, voice, _en_read) + in_passing(clause, voice, _en_read)
+    about = {d.about.name for d in drafts if d.about is not None and d.about.name}
+    seen: set[tuple[str | None, str | None, str | None]] = set()
+    kept = []
+    for draft in drafts:
+        key = (draft.about.subject if draft.about else None, draft.attribute, (draft.value or draft.fact).lower())
+        if key in seen or (draft.about is None and draft.value in about):
+            continue
+        seen.add(key)
+        kept.append(draft)
+    return kept
+
+
+_NAME_AND_I = "(?=\\s)" + "".join(rf"(?<!^(?-i:[A-Z])[a-z]{{{n}}})" for n in range(1, 12))
 _EN_AUX = (
     r"do|does|did|is|are|am|was|were|can|could|would|should|will|shall|have|has|had|may|might|isn't|"
     r"aren't|wasn't|weren't|doesn't|didn't|won't|wouldn't|can't|couldn't|shouldn't|haven't|hasn't|"
@@ -143,12 +183,34 @@ _EN_AUX = (
 )
 ENGLISH = Language(
     name="en",
-    rules=EN_RULES,
+    rules=EN_CHANGE_RULES + EN_MORE_RULES + EN_RULES,
+    relative=en_relative,
+    in_passing=_en_in_passing,
+    normalise=en_normalise,
     lead_in=en_pattern(
-        r"^(?:(?:oh|ah|um|uh|hmm|well|so|ok|okay|alright|also|and|btw|by\s+the\s+way|just\s+so\s+you\s+know|fyi|"
+        # Said to be disbelieved ("sure, and I'm the Queen of England"), or text to work on ("translate: I
+        # live in Madrid"): the whole sentence goes.
+        r"^(?:sure|yeah|yes|right|oh\s+yeah|ok|okay|and)[\s,]+and\s+(?:i'm|im|i\s+am|my\s+name\s+is)\b.*$|"
+        r"^(?:(?:please|pls|can\s+you|could\s+you)\s+)?(?:write|translate|draft|proofread|rewrite|rephrase|summari[sz]e|"
+        r"fix|edit|correct|check|improve|polish|shorten|reword)\b[^:\n]{0,60}:.*$|"
+        r"^(?:(?:oh|ah|um|uh|hmm|well|so+|ok|okay|alright|also|and|btw|by\s+the\s+way|just\s+so\s+(?:you|u)\s+know|"
+        r"so\s+(?:you|u)\s+know|fyi|fwiw|lol|lmao+|ha(?:ha)+|hehe|ugh|omg|nah|guys|cool(?:\s+cool)?|tbf|to\s+be\s+fair|"
+        r"long\s+story\s+short|(?:small|quick|little|life|big)\s+update|sorry\s+to\s+ramble(?:\s+but)?|basically|"
+        r"(?:hi|hey|hello)\s+(?:all|everyone|guys|folks|team)|in\s+case\s+(?:it\s+matters|it\s+helps|it's\s+relevant|"
+        r"(?:you're|you\s+are|you\s+were|u\s+were|ur)\s+wondering|you\s+need\s+to\s+know)|"
+        r"now(?=\s+(?:i|i'm|im|i've|ive|we|we're)\b)|(?:since|as|because|cos|bc|seeing\s+as)(?=\s+(?:i'm|im|i\s+am|"
+        r"i\s+live|i\s+work|we're|we\s+live)\b)|(?:i\s+)?(?:just\s+)?found\s+out(?:\s+that)?|turns\s+out(?:\s+that)?|"
+        r"the\s+(?:big|good|great)\s+news\s+is(?:\s+that)?|"
         r"for\s+context|for\s+the\s+record|for\s+your\s+information|hi|hello|hey|hi\s+there|hey\s+there|"
         r"hello\s+there|yeah|yes|yep|sure|anyway|anyways|plus|but|oh\s+and|great|thanks|thank\s+you|"
-        r"quick\s+note|one\s+more\s+thing|side\s+note|fun\s+fact)(?:[\s,!.:;\-]+|$))+"
+        r"quick\s+note|one\s+more\s+thing|side\s+note|fun\s+fact|good\s+news|big\s+news|update|news|guess\s+what|"
+        r"so\s+yeah|morning|good\s+morning|evening|finally|heads\s+up|honestly|tbh|ngl|lowkey|seriously|ok\s+so|"
+        r"okay\s+so|oh\s+and|my\s+mistake|psst|new\s+chapter|life\s+update|"
+        # When it holds from, said before the statement: "Starting Monday, I'm…", "As of today I work…"
+        r"(?:starting|from|as\s+of|since|beginning)\s+(?:(?:next|this|last)\s+)?(?:monday|tuesday|wednesday|thursday|"
+        r"friday|saturday|sunday|tomorrow|week|month|year|january|february|march|april|may|june|july|"
+        r"august|september|october|november|december)|(?:last|this)\s+(?:week(?:end)?|month|year|monday|tuesday|"
+        r"wednesday|thursday|friday|saturday|sunday)|yesterday|today|recently|lately|anyway)(?:[\s,!.:;\-]+|$))+"
     ),
     question=en_pattern(
         rf"[?]\s*[\"')\]]*$|^(?:what|what's|whats|who|who's|whom|whose|where|where's|when|why|how|"
@@ -157,21 +219,34 @@ ENGLISH = Language(
     ),
     hedge=en_pattern(
         r"\b(?:in\s+theory|let's\s+say|what\s+if|as\s+if|i\s+(?:think|guess|suppose|believe|wonder|feel\s+"
-        r"like)|not\s+sure|used\s+to)\b|/s\b"
+        r"like)|not\s+sure|(?:i|we|he|she|they)\s+used\s+to|at\s+this\s+point|basically|pretty\s+much)\b|/s\b"
     ),
     hedge_words=frozenset(
-        "if unless whether suppose supposing assuming assume imagine pretend hypothetically theoretically maybe "
+        # "whether" is not here: "she'll tell you about it whether you ask or not" is said as fact; a
+        # clause that starts with it is conditional (below).
+        "if unless suppose supposing assuming assume imagine pretend hypothetically theoretically maybe "
         "perhaps probably possibly might wondering unsure wish kidding jk lol lmao rofl haha joking sarcasm".split()
     ),
     conditional=en_pattern(
-        r"^(?:if|unless|when|whenever|once|suppose|supposing|assuming|in\s+case|even\s+if|"
+        r"^(?:if|unless|whether|when|whenever|once|suppose|supposing|assuming|in\s+case|even\s+if|"
         r"as\s+long\s+as|let's\s+say|say)\b"
     ),
     clause_split=en_pattern(
-        r"(?:\s*[,;]\s*(?:(?:and|but|so|also|plus)\s+)?|\s+(?:and|but|so|plus)\s+)(?=(?:i|i'm|i've|i'd|i'll|im|my|"
+        # "Ahmed and I got engaged": a name and "I" at the start are one subject, not two clauses.
+        # "since I graduated" is when (kept), "since I'm diabetic" is why (a statement of its own).
+        r"\s+since\s+(?=(?:i'm|im|i\s+am|i've|ive|i\s+have|i\s+live|i\s+work|my)\b)|"
+        rf"(?:\s*[,;:–—]\s*(?:(?:and|but|so|also|plus)\s+)?|\s+-\s+|{_NAME_AND_I}\s+(?:and(?!\s+(?:what|how|why|who)\b)|"
+        r"but|so|plus|because|cause|cos|bc|though|although)\s+)(?=(?!(?:i'm|im|i\s+am)\s+(?:now\s+)?(?:at|with)\b)(?:i|i'm|"
+        r"i've|i'd|i'll|im|ive|my|starting|"
+        r"as\s+of|live\s+in|work\s+(?:at|for|as)|"
+        # asides that close a statement: the laugh or the complaint after it is not part of it
+        r"honestly|tbh|ngl|lowkey|that's\s+where|now\s+(?:i|i'm|im|i've|ive|we|we're)|"
+        r"(?:still|already)\s+(?:can't|cant|cannot|can\s+not|don't|dont|no|not|haven't|havent|hasn't)|"
         r"what|what's|who|who's|how|where|where's|when|why|which|if|unless|do\s+you|can\s+you|could\s+you|"
         r"would\s+you|are\s+you|is\s+it|please|remember|don't\s+forget|from\s+now\s+on|going\s+forward|"
-        r"always|never|call\s+me|remind\s+me|let's)\b)"
+        r"(?:always|never)(?=\s+\w+\s)|call\s+me|remind\s+me|let's)\b)"
+        # a question run on without a comma: "since I'm based in Nairobi what time is 3pm GMT for me"
+        r"|\s+(?=(?:what|how|where|which)\s+(?:time|is|are|do|does|did|should|can|would|will)\b)"
     ),
     now_on=_EN_NOW_ON,
     strong_correction=_EN_STRONG_CORRECTION,
@@ -188,8 +263,12 @@ ENGLISH = Language(
         r"for\s+what\s+it's\s+worth|for\s+your\s+information)"
         r"|\s*[,;:\-–—]\s*(?:anyway|anyways|actually|though|you\s+know))+[\s.!…~]*$"
     ),
+    # Read once a sentence, before it is split: a polite request's "can you"; quoted words, which are
+    # someone else's (a title, a pasted bio); a one-clause sentence asking something ("you're the
+    # vegan one right?"), which states nothing.
     polite=en_pattern(
         r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?=(?:remember|note|keep\s+in\s+mind|bear\s+in\s+"
         r"mind|call\s+me|remind\s+me|always|never|answer|reply|respond|write|speak|talk|stop|not)\b)"
+        rf"|{QUOTED}|^(?!(?:can|could|would|will)\s+(?:you|u)\b)(?:(?!\s[-–—]\s)[^,;:\n—–])*\?[\s?!]*$"
     ),
 )

@@ -3,9 +3,27 @@ to…"), each a pattern and the handler that writes its fact."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+from ..attributes import canonical_relation
 from ..facts import Category
+from .english_more import FIELDS, home_value
+from .english_more import allergy as _allergy
+from .english_more import home as _home
+from .english_more import origin as _origin
+from .english_more import speaks as _speaks
+from .english_people import relation_of
+from .english_values import (
+    DIETS,
+    LANGUAGES,
+    NATIONALITIES,
+    NOT_A_NAME,
+    clean_value,
+    is_drink,
+    is_occupation,
+    job_and_employer,
+)
 from .english_voice import en_fact, is_content, team_fact, third_person, topic_from
 from .shapes import Draft, Handler, Rule, Voice, cap, en_sentence, first_words_of
 
@@ -28,16 +46,17 @@ _RELATION_WORDS = (
     "teacher doctor therapist dentist cat cats dog dogs pet pets puppy kitten parrot hamster rabbit horse "
     "cousin cousins aunt uncle niece nephew grandma grandmother grandpa grandfather grandparents "
     "granddaughter grandson stepmother stepfather stepson stepdaughter stepbrother stepsister neighbor "
-    "neighbour landlord family in-laws mother-in-law father-in-law"
+    "neighbour landlord family in-laws mother-in-law father-in-law mate roomie hubby missus nan nana gran granny "
+    "grandad granddad aunty auntie oga"
 ).split()
 _RELATIONS = frozenset(_RELATION_WORDS)
 _REL = "(?:" + "|".join(sorted(map(re.escape, _RELATION_WORDS), key=len, reverse=True)) + ")"
-_REL_PHRASE = rf"(?:(?:best|older|younger|big|little|baby|twin|eldest|oldest|youngest|step)\s+)?{_REL}"
+_REL_PHRASE = rf"(?:(?:best|older|younger|big|little|baby|twin|eldest|oldest|youngest|step|line)\s+)?{_REL}"
 
 _NAME_WORD = r"[^\W\d_][\w'.-]*"
 _NAME_TAIL = (
-    r"(?:\s+(?:and|but|or|btw|by\s+the\s+way|though|so|from\s+now\s+on|please|instead|"
-    r"for\s+short)\b.*|\s*\(.*\))?$"
+    r"(?:\s+(?:and|but|or|btw|by\s+the\s+way|though|so|from\s+now\s+on|please|instead|these\s+days|now|"
+    r"for\s+short)\b.*|\s*\(.*\)|\s*[,;:–—-]\s+.*)?$"
 )
 _ANY_NAME = (
     rf"(?P<name>{_NAME_WORD}(?:\s+(?!(?:and|but|or|btw|by|though|so|from|please)\b){_NAME_WORD}){{0,3}})"
@@ -48,7 +67,7 @@ _NOT_NAMES = frozenset(
     "pronounced actually still now what unknown none nothing same different kind very so literally on "
     "in written sorry fine good great done back here there okay ok sure ready confused lost out just "
     "happy glad tired busy this that it he she they who which today tomorrow yesterday everything "
-    "something mine always never new free home available afk brb".split()
+    "something mine always never new free home available afk brb whatever".split()
 )
 
 
@@ -62,37 +81,48 @@ def _name_is(m: re.Match[str], voice: Voice) -> Draft | None:
     kind = m["kind"] or ""
     return Draft(
         f"{cap(voice.possessive)} {kind}name is {m['name']}.", f"{kind.strip()} name".strip(), "identity", 10
-    )
+    ).stating("name", m["name"])
 
 
 def _called(m: re.Match[str], voice: Voice) -> Draft | None:
     if not _name_ok(m["name"]):
         return None
-    return Draft(f"{voice.title} wants to be called {m['name']}.", "preferred name", "identity", 9)
+    return Draft(f"{voice.title} wants to be called {m['name']}.", "preferred name", "identity", 9).stating(
+        "name", m["name"]
+    )
 
 
 def _goes_by(m: re.Match[str], voice: Voice) -> Draft | None:
     if not _name_ok(m["name"]):
         return None
-    return Draft(f"{voice.title} goes by {m['name']}.", "preferred name", "identity", 9)
+    return Draft(f"{voice.title} goes by {m['name']}.", "preferred name", "identity", 9).stating("name", m["name"])
 
 
 def _im_name(m: re.Match[str], voice: Voice) -> Draft | None:
-    """'Hi, I'm Ana': a name or a nationality; either way an identity, kept verbatim."""
+    """'Hi, I'm Ana': a name, or a nationality ('I'm Brazilian': where they are from)."""
     if not _name_ok(m["name"]):
         return None
-    return Draft(f"{voice.title} is {m['name']}.", "identity", "identity", 8)
+    draft = Draft(f"{voice.title} is {m['name']}.", "identity", "identity", 8)
+    if all(word.lower() in NATIONALITIES for word in m["name"].split()):  # "I'm British Indian"
+        if re.search(r",\s*(?:from|born\s+in|grew\s+up\s+in)\s+(?-i:[A-Z])", m.string, re.IGNORECASE):
+            return None  # "I'm Welsh, from Swansea": the place says more, and is read next
+        return draft.stating("origin", m["name"])
+    return draft.stating("name", m["name"])
 
 
-def _say(category: Category, importance: int, topic: str | None = None, *, obj: str = "obj") -> Handler:
-    """The common case: the whole clause, in the third person; ``obj`` must be real content."""
+def _say(
+    category: Category, importance: int, topic: str | None = None, *, obj: str = "obj", attribute: str | None = None
+) -> Handler:
+    """The common case: the whole clause, in the third person; ``obj`` must be real content. With
+    ``attribute``, the fact states it, ``obj`` (cleaned) being its value."""
 
     def handler(m: re.Match[str], voice: Voice) -> Draft | None:
         phrase = m.groupdict().get(obj)
         if not is_content(phrase):
             return None
         label = topic or topic_from(phrase or "", category)
-        return Draft(en_fact(m.string, voice), label, category, importance)
+        draft = Draft(en_fact(m.string, voice), label, category, importance)
+        return draft.stating(attribute, clean_value(phrase)) if attribute else draft
 
     return handler
 
@@ -101,13 +131,15 @@ def _named_relation(m: re.Match[str], voice: Voice) -> Draft | None:
     """'Ana is my sister' → 'Ana is the user's sister.'"""
     if not _name_ok(m["name"]):
         return None
-    return Draft(en_fact(m.string, voice), topic_from(m["rel"], "family"), "relationship", 7)
+    draft = Draft(en_fact(m.string, voice), topic_from(m["rel"], "family"), "relationship", 7)
+    return draft.stating(relation_of(m["rel"]) or canonical_relation(m["rel"].split()[-1]), m["name"])
 
 
 def _named_favourite(m: re.Match[str], voice: Voice) -> Draft | None:
     if not _name_ok(m["name"]):
         return None
-    return Draft(en_fact(m.string, voice), f"favourite {topic_from(m['thing'], 'thing')}", "preference", 6)
+    draft = Draft(en_fact(m.string, voice), f"favourite {topic_from(m['thing'], 'thing')}", "preference", 6)
+    return draft.stating("likes", m["name"])
 
 
 _POSSESSIVE_FORBIDDEN = frozenset(
@@ -118,6 +150,8 @@ _POSSESSIVE_DISCOURSE = frozenset(
     "question questions point guess concern concerns issue issues problem problems answer bad pleasure "
     "understanding assumption thought thoughts idea ideas suggestion request hope fear worry mistake "
     "fault turn apologies apology opinion take head brain mind heart day week life code output error "
+    "schedule calendar inbox weekend morning evening night mood plan plans place room desk phone laptop car "
+    "real couch bed "
     "errors result results log logs response message prompt test tests build screen internet connection "
     "wifi battery reply feeling feelings gut bet sense impression".split()
 )
@@ -138,7 +172,9 @@ _TRANSIENT = re.compile(
     r"^(?:not|so|too|very|kind\s+of|sort\s+of|a\s+bit|a\s+little|still|already|broken|slow|down|failing|"
     r"fine|ok|okay|good|bad|great|done|ready|here|there|gone|missing|wrong|right|correct|different|same|"
     r"better|worse|empty|full|dead|crashing|stuck|loading|off|open|closed|weird|strange|messed|acting|"
-    r"a\s+mess|killing|bugged|buggy|lagging|this|that|it|what|where|who|how|why|when|which)\b",
+    r"a\s+mess|killing|bugged|buggy|lagging|this|that|it|what|where|who|how|why|when|which|just|literally|"
+    r"honestly|all\s+over|spent|terrible|awful|horrible|insane|mental|crazy|wild|a\s+nightmare|a\s+disaster|"
+    r"chaos|chaotic|zero|nothing|everything|amazing|lovely|the\s+best|the\s+worst|so+|such|being|getting|going)\b",
     re.IGNORECASE,
 )
 
@@ -148,26 +184,84 @@ def _my_x_is_y(m: re.Match[str], voice: Voice) -> Draft | None:
     words = [w.removesuffix("'s") for w in m["x"].lower().split()]
     if any(w in _POSSESSIVE_FORBIDDEN for w in words) or words[-1] in _POSSESSIVE_DISCOURSE:
         return None
-    if not is_content(m["y"]) or _TRANSIENT.match(m["y"].strip()):
+    if not is_content(m["y"]) or _TRANSIENT.match(m["y"].strip()) or _NOT_A_VALUE.match(m["y"].strip()):
         return None
     x = m["x"].lower()
+    if words[-1] in ("dream", "dreams", "wish", "fantasy") or " ".join(words[-2:]) in _JOKE_NOUNS:
+        return None  # "my dream is to open a bakery": a wish; "my spirit animal is a sloth": a joke
     relation = next((w for w in words if w in _RELATIONS), None)
+    if relation is not None and words[-1] != relation and words[-1] in _RELATIONS:
+        return None  # "my friend's baby is called Nova": someone else's relation
+    attribute: str | None = None
     if relation is not None:
         category: Category = "relationship"
         importance, topic = 7, x.split("'s")[0].strip() if "'s" in x else relation
+        # "my sister's name is Ana", "my boss is Paul Hart", "my dog is called Rex": who they are.
+        if _NAMED.match(m["y"]) and len(words) <= 3 and (words[-1] == relation or words[-1] == "name"):
+            attribute = relation_of(relation) or canonical_relation(relation)
+        elif words[-1] == relation and (called := _CALLED_AT_END.search(m["y"])):
+            # "my dog is a rescue greyhound called Dash"
+            draft = Draft(en_fact(m.string, voice), relation, "relationship", 7)
+            return draft.stating(relation_of(relation) or canonical_relation(relation), called["name"])
+        elif len(words) == 1 or words[-1] == relation:
+            return None  # "my mum is amazing": an opinion; what she is or has is read in her voice
     elif any(w in ("favourite", "favorite", "fave", "preferred", "hobby", "hobbies") for w in words):
         category, importance, topic = "preference", 6, x
+        if any(w in ("drink", "beverage") for w in words) and is_drink(m["y"]):
+            attribute = "drink"
+        elif words[0] in ("favourite", "favorite", "fave"):
+            attribute = "likes"
     elif words[-1] in _IDENTITY_NOUNS:
         category, importance, topic = "identity", 8, x
+        attribute = _IDENTITY_ATTRIBUTES.get(" ".join(words[-2:])) or _IDENTITY_ATTRIBUTES.get(words[-1])
+        if attribute == "birthday" and not re.search(r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", m["y"], re.I):
+            attribute = None  # "my birthday is next Friday": when it falls, not the date
     elif words[-1] in _PROJECT_NOUNS:
         category, importance, topic = "project_state", 6, x
     elif words[-1] in _GOAL_NOUNS:
         category, importance, topic = "fact", 6, x
+    elif " ".join(words[-2:]) in ("usual drink", "go-to drink", "daily drink", "morning drink"):
+        category, importance, topic, attribute = "preference", 6, x, "drink"
+    elif re.match(r"^my\s+\S.*?\s+are\b", m.string, re.IGNORECASE):
+        return None  # "my eyes are terrible in the dark", "my shifts are all over the place": a description
     else:
         category, importance, topic = "fact", 5, x
     if category in ("relationship", "fact", "project_state") and m["y"].split()[0].lower().endswith("ing"):
         return None  # "my cat is sleeping", "my project is going well": a moment, not a fact
-    return Draft(en_fact(m.string, voice), topic, category, importance)
+    draft = Draft(en_fact(m.string, voice), topic, category, importance)
+    value = clean_value(re.sub(r"^(?:now|actually|called|named|on)\s+", "", m["y"].strip(), flags=re.I))
+    if attribute == "diet" and not (value and DIETS.match(value)):
+        return None  # "my diet is mostly biscuits": a joke, not a diet
+    return draft.stating(attribute, value) if attribute else draft
+
+
+_CALLED_AT_END = re.compile(r"^(?:a|an)\s+[\w\s-]{2,40}?\s+(?:called|named)\s+(?P<name>(?-i:[A-Z])[\w'-]+)[\s!.]*$", re.I)
+_JOKE_NOUNS = frozenset(
+    ["spirit animal", "second home", "happy place", "love language", "toxic trait", "roman empire", "villain era",
+     "personality", "real partner", "one true love", "true love", "therapist"]
+)
+_NOT_A_VALUE = re.compile(r"^(?:my|your|our|whatever|whoever|basically|literally)\b", re.IGNORECASE)
+_NAMED = re.compile(
+    rf"^(?:now\s+|actually\s+)?(?:(?:called|named)\s+|{NOT_A_NAME})(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){{0,2}}"
+    r"(?:[\s!.]*$|\s*[,;:–—]|\s+(?:and|but|so|who|now)\b)",
+    re.IGNORECASE,
+)
+# "my X is Y" with an identity noun X: the attribute it states.
+_IDENTITY_ATTRIBUTES = {
+    "name": "name",
+    "nickname": "name",
+    "birthday": "birthday",
+    "age": "age",
+    "hometown": "origin",
+    "job": "job",
+    "occupation": "job",
+    "profession": "job",
+    "title": "job",
+    "job title": "job",
+    "role": "job",
+    "diet": "diet",
+    "language": "language",
+}
 
 
 _INSTRUCTION_VERBS = (
@@ -189,7 +283,108 @@ def _always_never(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _age(m: re.Match[str], voice: Voice) -> Draft | None:
-    return Draft(f"{voice.title} is {m['age']} years old.", "age", "identity", 8)
+    return Draft(f"{voice.title} is {m['age']} years old.", "age", "identity", 8).stating("age", m["age"])
+
+
+def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
+    """"I'm a nurse", "I'm a clinical trainer at Medisim", "I work as a nurse at St Mary's": a job,
+    and the employer when one is named. "I'm a mother of two" is an identity without an attribute;
+    "I'm a night owl", "a certified couch potato" are no fact at all."""
+    phrase = m["obj"]
+    if not is_content(phrase):
+        return None
+    phrase = _ASIDE.sub("", phrase)
+    if _TITLE_OF_NOTHING.match(phrase):
+        return None  # "the CEO of overthinking", "a master of procrastination": a joke
+    draft = Draft(en_fact(m.string, voice), topic_from(phrase, "identity"), "identity", 8)
+    if not is_occupation(phrase):
+        head = re.split(r"\s+(?:of|at|in|for|with|from|and|but|who|so)\b|[,;]", phrase.strip(), maxsplit=1)[0].lower()
+        return draft if head.split()[-1:] and head.split()[-1] in _IDENTITY_WORDS else None
+    based = re.search(r"\s+(?:based\s+(?:in|out\s+of)|living\s+in)\s+(?P<home>.+)$", phrase, re.IGNORECASE) or _IN_PLACE.search(phrase)
+    if based:
+        phrase = phrase[: based.start()]
+    job, employer = job_and_employer(phrase)
+    if employer and (where := _IN_PLACE.search(employer)):  # "at Spotify in Stockholm"
+        employer, based = employer[: where.start()], based or where
+    draft = draft.stating("job", job)
+    also = []
+    if employer:
+        also.append(Draft(en_sentence(f"{voice.title} works at {employer}"), "employer", "identity", 8).stating("employer", employer))
+    if based and (place := home_value(based["home"])) and not re.match(r"^(?:\w+\s+)?student\b", job, re.I):
+        also.append(Draft(en_sentence(f"{voice.title} is based in {place}"), "home", "identity", 8).stating("home", place))
+    field = re.match(r"^(?:\w+\s+)?student\s+(?:in|of)\s+(?P<field>.+)$", job, re.IGNORECASE) or re.match(
+        rf"^(?:(?:first|second|third|final|fourth|\d(?:st|nd|rd|th))[- ]year\s+)?(?P<field>{FIELDS})\s+student$", job, re.I
+    )
+    if field:
+        also.append(Draft(en_sentence(f"{voice.title} studies {field['field']}"), "studies", "identity", 7).stating("studies", field["field"]))
+    return dataclasses.replace(draft, also=tuple(also)) if also else draft
+
+
+_TITLE_OF_NOTHING = re.compile(
+    r"^(?:[\w-]+\s+)?(?:ceo|cfo|cto|coo|president|queen|king|master|chief)\s+of\s+(?!(?:a|an|the|my|our)\b)(?-i:[a-z])",
+    re.IGNORECASE,
+)
+# "a nurse in Leeds", "at Spotify in Stockholm": where they are (a place, not "in IT", "in Year 6").
+_IN_PLACE = re.compile(r"\s+in\s+(?P<home>(?-i:[A-Z])(?=[\w'.-]*[a-z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})\s*$")
+
+
+# What follows a job and is not part of it: "a teacher, so summers are sacred", "a developer so…".
+_ASIDE = re.compile(r"\s*(?:[,;:–—(]|\s+(?:so|and|but|because|which|who|tbh|lol)\b).*$", re.IGNORECASE)
+
+
+_IDENTITY_WORDS = frozenset(
+    """mother father mum mom dad parent grandmother grandfather grandparent widow widower veteran christian
+    muslim jew catholic buddhist hindu atheist introvert extrovert immigrant expat refugee citizen
+    twin vegan vegetarian""".split()
+)
+
+
+def _promoted(m: re.Match[str], voice: Voice) -> Draft | None:
+    job = clean_value(m["obj"])
+    if not job:
+        return None
+    return Draft(en_fact(m.string, voice), topic_from(job, "job"), "identity", 8).stating("job", job)
+
+
+def _studies(m: re.Match[str], voice: Voice) -> Draft | None:
+    field = clean_value(re.sub(r"\s+(?:at|in)\s+(?:uni|university|college|school|(?-i:[A-Z])).*$", "", m["obj"], flags=re.I))
+    if not field or not is_content(field):
+        return None
+    return Draft(en_fact(m.string, voice), topic_from(field, "studies"), "identity", 7).stating("studies", field)
+
+
+def _teaches(m: re.Match[str], voice: Voice) -> Draft | None:
+    """"I teach chemistry at a secondary school": a chemistry teacher."""
+    subject = clean_value(re.sub(r"\s+(?:at|in|for|to)\s+.*$", "", m["obj"], flags=re.IGNORECASE))
+    if not subject or not is_content(subject) or len(subject.split()) > 3:
+        return None
+    job = f"{subject} teacher"
+    return Draft(en_fact(m.string, voice), topic_from(job, "job"), "identity", 8).stating("job", job)
+
+
+def _answer_language(m: re.Match[str], voice: Voice) -> Draft | None:
+    language = m["lang"].strip()
+    if language.lower() not in LANGUAGES:
+        return None
+    fact = en_sentence(f"{voice.title} wants answers in {cap(language)}")
+    return Draft(fact, "answer language", "preference", 8).stating("language", cap(language))
+
+
+def _drinker(m: re.Match[str], voice: Voice) -> Draft | None:
+    drink = clean_value(m["obj"])
+    if not drink or not is_drink(drink):
+        return None
+    return Draft(en_fact(m.string, voice), "usual drink", "preference", 6).stating("drink", drink)
+
+
+def _employer(m: re.Match[str], voice: Voice) -> Draft | None:
+    employer = clean_value(m["obj"], keep_article=True)
+    if not is_content(m["obj"]) or not employer:
+        return None
+    draft = Draft(en_fact(m.string, voice), "employer", "identity", 8)
+    # "I work for myself", "I work at home": no organisation named.
+    named = re.match(r"[A-Z0-9]|the\s+[A-Z]", employer) and not re.match(r"(?:home|myself|my\s)", employer, re.I)
+    return draft.stating("employer", employer) if named else draft
 
 
 _TRIVIAL_TASK = re.compile(
@@ -278,30 +473,38 @@ EN_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I people everyone my friends",
-            rf"^(?:i\s+go\s+by|{_IM}\s+called|people\s+call\s+me|everyone\s+calls\s+me|(?:my\s+)?friends\s+"
-            rf"call\s+me)\s+{_CAP_NAME}{_NAME_TAIL}",
+            rf"^(?:i\s+go\s+by|{_IM}\s+(?:going\s+by|called)|people\s+call\s+me|everyone\s+calls\s+me|(?:my\s+)?"
+            rf"friends\s+call\s+me)\s+{_CAP_NAME}{_NAME_TAIL}",
             _goes_by,
         ),
         (
             "I",
             rf"^{_IM}\s+(?:happily\s+)?(?:married|engaged)\s+to\s+(?P<obj>.+)$",
-            _say("relationship", 8, "partner"),
+            _say("relationship", 8, "partner", attribute="partner"),
         ),
-        ("I", rf"^{_IM}\s+(?:currently\s+)?dating\s+(?P<obj>.+)$", _say("relationship", 7, "partner")),
+        (
+            "I",
+            rf"^{_IM}\s+(?:currently\s+)?dating\s+(?P<obj>.+)$",
+            _say("relationship", 7, "partner", attribute="partner"),
+        ),
         # --- health, diet: high importance, checked before the generic "I'm a…"
         (
             "I",
             rf"^{_IM}\s+(?:very\s+|severely\s+|highly\s+|extremely\s+|deathly\s+|quite\s+|mildly\s+|also\s+)?"
             r"allergic\s+to\s+(?P<obj>.+)$",
-            _say("identity", 9, "allergy"),
+            _allergy,
         ),
         (
             "I",
             rf"^{_IHAVE}\s+(?:a\s+|an\s+)?(?:severe\s+|serious\s+|mild\s+|bad\s+)?(?P<obj>[\w -]{{1,40}}?)\s+"
-            r"allerg(?:y|ies)$",
-            _say("identity", 9, "allergy"),
+            r"allerg(?:y|ies)(?:\s*,.*|\s+(?:so|and|but|which|because)\b.*)?$",
+            _allergy,
         ),
-        ("I", rf"^{_IHAVE}\s+(?:an?\s+)?allerg(?:y|ies)\s+to\s+(?P<obj>.+)$", _say("identity", 9, "allergy")),
+        (
+            "I",
+            rf"^{_IHAVE}\s+(?:an?\s+)?allerg(?:y|ies)\s+to\s+(?P<obj>.+)$",
+            _allergy,
+        ),
         (
             "I",
             r"^i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|tolerate|digest)\s+(?P<obj>.+)$",
@@ -314,27 +517,44 @@ EN_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I",
-            rf"^{_IM}\s+(?:a\s+|an\s+)?(?:strict\s+|also\s+)?(?P<obj>vegan|vegetarian|pescatarian|pescetarian|"
-            r"teetotal(?:er|ler)?|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|halal|"
-            r"kosher)\b.*$",
-            _say("identity", 8, "diet"),
+            rf"^{_IM}\s+(?:a\s+|an\s+)?(?:strict\s+|also\s+|fully\s+|mostly\s+)?(?P<obj>vegan|vegetarian|veggie|"
+            r"pescatarian|pescetarian|plant[- ]based|keto|paleo|flexitarian|carnivore|teetotal(?:er|ler)?|halal|"
+            r"kosher|gluten[- ]free|dairy[- ]free|lactose[- ]free)\b(?!-).*$",
+            _say("identity", 8, "diet", attribute="diet"),
         ),
         (
             "I",
-            rf"^{_IHAVE}\s+(?P<obj>(?:type\s+[12]\s+)?diabetes|asthma|adhd|epilepsy|dyslexia|autism|"
-            r"c[oe]?eliac\s+disease|crohn's(?:\s+disease)?|migraines|a\s+heart\s+condition|high\s+blood\s+"
-            r"pressure|hypertension|tinnitus|colou?r\s*blindness|arthritis)\b.*$",
-            _say("identity", 8, "health"),
+            rf"^{_IM}\s+(?:also\s+|severely\s+|very\s+)?(?P<obj>(?:lactose|gluten|dairy|fructose|histamine)[- ]"
+            r"intolerant|celiac|coeliac|(?:type\s+[12]\s+)?diabetic|pre-?diabetic|asthmatic|epileptic|anemic|anaemic)\b.*$",
+            _say("identity", 8, "health", attribute="health"),
         ),
         (
             "I",
-            rf"^{_IM}\s+(?P<obj>colou?r[- ]?blind|deaf|hard\s+of\s+hearing|blind|autistic|dyslexic|epileptic|"
-            r"pregnant|left[- ]handed|right[- ]handed|disabled|neurodivergent|married|single|divorced|widowed|"
+            rf"^(?:{_IHAVE}|i(?:'ve|\s+have)\s+had)\s+(?P<obj>(?:type\s+[12]\s+)?diabetes|asthma|adhd|epilepsy|dyslexia|autism|"
+            r"c[oe]?eliac\s+disease|crohn'?s(?:\s+disease)?|migraines|a\s+heart\s+condition|high\s+blood\s+"
+            r"pressure|hypertension|tinnitus|colou?r\s*blindness|arthritis|dementia|alzheimer'?s|parkinson'?s|"
+            r"ms|multiple\s+sclerosis|cancer|depression|anxiety|ibs|lupus|eczema|psoriasis|hypothyroidism|"
+            r"sleep\s+apnea|ptsd|ocd|bipolar(?:\s+disorder)?|long\s+covid|fibromyalgia|endometriosis|pcos|"
+            r"glaucoma|a\s+pacemaker|hearing\s+loss|heart\s+disease|kidney\s+disease|celiac|coeliac|"
+            r"(?:a\s+)?(?:gluten|lactose|dairy)\s+intolerance|anemia|anaemia|scoliosis|osteoporosis|gout|(?:high\s+)?cholesterol|"
+            r"sickle\s+cell(?:\s+disease)?|cystic\s+fibrosis|hiv|chronic\s+fatigue(?:\s+syndrome)?|fibro|cerebral\s+palsy|"
+            r"down\s+syndrome|a\s+bad\s+back|sciatica|a\s+stammer|a\s+stutter|narcolepsy|insomnia|vertigo|tourette'?s)\b.*$",
+            _say("identity", 8, "health", attribute="health"),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:also\s+|profoundly\s+|partially\s+)?(?P<obj>colou?r[- ]?blind|deaf|hard\s+of\s+hearing|blind|"
+            r"autistic|dyslexic|dyspraxic)\b.*$",
+            _say("identity", 8, "health", attribute="health"),
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?P<obj>left[- ]handed|right[- ]handed|disabled|neurodivergent|married|single|divorced|widowed|"
             r"retired|unemployed|self[- ]employed)\b.*$",
             _say("identity", 8),
         ),
         # --- relationships
-        (None, rf"^{_CAP_NAME}\s+is\s+my\s+(?P<rel>{_REL_PHRASE})\b.*$", _named_relation),
+        (None, rf"^{_CAP_NAME}(?:\s+is|'s)\s+my\s+(?P<rel>{_REL_PHRASE})\b.*$", _named_relation),
         (
             None,
             rf"^{_CAP_NAME}\s+is\s+my\s+(?:absolute\s+|all-time\s+)?favou?rite\s+(?P<thing>.+)$",
@@ -352,6 +572,12 @@ EN_RULES: tuple[Rule, ...] = tuple(
             r"^my\s+(?P<x>[^\W\d_][\w-]*(?:'s)?(?:\s+[^\W\d_][\w-]*(?:'s)?){0,3}?)\s+(?:is|are)\s+(?P<y>.+)$",
             _my_x_is_y,
         ),
+        (
+            "my",
+            # "my birthday's July 14": the same, with the verb joined to its noun.
+            r"^my\s+(?P<x>(?:[^\W\d_][\w-]*\s+){0,2}[^\W\d_][\w-]*)'s\s+(?P<y>(?!\w+\s+(?:is|are)\b).+)$",
+            _my_x_is_y,
+        ),
         # --- standing instructions to the assistant
         (
             "please always never",
@@ -364,64 +590,113 @@ EN_RULES: tuple[Rule, ...] = tuple(
             _always_never,
         ),
         # --- identity: who, where, what work
-        ("I", rf"^{_IM}\s+(?P<age>\d{{1,3}})(?:\s*(?:years?|yrs?|y/?o)(?:\s+old)?)?$", _age),
         (
             "I",
-            rf"^{_IM}\s+(?:also\s+|currently\s+|now\s+|actually\s+)?(?:a|an)\s+(?!(?:bit|little|lot|tad|fan|big|"
-            r"huge|massive|great|fool|idiot|moron|mess|genius|liar|real|total|complete|quick|few|sec|second|"
-            r"minute|moment)\b)(?P<obj>[\w-].*)$",
-            _say("identity", 8),
+            rf"^{_IM}\s+(?P<age>\d{{1,3}})(?:\s*(?:years?|yrs?|y/?o)(?:\s+old)?)?(?!\s+(?:mentally|at\s+heart|inside|in\s+"
+            r"spirit|in\s+\w+\s+years)\b)(?:\s+(?:now|today|already|this\s+year|going\s+on\s+\d+))?"
+            r"(?:(?:\s*,\s*|\s+(?:and|but|so)\s+)(?!(?:and\s+)?(?:what|how|why|who|where)\b).*|,?\s+not\s+\d{1,3}\b.*)?[\s!.]*$",
+            _age,
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:(?:also|currently|now|actually|officially|finally|still|just|technically|proudly|happily|"
+            rf"newly|(?:happy|proud)\s+(?:being|to\s+be))\s+)*(?:a|an)\s+(?!(?:bit|little|lot|tad|fan|big|"
+            r"huge|massive|great|fool|idiot|moron|mess|genius|liar|real|total|complete|quick|few|sec|second(?![- ]year)|"
+            r"minute|moment|good|terrible|bad|awful|decent|amazing|excellent|better|best|worst|natural|born|hopeless|"
+            r"lousy|fantastic|brilliant|wonderful|horrible|poor|keen|avid|proper|certified|professional|"
+            r"first[- ]time|self[- ]confessed|recovering)\b)(?P<obj>[\w-].*)$",
+            _occupation,
         ),
         (
             "I",
             rf"^{_IM}\s+(?:the\s+)?(?P<obj>(?:ceo|cto|cfo|coo|founder|co-?founder|owner|tech\s+lead|lead\s+"
-            r"developer|maintainer|author|creator|director|president|vp)\b.*)$",
-            _say("identity", 8),
+            r"developer|maintainer|author|creator|director|president|vp)(?:\s+(?:at|of|for)\s+(?:the\s+)?(?-i:[A-Z0-9])[^,;]*)?)"
+            r"(?:\s*[,;].*|\s+(?:and|but|so)\s+(?:i|i'm|we)\b.*)?$",
+            _say("identity", 8, attribute="job"),
         ),
         (
             "I",
-            r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?(?:live|reside)\s+(?:in|at|near|on|outside(?:\s+of)?)"
+            r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+|actually\s+|really\s+)?(?:live|reside)\s+(?:in|at|near|"
+            r"on(?=\s+(?:the\s+)?(?-i:[A-Z]))|outside(?:\s+of)?)"
             r"\s+(?P<obj>.+)$",
-            _say("identity", 8, "home"),
+            _home,
         ),
         (
             "I",
             rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:living|based|located|residing)\s+(?:in|at|near|out\s+of|"
             r"outside)\s+(?P<obj>.+)$",
-            _say("identity", 8, "home"),
+            _home,
         ),
         (
             "I",
             r"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+"
             r"(?P<obj>.+)$",
-            _say("identity", 8, "home"),
+            _home,
         ),
         (
             "I",
             rf"^(?:{_IM}|i\s+come)\s+(?:originally\s+)?from\s+(?!(?:here|there|work|home|the\s+future|the\s+past|"
             r"school|now|scratch)\b)(?P<obj>.+)$",
-            _say("identity", 8, "origin"),
-        ),
-        ("I", r"^i\s+was\s+born\s+(?:and\s+raised\s+)?in\s+(?P<obj>.+)$", _say("identity", 8, "birthplace")),
-        ("I", r"^i\s+was\s+born\s+on\s+(?P<obj>.+)$", _say("identity", 8, "birthday")),
-        ("I", r"^i\s+grew\s+up\s+in\s+(?P<obj>.+)$", _say("identity", 7, "origin")),
-        ("I", r"^i\s+(?:currently\s+|now\s+|also\s+)?work\s+as\s+(?P<obj>.+)$", _say("identity", 8, "job")),
-        (
-            "I",
-            r"^i\s+(?:currently\s+|now\s+|also\s+)?work\s+(?:at|for)\s+(?P<obj>.+)$",
-            _say("identity", 8, "employer"),
+            _origin,
         ),
         (
             "I",
-            rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+(?:as|at|for)\s+(?P<obj>.+)$",
-            _say("identity", 8, "job"),
+            r"^i\s+was\s+born\s+(?:and\s+raised\s+)?in\s+(?P<obj>.+)$",
+            _origin,
+        ),
+        ("I", r"^i\s+was\s+born\s+on\s+(?P<obj>.+)$", _say("identity", 8, "birthday", attribute="birthday")),
+        ("I", r"^i\s+grew\s+up\s+in\s+(?P<obj>.+)$", _origin),
+        ("I", r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?work\s+as\s+(?P<obj>.+)$", _occupation),
+        (
+            "I",
+            r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?work\s+(?:at|for)\s+(?P<obj>.+)$",
+            _employer,
+        ),
+        ("I", rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+as\s+(?P<obj>.+)$", _occupation),
+        ("I", rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+(?:at|for)\s+(?P<obj>.+)$", _employer),
+        (
+            "I",
+            r"^i(?:'ve|\s+have)\s+(?:been\s+)?(?:living|lived)\s+in\s+(?P<obj>.+?)\s+(?:for|since)\b.*$",
+            _home,
+        ),
+        ("I", r"^i\s+(?:just\s+|finally\s+)?got\s+promoted\s+to\s+(?P<obj>.+)$", _promoted),
+        (
+            "I",
+            rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:doing|taking|studying\s+for|working\s+on)\s+(?:a|an|my)\s+(?:phd|"
+            r"ph\.d\.?|doctorate|master'?s|masters|msc|ma|mba|bsc|ba|degree|bachelor'?s|apprenticeship|diploma|"
+            r"course|certificate|training|foundation\s+year)(?:\s+degree)?\s+in\s+"
+            r"(?P<obj>.+)$",
+            _studies,
         ),
         (
             "I",
-            rf"^(?:i\s+(?:currently\s+)?study|{_IM}\s+(?:currently\s+)?studying|{_IM}\s+majoring\s+in|i\s+teach)"
+            rf"^{_IM}\s+(?:a|an)\s+(?:phd|ph\.d\.?|master'?s|grad|graduate|undergrad|undergraduate|medical|law|"
+            r"doctoral|\w+[- ]year)\s+student\s+(?:in|of|studying)\s+(?P<obj>.+)$",
+            _studies,
+        ),
+        (
+            "please kindly pls plz answer reply respond write talk speak",
+            r"^(?:(?:please|kindly|pls|plz)\s+)?(?:answer|reply|respond|write|talk|speak)\s+(?:to\s+me\s+)?(?:only\s+)?in\s+"
+            r"(?P<lang>[a-z]+)(?:\s+(?:please|only|from\s+now(?:\s+on)?|going\s+forward))*(?:\s*,.*)?$",
+            _answer_language,
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:a\s+)?(?:huge|big|massive|heavy|serious|daily)\s+(?P<obj>[\w\s-]{{2,30}}?)\s+drinker\b.*$",
+            _drinker,
+        ),
+        (
+            "I",
+            rf"^{_IM}\s+(?:a|an)\s+(?:huge|big|massive|die-?hard|lifelong)\s+(?P<obj>(?-i:[A-Z])[\w\s.-]{{1,30}}?)\s+fan\b.*$",
+            _say("preference", 6, attribute="likes"),
+        ),
+        (
+            "I",
+            rf"^(?:i\s+(?:currently\s+)?study|{_IM}\s+(?:currently\s+)?studying|{_IM}\s+majoring\s+in)"
             r"\s+(?P<obj>.+)$",
-            _say("identity", 7, "studies"),
+            _studies,
         ),
+        ("I", r"^i\s+(?:currently\s+|now\s+|also\s+)?teach\s+(?P<obj>.+)$", _teaches),
         (
             "I",
             rf"^(?:i\s+(?:currently\s+|mainly\s+|mostly\s+)?work|{_IM}\s+(?:currently\s+|now\s+)?working)\s+on\s+"
@@ -436,20 +711,25 @@ EN_RULES: tuple[Rule, ...] = tuple(
         # --- preferences
         (
             "I",
-            rf"^i\s+{_ADV}(?:prefer|like|love|adore|enjoy|hate|dislike|detest|loathe|despise)\s+(?P<obj>.+)$",
-            _say("preference", 6),
+            rf"^i\s+{_ADV}(?:prefer|like|love|adore|enjoy)\s+(?P<obj>.+)$",
+            _say("preference", 6, attribute="likes"),
+        ),
+        (
+            "I",
+            rf"^i\s+{_ADV}(?:hate|dislike|detest|loathe|despise)\s+(?P<obj>.+)$",
+            _say("preference", 6, attribute="dislikes"),
         ),
         (
             "I",
             rf"^i\s+{_ADV}(?:don't|do\s+not|dont)\s+(?:really\s+)?(?:like|love|enjoy|care\s+for)\s+(?P<obj>.+)$",
-            _say("preference", 6),
+            _say("preference", 6, attribute="dislikes"),
         ),
         (
             "I",
             rf"^i\s+{_ADV}(?:don't|do\s+not|dont)\s+(?:ever\s+)?(?:want|use)\s+(?P<obj>.+)$",
             _say("preference", 7),
         ),
-        ("I", r"^i\s+(?:can't|cannot)\s+stand\s+(?P<obj>.+)$", _say("preference", 6)),
+        ("I", r"^i\s+(?:can't|cannot)\s+stand\s+(?P<obj>.+)$", _say("preference", 6, attribute="dislikes")),
         (
             "I",
             r"^(?:i'd|i\s+would)\s+(?:much\s+)?(?:rather|prefer)\s+(?!not\s+(?:say|talk|discuss|answer|share|"
@@ -458,10 +738,15 @@ EN_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I",
-            rf"^{_IM}\s+(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+|massive\s+|great\s+|real\s+)?fan\s+of\s+(?P<obj>.+)$",
-            _say("preference", 6),
+            rf"^{_IM}\s+not\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+|great\s+|real\s+)?fan\s+of\s+(?P<obj>.+)$",
+            _say("preference", 6, attribute="dislikes"),
         ),
-        ("I", rf"^{_IM}\s+(?:really\s+)?into\s+(?P<obj>.+)$", _say("preference", 6)),
+        (
+            "I",
+            rf"^{_IM}\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+|great\s+|real\s+)?fan\s+of\s+(?P<obj>.+)$",
+            _say("preference", 6, attribute="likes"),
+        ),
+        ("I", rf"^{_IM}\s+(?:really\s+)?into\s+(?P<obj>.+)$", _say("preference", 6, attribute="likes")),
         (
             "I",
             rf"^i\s+{_ADV}(?:use|code\s+in|program\s+in|write\s+code\s+in|work\s+with|develop\s+(?:in|with))\s+"
@@ -476,7 +761,11 @@ EN_RULES: tuple[Rule, ...] = tuple(
             _say("skill", 6),
         ),
         ("I", r"^i\s+know\s+how\s+to\s+(?P<obj>.+)$", _say("skill", 6)),
-        ("I", r"^i\s+(?:also\s+|fluently\s+)?speak\s+(?P<obj>.+)$", _say("skill", 7, "languages")),
+        (
+            "I",
+            r"^i\s+(?:also\s+|fluently\s+|only\s+|mainly\s+|mostly\s+|still\s+)*speak\s+(?P<obj>.+)$",
+            _speaks,
+        ),
         (
             "I",
             rf"^{_IM}\s+(?:very\s+|pretty\s+|quite\s+|really\s+|fairly\s+|reasonably\s+)?(?:good|great|skilled|"
@@ -532,6 +821,6 @@ EN_RULES: tuple[Rule, ...] = tuple(
             _dont_let_me_forget,
         ),
         # --- last: a bare "I'm Ana" / "I'm Brazilian" (capitalised, nothing after it)
-        ("I", rf"^{_IM}\s+{_CAP_NAME}$", _im_name),
+        ("I", rf"^{_IM}\s+{_CAP_NAME}(?:\s+(?:btw|by\s+the\s+way|here))?(?:\s*,\s+(?!(?:and|but|so|or)\b).*)?$", _im_name),
     )
 )

@@ -11,7 +11,8 @@ _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*|\s+|.", re.DOTALL)
 _ADVERBS = frozenset(
     "always usually never also really just still often sometimes mostly only actually generally "
     "normally currently now already definitely absolutely truly primarily mainly even totally "
-    "honestly personally strongly much typically rarely seldom occasionally genuinely".split()
+    "honestly personally strongly much typically rarely seldom occasionally genuinely finally recently "
+    "officially literally basically".split()
 )
 _VERB_THIRD_PERSON = {
     "am": "is",
@@ -24,7 +25,7 @@ _VERB_THIRD_PERSON = {
     "haven't": "hasn't",
 }
 _VERB_UNCHANGED = frozenset(
-    "can could will would shall should must might may did was were had used gotta got went made "
+    "can cannot could will would shall should must might may did was were had used gotta got went made "
     "bought saw said told took knew thought came began grew wrote ran left found felt kept met paid "
     "sent spent built taught chose forgot gave lost won sold became broke brought caught drank drove "
     "ate fell fought flew froze hid held lay led lent lit meant quit rode rang rose shook shot shut "
@@ -178,6 +179,7 @@ def topic_from(phrase: str, fallback: str) -> str:
 
 _DEICTIC = re.compile(
     r"^(?:it(?!\s+when\b)|it's|that|that's|this|these|those|them|they|you|your|yours|u|ur|so|too|what|how|which|"
+    r"him|her(?!\s+\w)|us|me|ya|"
     r"there|here|one|both|either|neither|none|nothing|everything|anything|something|not|"
     r"all\s+of\s+(?:it|them|these|those)|the\s+(?:idea|way|answer|suggestion|response|first|second|"
     r"third|last|other|former|latter|one|same|rest|new one|old one))\b",

@@ -20,18 +20,50 @@ MAX_CLAUSE_CHARS = 300  # longer "statements" are pasted text or rambling, not a
 
 @dataclass(frozen=True)
 class Draft:
-    """A fact before validation; cheap to adjust when a wrapper ("remember", "actually") applies."""
+    """A fact before validation; cheap to adjust when a wrapper ("remember", "actually") applies.
+
+    ``attribute``/``value``: the attribute of its subject it states (``models.attributes``), if any.
+    ``about``: whom it is about when not the voice it was said in ("my dad has diabetes": the
+    user's father); None: the speaker.
+    """
 
     fact: str
     topic: str
     category: Category
     importance: int
+    attribute: str | None = None
+    value: str | None = None
+    about: About | None = None
+    also: tuple[Draft, ...] = ()  # facts the same clause states besides this one (a job's employer)
 
     def at_least(self, floor: int, step: int = 0) -> Draft:
         return replace(self, importance=min(10, max(self.importance + step, floor)))
 
     def as_correction(self) -> Draft:
         return replace(self, category="correction", importance=max(self.importance, 7))
+
+    def stating(self, attribute: str | None, value: str | None) -> Draft:
+        """The same fact read as ``attribute`` = ``value`` (nothing when either is empty)."""
+        if not attribute or not value or not value.strip():
+            return self
+        return replace(self, attribute=attribute, value=value.strip())
+
+
+@dataclass(frozen=True)
+class About:
+    """Someone or something a statement is about that is not its speaker: a name (None: known
+    only by the relation), their relation to the speaker ("father", canonical), what they are, and
+    whose relation it is (``of``: the speaker's name; None: the owner)."""
+
+    name: str | None
+    relation: str | None
+    kind: str = "person"
+    of: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """The fact's ``subject``: the name, else ``user's <relation>`` (``Bob's <relation>``)."""
+        return self.name or f"{self.of or 'user'}'s {self.relation}"
 
 
 @dataclass(frozen=True)
@@ -42,6 +74,7 @@ class Voice:
     possessive: str  # "the user's"
     zh: str  # 用户
     ja: str  # ユーザー
+    person: str | None = None  # whom "I" is, as a fact's subject: None for the owner, else their name
 
     @classmethod
     def of(cls, speaker: str) -> Voice:
@@ -49,7 +82,18 @@ class Voice:
         if name.casefold() == "the user":
             return cls("the user", "the user's", "用户", "ユーザー")
         mid = name[0].lower() + name[1:] if name.lower().startswith("the ") else name
-        return cls(mid, f"{mid}'s", name, name)
+        return cls(mid, f"{mid}'s", name, name, name)
+
+    def relative(self, about: About, said: str, cjk: str | None = None) -> Voice:
+        """The voice of someone this speaker named by relation: "the user's dad", or "Mia (the
+        user's daughter)" with their name; ``said`` is the relation word as said, ``cjk`` its form in
+        a Chinese or Japanese sentence."""
+        relative = f"{self.possessive} {said}"
+        zh, ja = f"{self.zh}的{cjk or said}", f"{self.ja}の{cjk or said}"
+        if about.name is None:
+            return Voice(relative, f"{relative}'s", zh, ja, about.subject)
+        name = about.name
+        return Voice(f"{name} ({relative})", f"{name}'s", f"{name}（{zh}）", f"{name}（{ja}）", about.subject)
 
     @property
     def title(self) -> str:
@@ -121,6 +165,12 @@ class Language:
     render_now_on: Callable[[str, str, Voice], Draft | None]
     render_correction: Callable[[str, Voice], Draft | None]
     render_remember: Callable[[str, Voice], Draft | None]
+    # A clause said about someone the speaker names by relation ("my dad has diabetes"): who, the
+    # relation word as said, and the clause in the first person ("I have diabetes").
+    relative: Callable[[str], tuple[About, str, str] | None] | None = None
+    normalise: Callable[[str], str] | None = None  # a clause rephrased before the rules read it
+    # Facts a statement states in passing besides its own ("my husband Marco says hi": who Marco is).
+    in_passing: Callable[[str, Voice], list[Draft]] | None = None
     polite: re.Pattern[str] | None = None  # a request phrased as a question that is not one
     trail_off: re.Pattern[str] | None = None  # a closing aside ("…, by the way") that is not the fact
     hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation

@@ -1,0 +1,134 @@
+"""Chat English as the rules read it: text-speak spelled out ("im" → "I'm", "u" → "you", "w" →
+"with"), quoted text recognised, and the checks that keep a value plausible (a home is a place, an
+allergen is a substance, a partner is a name)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# --- text-speak: the spelling, not the meaning, changes
+
+_TEXTSPEAK = {
+    "i": "I",
+    "im": "I'm",
+    "ive": "I've",
+    "dont": "don't",
+    "doesnt": "doesn't",
+    "didnt": "didn't",
+    "cant": "can't",
+    "wont": "won't",
+    "isnt": "isn't",
+    "wasnt": "wasn't",
+    "havent": "haven't",
+    "hasnt": "hasn't",
+    "u": "you",
+    "ur": "your",
+    "w": "with",
+    "w/": "with",
+    "bc": "because",
+    "cuz": "because",
+    "coz": "because",
+    "yrs": "years",
+    "yr": "year",
+    "mths": "months",
+    "thx": "thanks",
+    "pls": "please",
+    "plz": "please",
+    "gonna": "going to",
+    "wanna": "want to",
+    "thru": "through",
+    "tho": "though",
+    "bf": "boyfriend",
+    "gf": "girlfriend",
+    "bff": "best friend",
+}
+_TEXTSPEAK_WORD = re.compile(
+    r"(?<![\w'])(?:" + "|".join(sorted(map(re.escape, _TEXTSPEAK), key=len, reverse=True)) + r")(?![\w'/])",
+    re.IGNORECASE,
+)
+# "id rather", "id retire": "I'd" only before a verb ("my id" is an ID)
+_ID = re.compile(r"(?<![\w'])id(?=\s+(?:rather|love|like|prefer|be|have|go|move|say|kill|retire|never|probably)\b)", re.I)
+
+
+def _spelled(m: re.Match[str]) -> str:
+    word = m.group()
+    low = word.lower()
+    if low == "w" and not re.match(r"\s+[a-z]", m.string[m.end() :]):
+        return word  # a lone "w" that starts nothing: leave it
+    out = _TEXTSPEAK.get(low)
+    return out if out else word
+
+
+# "my birthdays the 3rd", "my dads a mechanic": the apostrophe chat leaves out.
+_MISSING_APOSTROPHE = re.compile(
+    r"\b(my\s+(?:name|birthday|dad|mum|mom|sister|brother|son|daughter|husband|wife|boss|partner|girlfriend|"
+    r"boyfriend|manager))s(?=\s+(?:the\s+\d|\d|called\b|named\b|a\s|an\s|(?-i:[A-Z])))",
+    re.IGNORECASE,
+)
+
+
+_TEXTSPEAK_KEYS = frozenset(_TEXTSPEAK) | {"id"}
+_PUNCTUATION = ".,!?;:()\"'~"
+
+
+@lru_cache(maxsize=2048)
+def spell_out(clause: str) -> str:
+    """'im 27 and ive got 2 cats w u' → "I'm 27 and I've got 2 cats with you"."""
+    lowered = clause.lower()
+    if "my " in lowered:
+        clause = _MISSING_APOSTROPHE.sub(r"\1's", clause)
+    if _TEXTSPEAK_KEYS.isdisjoint(w.strip(_PUNCTUATION) for w in lowered.split()):
+        return clause
+    return _ID.sub("I'd", _TEXTSPEAK_WORD.sub(_spelled, clause))
+
+
+# --- quoted text: a title, a line of dialogue, a pasted bio (never the speaker's own statement)
+
+QUOTED = (
+    r"(?:(?<=[\s:(])|^)'(?=[^\W\d_])(?:[^'\n]|'(?=[a-z]))*?\s(?:[^'\n]|'(?=[a-z]))*?(?<=[\w.!?,])'(?=[\s,.!?;:)]|$)"
+    r"|\"[^\"\n]*\b(?:i|i'm|im|i've|i'd|i'll|my|me)\b[^\"\n]*\"|“[^”\n]*\b(?:i|i'm|im|my|me)\b[^”\n]*”"
+)
+"""A quoted span of two words or more in single quotes ('I'm Glad My Mom Died'), or a short quote in
+double quotes that says "I"/"my" ("I'm from Barcelona"): someone else's words, dropped."""
+
+
+# --- plausible values
+
+_NOT_ALLERGENS = frozenset(
+    """monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays saturday saturdays
+    sunday sundays mornings morning work hard exercise effort people adulting responsibility responsibilities
+    meetings meeting homework chores cardio running mornings early alarms emails email school job jobs
+    commitment commitments small talk nonsense drama stupidity bullshit bs you him her them it this that
+    everything life housework maths math deadlines""".split()
+)
+
+
+def plausible_allergen(value: str | None) -> bool:
+    """'shellfish', 'bee stings', 'the new washing powder' yes; 'Mondays', 'hard work', 'people' no."""
+    if not value:
+        return False
+    words = re.findall(r"[^\W\d_]+", value.lower())
+    return bool(words) and not any(w in _NOT_ALLERGENS for w in words[:2])
+
+
+_NOT_HOMES = re.compile(
+    r"^(?:the\s+(?-i:[a-z])|(?:my|your|his|her|our|their|a|an|this|that|it|bed|sin|denial|hope|fear|"
+    r"hell|heaven|peace|sweatpants|pyjamas|pajamas|hiding|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|june|july|august|september|october|november|december)\b)",
+    re.IGNORECASE,
+)
+
+
+def plausible_home(value: str | None) -> bool:
+    """A place ('Porto', 'the Netherlands', 'north London', 'manchester'), not 'my car', 'the office',
+    'a van', 'denial'."""
+    return bool(value) and not _NOT_HOMES.match(value or "")
+
+
+_NAME = re.compile(r"^(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){0,2}$")
+
+
+def is_name(value: str | None) -> bool:
+    """'Marco', 'Mrs Patel', 'Paul Hart': capitalised words, at most three."""
+    return bool(value) and bool(_NAME.match(value or ""))
