@@ -52,6 +52,26 @@ class MemoryNotFound(CortexError):
         self.memory_id = memory_id
 
 
+class EntityNotFound(CortexError):
+    """No entity with that id that this requester may see (we do not tell the difference)."""
+
+    code = "entity_not_found"
+    status = 404
+
+    def __init__(self, entity_id: int) -> None:
+        super().__init__(f"entity {entity_id} not found")
+
+
+class RelationNotFound(CortexError):
+    """No relation with that id that this requester may see."""
+
+    code = "relation_not_found"
+    status = 404
+
+    def __init__(self, relation_id: int) -> None:
+        super().__init__(f"relation {relation_id} not found")
+
+
 class EmbedderUnavailable(CortexError):
     """The embedding backend failed or timed out; callers fall back or store without a vector."""
 

@@ -62,8 +62,14 @@ class ScriptedLLM:
         prompt = messages[-1].content
         new_part = prompt.split("NEW messages (extract from these):", 1)[1]
         facts = [
-            {"topic": "said", "fact": f"The user said: {text.strip()}", "importance": 5, "category": "fact"}
-            for text in re.findall(r"^user: (.+)$", new_part, flags=re.MULTILINE)
+            {
+                "topic": "said",
+                "fact": f"The user said: {text.strip()}",
+                "importance": 5,
+                "category": "fact",
+                "source": [int(number)],
+            }
+            for number, text in _OWNER_LINE.findall(new_part)
         ]
         return json.dumps(facts)
 
@@ -72,8 +78,12 @@ class ScriptedLLM:
         result = []
         for messages in self.calls:
             new_part = messages[-1].content.split("NEW messages (extract from these):", 1)[-1]
-            result.append(re.findall(r"^user: (.+)$", new_part, flags=re.MULTILINE))
+            result.append([text for _, text in _OWNER_LINE.findall(new_part)])
         return result
+
+
+# A NEW message of the user in the extraction prompt: "[3] the user: …" or "[3] Priya (the user): …".
+_OWNER_LINE = re.compile(r"^\[(\d+)\] (?:the user|.+? \(the user\)): (.+)$", re.MULTILINE)
 
 
 class ScriptedGpuSource:

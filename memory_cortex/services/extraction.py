@@ -1,204 +1,94 @@
-"""From a session transcript to validated facts: message cleaning, the new-message delta, chunking,
-the prompt, schema-constrained LLM output, validation, and the rules fallback.
+"""From the new messages of a conversation to validated facts, each about the right person and
+from the message(s) it was read from: chunking, the LLM call (``extraction_prompt``) with
+schema-constrained output, validation, and the rules extractor (alone, beside the LLM, or as its
+fallback).
 
-Why a delta by multiset of message hashes: OpenClaw posts the whole session after every turn. A
-plain resend is the old history plus a tail; after a compaction the history is a summary plus the
-latest messages. Counting how many times each (role, text) hash was already extracted and walking
-the new history, a message is "new" only when its hash has no unused earlier occurrence left. A
-resend then yields exactly the tail, a compacted history only what was never seen, and a message
-genuinely repeated ("yes") is still extracted the second time.
+Who wrote each message is decided before (``speakers``): the owner's words become facts about the
+user; another person's about them; an unknown speaker's and the assistant's about nobody.
 """
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import json
 import logging
 import re
 import time
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from ..config import IngestConfig, LLMConfig
+from ..config import LLMConfig
 from ..models import rules
-from ..models.facts import ExtractedFact, fact_list_schema
-from ..models.llm import LLM, ChatMessage, LLMUnavailable
-from ..redaction import Redacted, has_secret, redact
+from ..models.facts import ExtractedFact, fact_list_schema, is_owner
+from ..models.llm import LLM, LLMUnavailable
+from ..redaction import has_secret
+from .extraction_prompt import SYSTEM_PROMPT, KnownFact, extraction_prompt
+from .messages import (
+    Delta,
+    Message,
+    clean_messages,
+    compute_delta,
+    mask_secrets_in_messages,
+    message_text,
+)
+from .speakers import Speaker
 
 if TYPE_CHECKING:  # metrics → stats → ingest → here: a runtime import would be a cycle
     from .metrics import Metrics
 
+__all__ = [
+    "SYSTEM_PROMPT",
+    "Delta",
+    "ExtractionResult",
+    "ExtractionService",
+    "KnownFact",
+    "Message",
+    "chunk_spans",
+    "clean_messages",
+    "compute_delta",
+    "is_grounded",
+    "mask_secrets_in_messages",
+    "message_text",
+    "parse_facts",
+    "transcript",
+]
+
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 3.5  # conservative for English; CJK is denser, hence the margin below
-PROMPT_OVERHEAD_TOKENS = 600
-
-SYSTEM_PROMPT = """You extract durable long-term memories about the user from a conversation.
-Return a JSON array. Each item: {"topic": 2-4 words, "fact": one self-contained sentence in the third
-person ("The user ..."), "importance": 1-10, "category": one of identity, preference, decision, fact,
-insight, todo, correction, skill, relationship, project_state}.
-Only facts that will still matter in a week: who the user is, what they like, decided, own, plan,
-know, who they know, and corrections of earlier facts. Never greetings, small talk, questions, or
-what the assistant said about itself. Never credentials or secrets: no passwords, PINs, codes, API
-keys, tokens, private keys or card numbers, not even in part ("[secret removed]" marks one that was
-taken out). Use only what the NEW messages say. If nothing qualifies, return []."""
-
-
-@dataclass(frozen=True)
-class Message:
-    """One cleaned message. Only ``role`` and ``text`` say what it is (its digest); the rest is
-    what the client told about it, kept for the verbatim turn it becomes."""
-
-    role: str
-    text: str
-    name: str | None = field(default=None, compare=False)  # the speaker's name, when the client sent one
-    timestamp: Any = field(default=None, compare=False)  # the message's own time, as sent
-    ref: str | None = field(default=None, compare=False)  # the client's message id
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(f"{self.role}\x1f{self.text}".encode()).hexdigest()[:24]
-
-
-@dataclass(frozen=True)
-class Delta:
-    """What a job has to extract, and what to remember afterwards."""
-
-    new: list[Message]
-    context: list[Message]
-    history_hashes: list[str]
-
-    @property
-    def history_hash(self) -> str:
-        return hashlib.sha256("".join(self.history_hashes).encode()).hexdigest()
+PROMPT_OVERHEAD_TOKENS = 900  # the instructions, and the current facts shown beside the messages
+OWNER_SPEAKER = Speaker(None, True, True)
 
 
 @dataclass
 class ExtractionResult:
+    """The facts of one job. Each fact's ``source`` holds the 1-based numbers, in ``delta.new``, of
+    the messages it was read from, and its ``replaces`` (an LLM's update) the memory id of the
+    current fact it replaces, checked against the facts it was shown."""
+
     facts: list[ExtractedFact] = field(default_factory=list)
     method: str = "none"
     llm_calls: int = 0
     rejected: int = 0
 
 
-def message_text(content: Any) -> str:
-    """Text of a message ``content``: a string, or OpenClaw's list of blocks ({type: "text", text})."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            block.get("text", "")
-            for block in content
-            if isinstance(block, dict)
-            and block.get("type") in (None, "text")
-            and isinstance(block.get("text"), str)
-        ]
-        return "\n".join(part for part in parts if part)
-    return ""
-
-
-def clean_messages(
-    raw: Sequence[dict[str, Any]], config: IngestConfig, mask: Callable[[str], Redacted] = redact
-) -> list[Message]:
-    """User/assistant text only: skipped roles, heartbeats and empty messages removed, and every
-    secret masked (:func:`memory_cortex.redaction.redact`): no model ever sees one, nothing keeps one."""
-    skip_roles = {role.lower() for role in config.skip_roles}
-    cleaned = []
-    for item in raw:
-        role = str(item.get("role", "")).strip()
-        # JSON may carry lone surrogates (\ud800): no UTF-8 store can hold them, so they become U+FFFD;
-        # a NUL would cut the text short in SQLite's text functions and FTS.
-        text = message_text(item.get("content")).encode("utf-8", "replace").decode("utf-8")
-        text = text.replace("\x00", "").strip()
-        if not text or role.lower() in skip_roles:
-            continue
-        if config.skip_heartbeat and any(marker in text for marker in config.heartbeat_markers):
-            continue
-        cleaned.append(
-            Message(
-                role=role,
-                text=mask(text).text,
-                name=_short_text(item.get("name")),
-                timestamp=item.get("timestamp"),
-                ref=_short_text(item.get("id")),
-            )
-        )
-    return cleaned
-
-
-def _short_text(value: Any, limit: int = 200) -> str | None:
-    """A name or id as sent (a number becomes its text), without control characters; None if empty."""
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    text = "".join(c for c in str(value) if c.isprintable()).strip()[:limit]
-    return text or None
-
-
-def mask_secrets_in_messages(messages: Sequence[Any], mask: Callable[[str], Redacted] = redact) -> int:
-    """Mask, in place, the secrets in the text of raw ``/ingest`` messages (a string ``content``
-    or the ``text`` of its blocks) with ``mask`` (:func:`~memory_cortex.redaction.redact`, or a
-    :class:`~memory_cortex.redaction.CleanTextMemo`'s); returns how many were removed.
-
-    Why, when :func:`clean_messages` masks them again: the journal keeps a request's messages
-    until its job has run (so that a crash loses nothing), and a secret must not reach the disk
-    even for that long. Other keys and the structure are left as they are.
-    """
-    removed = 0
-    for message in messages:
-        if not isinstance(message, dict):
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            masked = mask(content)
-            message["content"], removed = masked.text, removed + masked.removed
-        elif isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict) and isinstance(block.get("text"), str):
-                    masked = mask(block["text"])
-                    block["text"], removed = masked.text, removed + masked.removed
-    return removed
-
-
-def compute_delta(messages: list[Message], extracted_hashes: Sequence[str], context_size: int) -> Delta:
-    """New messages (see module doc) plus up to ``context_size`` already-extracted ones before them."""
-    remaining = Counter(extracted_hashes)
-    new: list[Message] = []
-    first_new_index: int | None = None
+def chunk_spans(messages: Sequence[Message], max_chars: int) -> list[range]:
+    """Consecutive index ranges whose transcript fits ``max_chars`` (an over-long message is a range
+    of its own, cut when it is shown)."""
+    spans: list[range] = []
+    start, size = 0, 0
     for index, message in enumerate(messages):
-        digest = message.digest
-        if remaining[digest] > 0:
-            remaining[digest] -= 1
-            continue
-        if first_new_index is None:
-            first_new_index = index
-        new.append(message)
-    context: list[Message] = []
-    if first_new_index is not None and context_size > 0:
-        context = messages[max(0, first_new_index - context_size) : first_new_index]
-    return Delta(new=new, context=context, history_hashes=[m.digest for m in messages])
-
-
-def chunk_messages(messages: list[Message], max_chars: int) -> list[list[Message]]:
-    """Consecutive groups whose transcript fits ``max_chars``; an over-long message is cut."""
-    chunks: list[list[Message]] = []
-    current: list[Message] = []
-    size = 0
-    for message in messages:
-        if len(message.text) > max_chars:
-            message = Message(message.role, message.text[:max_chars])
-        cost = len(message.text) + len(message.role) + 4
-        if current and size + cost > max_chars:
-            chunks.append(current)
-            current, size = [], 0
-        current.append(message)
+        cost = min(len(message.text), max_chars) + len(message.role) + 24  # the speaker's label
+        if index > start and size + cost > max_chars:
+            spans.append(range(start, index))
+            start, size = index, 0
         size += cost
-    if current:
-        chunks.append(current)
-    return chunks
+    if start < len(messages):
+        spans.append(range(start, len(messages)))
+    return spans
 
 
 def transcript(messages: Sequence[Message]) -> str:
@@ -223,6 +113,13 @@ def is_grounded(fact: ExtractedFact, source: str) -> bool:
         return True
     cjk = set(_CJK_CHAR.findall(fact.fact))
     return len(cjk & set(_CJK_CHAR.findall(source))) >= 2
+
+
+def _overlap(fact: ExtractedFact, text: str) -> int:
+    """How many of the fact's content words (or CJK characters) ``text`` holds."""
+    lower = text.lower()
+    words = {w for w in _CONTENT_WORD.findall(fact.fact.lower()) if w not in {"the", "user", "user's"}}
+    return sum(1 for word in words if word in lower) + len(set(_CJK_CHAR.findall(fact.fact)) & set(text))
 
 
 def parse_facts(text: str) -> tuple[list[ExtractedFact], int]:
@@ -274,8 +171,22 @@ class ExtractionService:
         budget_tokens = llm_config.n_ctx - llm_config.max_output_tokens - PROMPT_OVERHEAD_TOKENS
         self.max_chunk_chars = max(1000, int(budget_tokens * CHARS_PER_TOKEN * 0.85))
 
-    async def extract(self, delta: Delta, *, allow_rules_only: bool = False) -> ExtractionResult:
-        """Facts from ``delta.new``.
+    @property
+    def uses_llm(self) -> bool:
+        """Whether an LLM reads the messages (the current facts it is shown are worth reading)."""
+        return self._llm is not None
+
+    async def extract(
+        self,
+        delta: Delta,
+        *,
+        speakers: Sequence[Speaker] | None = None,
+        context_speakers: Sequence[Speaker] | None = None,
+        known: Sequence[KnownFact] = (),
+        allow_rules_only: bool = False,
+    ) -> ExtractionResult:
+        """Facts from ``delta.new``, whose writers are ``speakers`` (None: every human message is
+        the owner's, as before speakers were known); ``known``: the current facts an LLM is shown.
 
         Raises LLMUnavailable when the LLM is down (the job is retried later) unless
         ``allow_rules_only`` (last attempt): then the rules extractor alone does the job.
@@ -283,21 +194,26 @@ class ExtractionService:
         result = ExtractionResult()
         if not delta.new:
             return result
-        chunks = chunk_messages(delta.new, self.max_chunk_chars)
+        said_by = list(speakers) if speakers is not None else [OWNER_SPEAKER] * len(delta.new)
+        context_by = list(context_speakers) if context_speakers is not None else [OWNER_SPEAKER] * len(delta.context)
         methods: set[str] = set()
-        for number, chunk in enumerate(chunks):
-            context = delta.context if number == 0 else chunks[number - 1][-2:]
+        for number, span in enumerate(chunk_spans(delta.new, self.max_chunk_chars)):
+            if number == 0:
+                context, context_said = delta.context, context_by
+            else:
+                before = range(max(span.start - 2, 0), span.start)
+                context, context_said = [delta.new[i] for i in before], [said_by[i] for i in before]
             if self._llm is None:
-                facts, method = self._rules(chunk), "rules"
+                facts, method = self._rules(delta.new, said_by, span), "rules"
             else:
                 try:
-                    facts, method = await self._with_llm(chunk, context, result)
+                    facts, method = await self._with_llm(delta, said_by, span, context, context_said, known, result)
                 except LLMUnavailable:
                     if not allow_rules_only:
                         raise
-                    facts, method = self._rules(chunk), "rules"
+                    facts, method = self._rules(delta.new, said_by, span), "rules"
             if self._llm is not None and self._rules_alongside_llm and method == "llm":
-                extra = self._rules(chunk)
+                extra = self._rules(delta.new, said_by, span)
                 if extra:
                     facts += extra
                     method = "llm+rules"
@@ -310,14 +226,28 @@ class ExtractionService:
         result.method = "+".join(sorted(methods)) if len(methods) > 1 else next(iter(methods), "none")
         return result
 
-    def _rules(self, chunk: list[Message]) -> list[ExtractedFact]:
-        return rules.extract_facts([(m.role, m.text) for m in chunk])
+    @staticmethod
+    def _rules(messages: Sequence[Message], speakers: Sequence[Speaker], span: range) -> list[ExtractedFact]:
+        """The rules extractor over the messages of ``span`` that may state facts, each fact with
+        the number of its message."""
+        said = [(i, rules.Said(messages[i].text, speakers[i].voice)) for i in span if speakers[i].states_facts]
+        found = rules.extract_statements([item for _, item in said])
+        return [fact.model_copy(update={"source": [said[at][0] + 1]}) for at, fact in found]
 
     async def _with_llm(
-        self, chunk: list[Message], context: list[Message], result: ExtractionResult
+        self,
+        delta: Delta,
+        speakers: Sequence[Speaker],
+        span: range,
+        context: Sequence[Message],
+        context_speakers: Sequence[Speaker],
+        known: Sequence[KnownFact],
+        result: ExtractionResult,
     ) -> tuple[list[ExtractedFact], str]:
         assert self._llm is not None
-        prompt = self._prompt(chunk, context)
+        chunk = [_cut(delta.new[i], self.max_chunk_chars) for i in span]
+        chunk_speakers = [speakers[i] for i in span]
+        prompt = extraction_prompt(chunk, chunk_speakers, context, context_speakers, known)
         source = transcript(chunk)
         for attempt in (1, 2):
             started = time.perf_counter()
@@ -336,26 +266,52 @@ class ExtractionService:
                 if self._metrics is not None:
                     self._metrics.count_llm_error("bad_reply")
                 continue
-            grounded = [fact for fact in facts if is_grounded(fact, source)]
-            result.rejected += rejected + len(facts) - len(grounded)
+            kept = [
+                checked
+                for fact in facts
+                if fact.action != "none"
+                and is_grounded(fact, source)
+                and (checked := _attributed(fact, chunk, chunk_speakers, span, known)) is not None
+            ]
+            dropped = rejected + len(facts) - len(kept)
+            result.rejected += dropped
             log.info(
                 "extraction call",
-                extra={
-                    "facts": len(grounded),
-                    "rejected": rejected + len(facts) - len(grounded),
-                    "seconds": round(time.perf_counter() - started, 2),
-                },
+                extra={"facts": len(kept), "rejected": dropped, "seconds": round(time.perf_counter() - started, 2)},
             )
-            return grounded, "llm"
-        return self._rules(chunk), "rules"
+            return kept, "llm"
+        return self._rules(delta.new, speakers, span), "rules"
 
-    def _prompt(self, chunk: list[Message], context: list[Message]) -> list[ChatMessage]:
-        parts = []
-        if context:
-            parts.append("EARLIER (context only, already remembered):\n" + transcript(context))
-        parts.append("NEW messages (extract from these):\n" + transcript(chunk))
-        parts.append("Answer with the JSON array only.")
-        return [ChatMessage("system", SYSTEM_PROMPT), ChatMessage("user", "\n\n".join(parts))]
+
+def _cut(message: Message, max_chars: int) -> Message:
+    return message if len(message.text) <= max_chars else dataclasses.replace(message, text=message.text[:max_chars])
+
+
+def _attributed(
+    fact: ExtractedFact,
+    chunk: Sequence[Message],
+    speakers: Sequence[Speaker],
+    span: range,
+    known: Sequence[KnownFact],
+) -> ExtractedFact | None:
+    """An LLM's fact checked against who said what: its sources (the numbers it cites, else the
+    messages sharing most words with it) must include a message that may state facts; a fact about
+    the user needs one of the user's own messages among them (never another person's words, nor an
+    unknown speaker's); an update names a fact it was shown. None when it fails."""
+    cited = [n for n in dict.fromkeys(fact.source) if 1 <= n <= len(chunk) and speakers[n - 1].states_facts]
+    if not cited:
+        scored = [(_overlap(fact, message.text), n) for n, message in enumerate(chunk, start=1)]
+        scored = [(score, n) for score, n in scored if score > 0 and speakers[n - 1].states_facts]
+        best = max((score for score, _ in scored), default=0)
+        cited = [n for score, n in scored if score == best and best > 0]
+    if not cited:
+        return None
+    if is_owner(fact.subject) and not any(speakers[n - 1].owner for n in cited):
+        return None  # about the user, from someone else's words: not the user's fact
+    replaces = None
+    if fact.action == "update" and fact.replaces is not None and 1 <= fact.replaces <= len(known):
+        replaces = known[fact.replaces - 1].memory_id
+    return fact.model_copy(update={"source": [span.start + n for n in cited], "replaces": replaces})
 
 
 def _unique(facts: list[ExtractedFact]) -> list[ExtractedFact]:

@@ -26,15 +26,19 @@ from typing import Any
 from ..config import IngestConfig
 from ..errors import JobNotFound
 from ..models.llm import LLMUnavailable
-from ..records import MemoryRecord, NewMemory
+from ..records import EVERYONE, MemoryRecord, NewMemory
 from ..redaction import CleanTextMemo
+from ..store import entities as entity_sql
 from ..store import ingest as ingest_sql
 from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.ingest import IngestJob
-from .extraction import ExtractionService, Message, clean_messages, compute_delta, mask_secrets_in_messages
+from .beliefs import structure_of
+from .extraction import ExtractionService, KnownFact
 from .memories import MemoryService
-from .turns import turn_memories
+from .messages import Message, clean_messages, compute_delta, mask_secrets_in_messages
+from .speakers import Speaker, speakers_of
+from .turns import message_time, turn_memories
 from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
@@ -42,8 +46,10 @@ log = logging.getLogger(__name__)
 # Most message hashes a session watermark (extraction's or the turns') keeps, newest last.
 MAX_WATERMARK_HASHES = 10_000
 
-# Most turn ids a fact records as its source (a long first post holds hundreds of messages).
+# Most turn ids a fact records as its source.
 MAX_DERIVED_FROM = 50
+# Most current facts an extraction LLM is shown beside the new messages.
+MAX_KNOWN_FACTS = 40
 
 # Something that may hold a job back (the GPU-aware gate of the hardware issue plugs in here).
 Gate = Callable[[IngestJob], Awaitable[None]]
@@ -295,8 +301,10 @@ class IngestService:
         delta = compute_delta(messages, stored, 0)
         if not delta.new and len(stored) == len(delta.history_hashes):
             return 0
+        said_by = self._speakers(job, messages)
         items = turn_memories(
             delta.new,
+            owners=[said_by[id(message)].owner for message in delta.new],
             user_id=job.user_id,
             session_id=job.session_id,
             scope=job.scope,
@@ -329,36 +337,54 @@ class IngestService:
             messages, watermark.message_hashes if watermark else [], self._config.context_messages
         )
         last_attempt = job.attempts >= self._config.max_attempts
-        result = await self._extraction.extract(delta, allow_rules_only=last_attempt)
-        derived_from: list[int] = []
+        said_by = self._speakers(job, messages)
+        known = await self._known_facts(job, delta.new, said_by) if self._extraction.uses_llm else []
+        result = await self._extraction.extract(
+            delta,
+            speakers=[said_by[id(message)] for message in delta.new],
+            context_speakers=[said_by[id(message)] for message in delta.context],
+            known=known,
+            allow_rules_only=last_attempt,
+        )
+        turns: dict[str, list[int]] = {}
         if result.facts and self._config.store_turns:
             digests = list(dict.fromkeys(message.digest for message in delta.new))
-            derived_from = await self._db.read(
-                lambda conn: memory_sql.turn_ids_of(conn, job.user_id, job.session_id, digests)
+            turns = await self._db.read(
+                lambda conn: memory_sql.turns_by_digest(conn, job.user_id, job.session_id, digests)
             )
         scope = job.scope
-        items = [
-            NewMemory(
-                user_id=job.user_id,
-                topic=fact.topic,
-                fact=fact.fact,
-                importance=fact.importance,
-                category=fact.category,
-                source_session=job.session_id,
-                source_channel=scope.channel,
-                agent_id=scope.agent_id,
-                visibility=scope.visibility,
-                metadata={
-                    "ingest_job": job.id,
-                    "extractor": result.method,
-                    # The turns this job extracted from (the newest MAX_DERIVED_FROM of a long one).
-                    **({"derived_from": derived_from[-MAX_DERIVED_FROM:]} if derived_from else {}),
-                },
-                occurred_at=job.occurred_at,
-                layer=initial_layer(fact.category, result.method),
+        items = []
+        for fact in result.facts:
+            sources = [delta.new[n - 1] for n in fact.source if 1 <= n <= len(delta.new)] or delta.new
+            # The turns it was read from: its own messages' (every part of a long one).
+            derived_from = [turn for message in sources for turn in turns.get(message.digest, [])]
+            structure = structure_of(fact)
+            items.append(
+                NewMemory(
+                    user_id=job.user_id,
+                    topic=fact.topic,
+                    fact=fact.fact,
+                    importance=fact.importance,
+                    category=fact.category,
+                    source_session=job.session_id,
+                    source_channel=scope.channel,
+                    agent_id=scope.agent_id,
+                    visibility=scope.visibility,
+                    metadata={
+                        "ingest_job": job.id,
+                        "extractor": result.method,
+                        **({"derived_from": derived_from[-MAX_DERIVED_FROM:]} if derived_from else {}),
+                    },
+                    occurred_at=job.occurred_at,
+                    layer=initial_layer(fact.category, result.method),
+                    subject=structure.subject,
+                    attribute=structure.attribute,
+                    value=structure.value,
+                    valid_from=max(self._said_at(job, message) for message in sources),
+                    links=structure.links,
+                    replaces=fact.replaces,
+                )
             )
-            for fact in result.facts
-        ]
 
         def finish(conn: sqlite3.Connection) -> None:
             ingest_sql.save_watermark(
@@ -386,6 +412,43 @@ class IngestService:
         else:
             await self._db.write(finish)
         return len(items), len(delta.new), result.method
+
+    @staticmethod
+    def _speakers(job: IngestJob, messages: list[Message]) -> dict[int, Speaker]:
+        """Who wrote each message of the job (by object: the delta holds the same messages)."""
+        found = speakers_of(messages, group=job.session_kind == "group", user_names=job.user_names)
+        return {id(message): speaker for message, speaker in zip(messages, found, strict=True)}
+
+    @staticmethod
+    def _said_at(job: IngestJob, message: Message) -> str:
+        """When a message was said: its own time, else the conversation's, else its arrival."""
+        return message_time(message.timestamp) or job.occurred_at or job.received_at
+
+    async def _known_facts(
+        self, job: IngestJob, new: list[Message], said_by: dict[int, Speaker]
+    ) -> list[KnownFact]:
+        """The current facts an extraction LLM is shown: those of the owner and of the people who
+        speak or are named in the new messages, of the conversation's own reach only (what this
+        conversation's requesters may see; never another scope's), newest said first."""
+        names = {speaker.name for m in new if (speaker := said_by[id(m)]).name and not speaker.owner}
+        text = " ".join(message.text for message in new).casefold()
+
+        def read(conn: sqlite3.Connection) -> list[KnownFact]:
+            subjects: dict[int | None, str] = {None: "user"}
+            for entity_id, name in entity_sql.subject_names(conn, job.user_id).items():
+                if name in names or (len(name) >= 2 and name.casefold() in text):
+                    subjects[entity_id] = name
+            records = entity_sql.facts_of_subjects(
+                conn, job.user_id, list(subjects), None, EVERYONE, MAX_KNOWN_FACTS * 4
+            )
+            reach = job.scope
+            return [
+                KnownFact(record.id, subjects.get(record.subject_id, "user"), record.attribute, record.fact, record.said_at)
+                for record in records
+                if record.scope.recalled_alike(reach)
+            ][:MAX_KNOWN_FACTS]
+
+        return await self._db.read(read)
 
     async def _record_failure(self, job: IngestJob, exc: Exception) -> None:
         reason = f"{type(exc).__name__}: {exc}"

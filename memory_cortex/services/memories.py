@@ -34,11 +34,13 @@ from ..records import (
 )
 from ..redaction import is_only_secrets, redact
 from ..store import embeddings as embedding_sql
+from ..store import entities as entity_sql
 from ..store import memories as memory_sql
 from ..store import retrieval as retrieval_sql
 from ..store.db import Database
 from ..store.vectors import VectorIndex
 from ..vectormath import from_blob, to_blob
+from .beliefs import apply_after_insert, plan_belief, store_links
 from .corrections import narrow_supersessions
 from .index_calls import call_index
 from .memory_text import embedding_text, redacted_json, stored_embedding_text, without_secrets
@@ -52,11 +54,14 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class WriteOutcome:
-    """What happened to one memory of a write: ``created`` or ``merged`` into an existing one."""
+    """What happened to one memory of a write: ``created`` or ``merged`` into an existing one;
+    ``superseded_id``: the memory it replaced (the first, when a newer statement ended several);
+    ``changed``: every other memory the write changed (superseded ones, or this one's own end)."""
 
     record: MemoryRecord
     action: str
     superseded_id: int | None = None
+    changed: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,14 @@ class MemoryService:
             if dedup and vectors is not None and self._index is not None
             else [WritePlan() for _ in rows]
         )
+        # An update an LLM named (the fact it was shown and said this one replaces): a supersession,
+        # checked on write like a correction's (same user, reach and subject).
+        plans = [
+            WritePlan(supersede=row.replaces)
+            if row.replaces is not None and plan.merge_into is None and plan.merge_with_batch is None
+            else plan
+            for row, plan in zip(rows, plans, strict=True)
+        ]
         rows, plans = await narrow_supersessions(self._db, rows, plans)  # only a one-fact memory hides
         if vectors is not None:
             rows = await self._embed_merged(rows, plans, texts)
@@ -224,6 +237,7 @@ class MemoryService:
                 touched.append(outcome.record.id)
                 if outcome.superseded_id is not None:
                     touched.append(outcome.superseded_id)
+                touched.extend(outcome.changed)
             if extra_work is not None:
                 extra_work(conn)
             final = memory_sql.get_many(conn, [o.record.id for o in outcomes])
@@ -270,20 +284,38 @@ class MemoryService:
     def _write_one(
         self, conn: sqlite3.Connection, row: NewMemory, merge_into: int | None, supersede: int | None
     ) -> WriteOutcome:
+        subject_id = self._subject_id(conn, row)
+        belief = plan_belief(conn, row, subject_id)
+        if belief.merge_into is not None:
+            merge_into, supersede = belief.merge_into, None  # the same value said again
         if merge_into is not None:
             existing = memory_sql.get(conn, merge_into)
-            # Re-checked inside the transaction: it may have been deleted or superseded meanwhile.
+            # Re-checked inside the transaction: it may have been deleted or superseded meanwhile. A
+            # near-duplicate by wording only merges where neither states an attribute, about the
+            # same subject: "lives in Leeds" is close to "lives in York", and is not the same fact.
             if (
                 existing is not None
                 and existing.user_id == row.user_id
                 and existing.scope.recalled_alike(row.scope)
                 and existing.superseded_by is None
+                and (
+                    belief.merge_into == existing.id
+                    or (existing.attribute is None and row.attribute is None and existing.subject_id == subject_id)
+                )
             ):
                 memory_sql.merge_into(conn, merge_into, row)
+                if row.valid_from is not None and (existing.valid_from is None or row.valid_from < existing.valid_from):
+                    memory_sql.update(conn, merge_into, {"valid_from": row.valid_from})  # true since first said
+                store_links(conn, row, merge_into)
                 return WriteOutcome(existing, "merged")
-        memory_id = memory_sql.insert(conn, row)
+        memory_id = memory_sql.insert(conn, row, subject_id=subject_id)
+        changed = apply_after_insert(conn, belief, memory_id, row.valid_from or row.occurred_at)
+        store_links(conn, row, memory_id)
         record = memory_sql.get(conn, memory_id)
         assert record is not None
+        if belief.replaces or belief.replaced_by is not None:
+            first = belief.replaces[0].id if belief.replaces else None
+            return WriteOutcome(record, "created", superseded_id=first, changed=tuple(changed))
         if supersede is not None:
             older = memory_sql.get(conn, supersede)
             if (
@@ -291,10 +323,24 @@ class MemoryService:
                 and older.user_id == row.user_id
                 and older.scope.recalled_alike(row.scope)
                 and older.superseded_by is None
+                # A correction close in wording never ends a fact of another subject or attribute.
+                and older.subject_id == subject_id
+                and older.attribute in (None, row.attribute)
             ):
-                memory_sql.update(conn, supersede, {"superseded_by": memory_id})
+                ends = row.valid_from or row.occurred_at
+                memory_sql.update(conn, supersede, {"superseded_by": memory_id, "valid_to": ends})
                 return WriteOutcome(record, "created", superseded_id=supersede)
         return WriteOutcome(record, "created")
+
+    @staticmethod
+    def _subject_id(conn: sqlite3.Connection, row: NewMemory) -> int | None:
+        """The entity ``row`` is about (created on first mention); None for the owner, whose own
+        entity is made once they have a structured fact (the entities list starts with them)."""
+        if row.subject is not None:
+            return entity_sql.ensure_entity(conn, row.user_id, row.subject)
+        if row.attribute is not None and row.kind == "fact":
+            entity_sql.ensure_self(conn, row.user_id)
+        return None
 
     async def update(
         self,
@@ -460,6 +506,14 @@ class MemoryService:
         record = await self.get(memory_id, user_id=user_id, audience=audience)
         history = await self._db.read(lambda conn: memory_sql.history(conn, record))
         return history if audience.unrestricted else history.visible_to(audience)
+
+    async def profile_facts(
+        self, user_id: str, *, audience: Audience, limit: int, vital_importance: int = 9
+    ) -> list[MemoryRecord]:
+        """The user's own current facts a profile is chosen from, that ``audience`` may see."""
+        return await self._db.read(
+            lambda conn: entity_sql.owner_profile(conn, user_id, audience, limit, vital_importance=vital_importance)
+        )
 
     async def live_in_layer(self, user_id: str, layer: str, limit: int) -> list[MemoryRecord]:
         """Up to ``limit`` live memories of ``user_id`` in ``layer``, most important first."""

@@ -29,11 +29,16 @@ class Protectable(Protocol):
     @property
     def topic(self) -> str: ...
 
+    @property
+    def subject_id(self) -> int | None: ...
+
 
 def protected_because(
     memory: Protectable, config: LifecycleConfig, *, by_category: bool = True
 ) -> str | None:
-    """Why ``memory`` must never be hidden (None: nothing protects it), checked in this order:
+    """Why ``memory`` must never be hidden (None: nothing protects it). Only the user's own memories
+are protected: another person's allergy (``subject_id`` set) is that person's, and never pushed
+into the user's answers. The rules, checked in this order:
 
     - its importance is at least ``protect_importance`` (the extractor or the writer said it is vital);
     - its category is one of ``protected_categories`` (default ``identity``: who the user is);
@@ -44,6 +49,8 @@ def protected_because(
     memory (importance, safety topic) in every answer, but not every identity fact in answers to
     questions that have nothing to do with them; decay and expiry keep identity facts regardless.
     """
+    if memory.subject_id is not None:
+        return None
     if memory.importance >= config.protect_importance:
         return f"importance {memory.importance} ≥ {config.protect_importance}"
     if by_category and memory.category in config.protected_categories:

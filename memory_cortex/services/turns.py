@@ -21,9 +21,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..config import IngestConfig
+from ..models.rules import USER_ROLES
 from ..records import NewMemory, Scope, stored_timestamp
 from ..redaction import is_only_secrets
-from .extraction import Message
+from .messages import Message
 
 # The category of every turn; the Markdown mirror files turns under its "Conversation" heading and
 # an import of that heading brings them back as turns.
@@ -37,6 +38,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+")
 def turn_memories(
     messages: Sequence[Message],
     *,
+    owners: Sequence[bool] | None = None,
     user_id: str,
     session_id: str | None,
     scope: Scope,
@@ -50,11 +52,13 @@ def turn_memories(
 
     ``occurred_at``: the request's own time for the conversation (None: not given); a message's own
     ``timestamp`` wins over it, ``received_at`` (when the daemon got it) is the last resort.
+    ``owners``: whether the owner wrote each message (``services.speakers``), kept on a human's turn
+    as ``metadata.owner`` (a question about the user leaves other people's words out).
     ``context``: how many earlier turns of the session each turn is embedded after. ``scope``:
     the conversation's agent, visibility and channel, which every turn carries.
     """
     turns: list[NewMemory] = []
-    for message in messages:
+    for position, message in enumerate(messages):
         if is_only_secrets(message.text):
             continue  # nothing but "[secret removed]": nothing to keep
         speaker = message.name or config.turn_speakers.get(message.role) or message.role.title()
@@ -63,6 +67,8 @@ def turn_memories(
         for index, part in enumerate(parts, start=1):
             # The message's digest: what the facts extracted from it find it by (derived_from).
             metadata: dict[str, Any] = {"ingest_job": job_id, "role": message.role, "digest": message.digest}
+            if owners is not None and message.role.strip().lower() in USER_ROLES:
+                metadata["owner"] = owners[position]
             if len(parts) > 1:
                 metadata.update(part=index, parts=len(parts))
             turns.append(

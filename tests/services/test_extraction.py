@@ -11,7 +11,7 @@ from memory_cortex.services.extraction import (
     Delta,
     ExtractionService,
     Message,
-    chunk_messages,
+    chunk_spans,
     clean_messages,
     compute_delta,
     is_grounded,
@@ -74,11 +74,12 @@ def test_a_repeated_message_is_still_new_the_second_time() -> None:
 
 def test_chunks_fit_and_keep_order() -> None:
     messages = msgs(*(f"message number {i} " * 5 for i in range(40)))
-    chunks = chunk_messages(messages, 500)
-    assert [m for chunk in chunks for m in chunk] == messages
-    assert all(sum(len(m.text) + len(m.role) + 4 for m in chunk) <= 500 for chunk in chunks)
-    (only,) = chunk_messages([Message("user", "x" * 2000)], 500)
-    assert len(only[0].text) == 500
+    spans = chunk_spans(messages, 500)
+    assert [i for span in spans for i in span] == list(range(len(messages)))
+    assert len(spans) > 1
+    # Each span's transcript, every message with its speaker's label, fits.
+    assert all(sum(len(messages[i].text) + len(messages[i].role) + 24 for i in span) <= 500 for span in spans)
+    assert chunk_spans([Message("user", "x" * 2000)], 500) == [range(0, 1)]  # cut when it is shown
 
 
 def test_parse_accepts_arrays_and_wrapped_arrays_and_drops_bad_items() -> None:

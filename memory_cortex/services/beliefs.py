@@ -1,0 +1,145 @@
+"""What a new fact does to what the memory believes: the subject, attribute and value it states, and,
+inside the write transaction, whether it restates, replaces or is replaced by the current fact of the
+same subject and attribute.
+
+The rule (issue 33): for an attribute a subject has one value of at a time (``models.attributes``),
+the statement said **later** holds — later by when it was said (``valid_from``: the message's time),
+not by when it arrived. The earlier one is kept, superseded by the later, with ``valid_to`` set to
+when the later one was said. The same value said again is one fact (it is merged, and holds since it
+was first said). An attribute with several values (allergies, likes, pets) adds a value. Only facts
+that reach the same requesters (:meth:`Scope.recalled_alike`) replace each other: a group never
+rewrites what the owner said in private, nor the other way round.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from ..models.attributes import ENTITY_VALUED, canonical_attribute, canonical_relation, is_single
+from ..models.facts import ExtractedFact, is_owner
+from ..records import LinkRef, MemoryRecord, NewMemory, SubjectRef
+from ..store import entities as entity_sql
+from ..store import memories as memory_sql
+from ..store.connection import Connection
+
+# A value that names a person or a pet (the object of a relation): a name, not a description.
+_NAME_LIKE = re.compile(r"^[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){0,3}$")
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The structured reading of one fact: whom it is about (None: the owner), the attribute and
+    value it states, and the relations it names."""
+
+    subject: SubjectRef | None = None
+    attribute: str | None = None
+    value: str | None = None
+    links: tuple[LinkRef, ...] = ()
+
+
+def structure_of(fact: ExtractedFact) -> Structure:
+    """Read an extracted fact's subject, attribute, value and relations.
+
+    ``subject`` "user" is the owner; "user's father" someone known by their relation to the owner
+    (the relation owner -father-> them); "Bob's sister" the same for Bob; a name is that person (with
+    ``relation``: the owner -relation-> them). An attribute whose value names a person or a pet
+    (``partner`` = "Marco", ``sister`` = "Ana", ``pet`` = "Rex") is a relation from the subject too.
+    """
+    subject, links = _subject(fact)
+    attribute = canonical_attribute(fact.attribute)
+    value = " ".join(fact.value.split())[:200] if fact.value and fact.value.strip() else None
+    if attribute is None or value is None:
+        attribute = value = None
+    if attribute in ENTITY_VALUED and value is not None and _NAME_LIKE.match(value) and not value[0].islower():
+        kind = "pet" if attribute == "pet" else "person"
+        links += (LinkRef(attribute, SubjectRef(value, kind), subject),)  # type: ignore[arg-type]
+    return Structure(subject, attribute, value, links)
+
+
+def _subject(fact: ExtractedFact) -> tuple[SubjectRef | None, tuple[LinkRef, ...]]:
+    if is_owner(fact.subject):
+        return None, ()
+    name = " ".join(fact.subject.split())
+    kind = fact.subject_kind or "person"
+    owner_part, sep, relation_word = name.partition("'s ")
+    if sep and (relation := canonical_relation(relation_word)) is not None:
+        # "user's father" / "Bob's sister": someone known by their relation to another.
+        subject = SubjectRef(name if not is_owner(owner_part) else f"user's {relation_word}", kind, relation)  # type: ignore[arg-type]
+        of = None if is_owner(owner_part) else SubjectRef(owner_part)
+        return subject, (LinkRef(relation, subject, of),)
+    relation = canonical_relation(fact.relation) if fact.relation else None
+    subject = SubjectRef(name, kind, relation)  # type: ignore[arg-type]
+    return subject, (LinkRef(relation, subject, None),) if relation else ()
+
+
+def same_value(first: str | None, second: str | None) -> bool:
+    """Whether two values say the same thing: equal once case, accents' forms, spacing and closing
+    punctuation are set aside ("Edinburgh" = "edinburgh!")."""
+    return _folded(first) == _folded(second)
+
+
+def _folded(value: str | None) -> str:
+    text = unicodedata.normalize("NFKC", value or "").casefold()
+    return " ".join(re.sub(r"[^\w\s'-]+", " ", text).split())
+
+
+@dataclass(frozen=True)
+class BeliefPlan:
+    """What a new fact does, decided inside its write transaction: merge into a stored fact (the
+    same value said again), replace the facts in ``replaces`` (it is newer), or be stored replaced
+    by ``replaced_by`` (it is older than what is believed now)."""
+
+    merge_into: int | None = None
+    replaces: tuple[MemoryRecord, ...] = ()
+    replaced_by: MemoryRecord | None = None
+
+
+def plan_belief(conn: Connection, row: NewMemory, subject_id: int | None) -> BeliefPlan:
+    """What ``row`` (a fact stating ``row.attribute`` of entity ``subject_id``, None: the owner) does
+    against the live facts of the same subject and attribute that reach the same requesters."""
+    if row.kind != "fact" or row.attribute is None:
+        return BeliefPlan()
+    current = entity_sql.current_facts(conn, row.user_id, subject_id, row.attribute, reach=row.scope)
+    for record in current:
+        if same_value(record.value, row.value):
+            return BeliefPlan(merge_into=record.id)
+    if not is_single(row.attribute) or not current:
+        return BeliefPlan()
+    said = row.valid_from or row.occurred_at or ""
+    newer = [record for record in current if record.said_at > said]
+    if newer:
+        # An older statement arriving after a newer one: it is history from the start.
+        return BeliefPlan(replaced_by=min(newer, key=lambda record: record.said_at))
+    return BeliefPlan(replaces=tuple(current))
+
+
+def apply_after_insert(conn: Connection, plan: BeliefPlan, memory_id: int, said: str | None) -> list[int]:
+    """Carry out ``plan`` for the fact just stored as ``memory_id`` (said at ``said``): the facts it
+    replaces end when it was said; or it ends when the fact that replaces it was said. Returns the
+    ids whose index entry changed."""
+    changed: list[int] = []
+    for record in plan.replaces:
+        memory_sql.update(conn, record.id, {"superseded_by": memory_id, "valid_to": said or None})
+        changed.append(record.id)
+    if plan.replaced_by is not None:
+        ends = plan.replaced_by.said_at
+        memory_sql.update(conn, memory_id, {"superseded_by": plan.replaced_by.id, "valid_to": ends})
+        changed.append(memory_id)
+    return changed
+
+
+def store_links(conn: Connection, row: NewMemory, memory_id: int) -> None:
+    """The relations ``row`` names, stored with it as their source (and its scope)."""
+    for link in row.links:
+        subject_id = (
+            entity_sql.ensure_self(conn, row.user_id)
+            if link.subject is None
+            else entity_sql.ensure_entity(conn, row.user_id, link.subject)
+        )
+        object_id = entity_sql.ensure_entity(conn, row.user_id, link.object)
+        if subject_id != object_id:
+            entity_sql.add_relation(
+                conn, row.user_id, subject_id, link.predicate, object_id, scope=row.scope, source_memory_id=memory_id
+            )

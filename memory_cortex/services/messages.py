@@ -1,0 +1,151 @@
+"""The messages of an ``/ingest`` request as the daemon keeps them: text only (OpenClaw's blocks
+joined), secrets masked, skipped roles and heartbeats left out; and the delta — which of them are
+new since the session was last extracted.
+
+Why a delta by multiset of message hashes: OpenClaw posts the whole session after every turn. A
+plain resend is the old history plus a tail; after a compaction the history is a summary plus the
+latest messages. Counting how many times each (role, text) hash was already extracted and walking
+the new history, a message is "new" only when its hash has no unused earlier occurrence left. A
+resend then yields exactly the tail, a compacted history only what was never seen, and a message
+genuinely repeated ("yes") is still extracted the second time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import IngestConfig
+from ..redaction import Redacted, redact
+
+
+@dataclass(frozen=True)
+class Message:
+    """One cleaned message. Only ``role`` and ``text`` say what it is (its digest); the rest is
+    what the client told about it, kept for the verbatim turn it becomes."""
+
+    role: str
+    text: str
+    name: str | None = field(default=None, compare=False)  # the speaker's name, when the client sent one
+    timestamp: Any = field(default=None, compare=False)  # the message's own time, as sent
+    ref: str | None = field(default=None, compare=False)  # the client's message id
+    # Whether the owner (the user the memory belongs to) wrote it, when the client said (None: not said).
+    owner: bool | None = field(default=None, compare=False)
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(f"{self.role}\x1f{self.text}".encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What a job has to extract, and what to remember afterwards."""
+
+    new: list[Message]
+    context: list[Message]
+    history_hashes: list[str]
+
+    @property
+    def history_hash(self) -> str:
+        return hashlib.sha256("".join(self.history_hashes).encode()).hexdigest()
+
+
+def message_text(content: Any) -> str:
+    """Text of a message ``content``: a string, or OpenClaw's list of blocks ({type: "text", text})."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict)
+            and block.get("type") in (None, "text")
+            and isinstance(block.get("text"), str)
+        ]
+        return "\n".join(part for part in parts if part)
+    return ""
+
+
+def clean_messages(
+    raw: Sequence[dict[str, Any]], config: IngestConfig, mask: Callable[[str], Redacted] = redact
+) -> list[Message]:
+    """User/assistant text only: skipped roles, heartbeats and empty messages removed, and every
+    secret masked (:func:`memory_cortex.redaction.redact`): no model ever sees one, nothing keeps one."""
+    skip_roles = {role.lower() for role in config.skip_roles}
+    cleaned = []
+    for item in raw:
+        role = str(item.get("role", "")).strip()
+        # JSON may carry lone surrogates (\ud800): no UTF-8 store can hold them, so they become U+FFFD;
+        # a NUL would cut the text short in SQLite's text functions and FTS.
+        text = message_text(item.get("content")).encode("utf-8", "replace").decode("utf-8")
+        text = text.replace("\x00", "").strip()
+        if not text or role.lower() in skip_roles:
+            continue
+        if config.skip_heartbeat and any(marker in text for marker in config.heartbeat_markers):
+            continue
+        cleaned.append(
+            Message(
+                role=role,
+                text=mask(text).text,
+                name=_short_text(item.get("name")),
+                timestamp=item.get("timestamp"),
+                ref=_short_text(item.get("id")),
+                owner=item.get("owner") if isinstance(item.get("owner"), bool) else None,
+            )
+        )
+    return cleaned
+
+
+def _short_text(value: Any, limit: int = 200) -> str | None:
+    """A name or id as sent (a number becomes its text), without control characters; None if empty."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    text = "".join(c for c in str(value) if c.isprintable()).strip()[:limit]
+    return text or None
+
+
+def mask_secrets_in_messages(messages: Sequence[Any], mask: Callable[[str], Redacted] = redact) -> int:
+    """Mask, in place, the secrets in the text of raw ``/ingest`` messages (a string ``content``
+    or the ``text`` of its blocks) with ``mask`` (:func:`~memory_cortex.redaction.redact`, or a
+    :class:`~memory_cortex.redaction.CleanTextMemo`'s); returns how many were removed.
+
+    Why, when :func:`clean_messages` masks them again: the journal keeps a request's messages
+    until its job has run (so that a crash loses nothing), and a secret must not reach the disk
+    even for that long. Other keys and the structure are left as they are.
+    """
+    removed = 0
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            masked = mask(content)
+            message["content"], removed = masked.text, removed + masked.removed
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and isinstance(block.get("text"), str):
+                    masked = mask(block["text"])
+                    block["text"], removed = masked.text, removed + masked.removed
+    return removed
+
+
+def compute_delta(messages: list[Message], extracted_hashes: Sequence[str], context_size: int) -> Delta:
+    """New messages (see module doc) plus up to ``context_size`` already-extracted ones before them."""
+    remaining = Counter(extracted_hashes)
+    new: list[Message] = []
+    first_new_index: int | None = None
+    for index, message in enumerate(messages):
+        digest = message.digest
+        if remaining[digest] > 0:
+            remaining[digest] -= 1
+            continue
+        if first_new_index is None:
+            first_new_index = index
+        new.append(message)
+    context: list[Message] = []
+    if first_new_index is not None and context_size > 0:
+        context = messages[max(0, first_new_index - context_size) : first_new_index]
+    return Delta(new=new, context=context, history_hashes=[m.digest for m in messages])
