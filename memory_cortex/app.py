@@ -23,6 +23,7 @@ from .keys import (
     CONFIG,
     DATABASE,
     EMBEDDER,
+    ENTITY_SERVICE,
     GPU_SCHEDULER,
     HARDWARE_MONITOR,
     IMPORT_RUNS,
@@ -87,6 +88,7 @@ def create_app(
     app[EMBEDDER] = services.embedder
     app[VECTOR_INDEX] = services.index
     app[MEMORY_SERVICE] = services.memories
+    app[ENTITY_SERVICE] = services.entities
     app[SEARCH_SERVICE] = services.search
     app[TIME_PARSER] = services.time_parser
     app[ACCESS_TRACKER] = services.access
@@ -113,7 +115,7 @@ def create_app(
             from .mcp.http import McpHttp
             from .mcp.server import McpServices, acting_user, build_mcp_server
 
-            tools = McpServices(services.memories, services.search, services.recall)
+            tools = McpServices(services.memories, services.search, services.recall, services.entities)
             return McpHttp(build_mcp_server(tools, config, acting_user(config)), config)
 
         mcp_http = LazyMcpHttp(build_mcp_http)  # the SDK loads on the first /mcp request

@@ -308,6 +308,15 @@ class SearchConfig(_Section):
         le=5000,
         description="How many of the best fused results (at least the limit) the length prior and session support re-score.",
     )
+    belief_boost: float = Field(
+        2.0,
+        ge=0,
+        le=100,
+        description="Structured lookup: a question naming a subject (the user, or someone or something of"
+        " theirs) and an attribute ('Where does Priya live?') gets that subject's current fact of it, scored x"
+        " (1 + this) when the question is about it at all (cosine at least min_similarity, or a shared keyword);"
+        " 0 = off.",
+    )
     time_anchor: Literal["now", "newest_memory"] = Field(
         "now",
         description="What relative dates in a query ('last week') count from: now, or the time of the user's newest memory (a replayed or old conversation).",
@@ -494,6 +503,21 @@ class RecallConfig(_Section):
         " budget_ms may ask for less (the OpenClaw plugin sends its recallTimeoutMs).",
     )
     max_answer_tokens: int = Field(300, ge=16, description="Longest synthesis.")
+    context_min_similarity: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="/context leaves out hits only the vector side proposed whose cosine to the question is below"
+        " this, and keyword hits below search.min_similarity (not for Chinese or Japanese questions), unless the"
+        " structured lookup asked for them; a request's min_similarity replaces it. A prompt gets nothing unrelated.",
+    )
+    profile_facts: int = Field(
+        6,
+        ge=0,
+        le=30,
+        description="/context starts with a profile: at most this many of the user's own current facts (name,"
+        " home, work, family, allergies, diet, key preferences), within 40 % of the block; 0 = no profile.",
+    )
     synthesis: Literal["auto", "on", "off"] = Field(
         "auto",
         description="Answer /recall with the LLM (on), from the memories at once (off), or auto: on unless"

@@ -9,6 +9,7 @@ from aiohttp import web
 from .config import Config
 from .models.embedders import Embedder
 from .services.access import AccessTracker
+from .services.entities import EntityService
 from .services.hardware import HardwareMonitor
 from .services.import_runs import ImportRuns
 from .services.index_sync import IndexSync
@@ -32,6 +33,7 @@ EMBEDDER = web.AppKey("embedder", Embedder)
 VECTOR_INDEX = web.AppKey("vector_index", VectorIndex)
 INDEX_SYNC = web.AppKey("index_sync", IndexSync)
 MEMORY_SERVICE = web.AppKey("memory_service", MemoryService)
+ENTITY_SERVICE = web.AppKey("entity_service", EntityService)
 SEARCH_SERVICE = web.AppKey("search_service", SearchService)
 ACCESS_TRACKER = web.AppKey("access_tracker", AccessTracker)
 STATS_SERVICE = web.AppKey("stats_service", StatsService)

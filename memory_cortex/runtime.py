@@ -31,6 +31,7 @@ from .config import Config
 from .models.embedders import Embedder, create_embedder
 from .models.llm import LLM, create_llm
 from .services.access import AccessTracker
+from .services.entities import EntityService
 from .services.extraction import ExtractionService
 from .services.hardware import HardwareMonitor
 from .services.import_runs import ImportRuns
@@ -84,6 +85,7 @@ class Services:
     index: VectorIndex
     index_sync: IndexSync
     memories: MemoryService
+    entities: EntityService
     time_parser: TimeParser
     search: SearchService
     access: AccessTracker
@@ -260,6 +262,7 @@ def build_services(
         index=index,
         index_sync=IndexSync(db, index, config.database.external_write_check_s),
         memories=memories,
+        entities=EntityService(db),
         time_parser=time_parser,
         search=search,
         access=access,
@@ -273,6 +276,8 @@ def build_services(
             access=access,
             metrics=metrics,
             shared_store=config.database.backend == "postgres",
+            keyword_floor=config.search.min_similarity,
+            protection=config.lifecycle,
         ),
         metrics=metrics,
         hardware=hardware,

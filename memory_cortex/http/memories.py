@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from aiohttp import web
 from pydantic import TypeAdapter
@@ -65,7 +66,19 @@ def memory_out(
         compressed_into=record.compressed_into,
         embedded=record.has_embedding,
         embedding_model=record.embedding_model,
+        **structure_fields(record),
     )
+
+
+def structure_fields(record: MemoryRecord) -> dict[str, Any]:
+    """The structured side of a memory (migration 015), as every shape that shows one carries it."""
+    return {
+        "subject_id": record.subject_id,
+        "attribute": record.attribute,
+        "value": record.value,
+        "valid_from": record.valid_from,
+        "valid_to": record.valid_to,
+    }
 
 
 def _new_memory(request: web.Request, item: MemoryIn) -> NewMemory:

@@ -42,5 +42,7 @@ async def context(request: web.Request) -> web.Response:
         min_similarity=body.min_similarity,
         budget_s=None if body.budget_ms is None else body.budget_ms / 1000,
     )
-    response = ContextResponse(context=block.text, facts=len(block.memory_ids), degraded=block.degraded)
+    response = ContextResponse(
+        context=block.text, facts=len(block.memory_ids), degraded=block.degraded, profile=block.profile
+    )
     return web.json_response(response.model_dump())

@@ -12,7 +12,16 @@ from pydantic import BaseModel
 
 from ..keys import CONFIG
 from ..services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from . import ingest, lifecycle, markdown, mcp, memories, recall, search, stats, ui
+from . import entities, ingest, lifecycle, markdown, mcp, memories, recall, search, stats, ui
+from .entity_schemas import (
+    EntityDetailOut,
+    EntityListQuery,
+    EntityListResponse,
+    RelationIn,
+    RelationListQuery,
+    RelationListResponse,
+    RelationOut,
+)
 from .openapi import build_openapi
 from .schemas import (
     ContextRequest,
@@ -172,6 +181,50 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/memories/{memory_id}",
         memories.delete_memory,
         "Delete a memory for good.",
+        query=ScopeQuery,
+        responses={200: DeletedResponse, 404: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/entities",
+        entities.list_entities,
+        "The people, pets, places and plans one user's memories are about (the user first), each with its"
+        " id and how many facts and relations the requester may see.",
+        query=EntityListQuery,
+        responses={200: EntityListResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/entities/{entity_id}",
+        entities.get_entity,
+        "One entity: its current facts, what later statements replaced (valid_to), its relations and the"
+        " turns its facts were read from.",
+        query=ScopeQuery,
+        responses={200: EntityDetailOut, 404: ErrorResponse},
+    ),
+    Endpoint(
+        "GET",
+        "/relations",
+        entities.list_relations,
+        "One user's relations between entities (subject -predicate-> object), newest first; with entity,"
+        " those naming it.",
+        query=RelationListQuery,
+        responses={200: RelationListResponse, 400: ErrorResponse},
+    ),
+    Endpoint(
+        "POST",
+        "/relations",
+        entities.create_relation,
+        "Write a relation between two entities (ids or names); the same relation in the same reach is kept"
+        " once.",
+        request=RelationIn,
+        responses={201: RelationOut, 400: ErrorResponse, 404: ErrorResponse, 415: ErrorResponse},
+    ),
+    Endpoint(
+        "DELETE",
+        "/relations/{relation_id}",
+        entities.delete_relation,
+        "Delete a relation for good.",
         query=ScopeQuery,
         responses={200: DeletedResponse, 404: ErrorResponse},
     ),

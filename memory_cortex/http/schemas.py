@@ -254,6 +254,17 @@ class SearchResultItem(BaseModel):
     agent_id: str | None = Field(None, description="The agent it belongs to (null: every agent).")
     visibility: Visibility = Field("private", description="private or shared.")
     channel: str | None = Field(None, description="The conversation it came from (source_channel).")
+    subject_id: int | None = Field(
+        None, description="The entity it is about (GET /entities/{id}); null: the user themself, or a turn."
+    )
+    attribute: str | None = Field(
+        None, description="The attribute of its subject it states (home, employer, job, age, diet, …), if any."
+    )
+    value: str | None = Field(None, description="That attribute's value, as said.")
+    valid_from: str | None = Field(None, description="When it was said (the message's time), if known.")
+    valid_to: str | None = Field(
+        None, description="When a later statement of the same subject and attribute replaced it (null: current)."
+    )
 
 
 class HybridSearchResponse(BaseModel):
@@ -443,6 +454,17 @@ class MemoryOut(BaseModel):
     )
     embedded: bool = Field(description="True when a vector of the live model is stored.")
     embedding_model: str | None
+    subject_id: int | None = Field(
+        None, description="The entity it is about (GET /entities/{id}); null: the user themself, or a turn."
+    )
+    attribute: str | None = Field(
+        None, description="The attribute of its subject it states (home, employer, job, age, diet, …), if any."
+    )
+    value: str | None = Field(None, description="That attribute's value, as said.")
+    valid_from: str | None = Field(None, description="When it was said (the message's time), if known.")
+    valid_to: str | None = Field(
+        None, description="When a later statement of the same subject and attribute replaced it (null: current)."
+    )
     action: str | None = Field(
         None, description='Writes only: "created", or "merged" into this existing near-duplicate.'
     )
@@ -613,13 +635,38 @@ class DeletedResponse(BaseModel):
 
 # -- ingest, recall, context ---------------------------------------------------------------
 class IngestMessage(BaseModel):
-    """One message as OpenClaw sends it: extra keys (name, timestamp…) are ignored."""
+    """One message as OpenClaw sends it; keys other than these are ignored."""
 
     model_config = ConfigDict(extra="ignore")
 
     role: str = Field(max_length=64, strict=True)
     content: str | list[Any] | None = Field(
         None, description="Text, or a list of blocks ({type: 'text', text}); other blocks are ignored."
+    )
+    name: Any = Field(
+        None,
+        description="Who wrote it (a group member's display name): the turn is stored as theirs, and what"
+        " they say about themselves is about them. A string (a number is read as its text); anything else"
+        " is ignored.",
+        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+    )
+    owner: Any = Field(
+        None,
+        description="true: the user (the memory's owner) wrote it; false: someone else did (OpenClaw's"
+        " senderIsOwner). Absent: decided by user_names and the session kind (see docs/concepts/"
+        "ingestion.md). Anything but a boolean is ignored.",
+        json_schema_extra={"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+    )
+    timestamp: Any = Field(
+        None,
+        description="When it was said: epoch milliseconds or seconds, or ISO 8601 (a later statement"
+        " replaces an earlier one by this time, not by arrival). Anything else is ignored.",
+        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "null"}]},
+    )
+    id: Any = Field(
+        None,
+        description="The client's message id (kept as the turn's ref).",
+        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
     )
 
 
@@ -641,6 +688,13 @@ class IngestRequestBody(BaseModel):
         "private",
         description="private (one-to-one: its memories are private) or group (its memories are shared in"
         " this channel; without a channel, in this session_id's).",
+    )
+    user_names: list[Annotated[str, Field(max_length=200)]] | None = Field(
+        None,
+        max_length=50,
+        description="The speaker names (messages' name) that are the user, the memory's owner; a message's"
+        " own owner flag wins. Absent, and no message flagged: in a private session every human message is"
+        " the user's, in a group session nobody is the user.",
     )
     debounce: bool = Field(
         True, strict=True, description="false: extract now (before a compaction, at session end)."
@@ -745,8 +799,13 @@ class ContextRequest(_AudienceFields):
 
 
 class ContextResponse(BaseModel):
-    context: str = Field(description='"## Long-Term Memories" and one line per fact; "" when none.')
+    context: str = Field(
+        description='"## Long-Term Memories", the recalled-as-data label and one line per memory: the user\'s'
+        " profile (their own current facts), then the facts that answer the question, then conversation"
+        ' turns, newest first; "" when none.'
+    )
     facts: int
+    profile: int = Field(0, description="How many of the lines, right after the label, are the user's profile.")
     degraded: bool = Field(
         False, description="true: the search did not finish within the budget; the block is empty this time."
     )

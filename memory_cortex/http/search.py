@@ -9,6 +9,7 @@ from ..keys import CONFIG, SEARCH_SERVICE
 from ..services.hit_view import debug_hits
 from ..services.search import DEFAULT_LAYERS
 from .common import parse_body, resolve_user
+from .memories import structure_fields
 from .schemas import (
     HybridSearchRequest,
     HybridSearchResponse,
@@ -57,6 +58,7 @@ async def hybrid_search(request: web.Request) -> web.Response:
             agent_id=hit.memory.agent_id,
             visibility=hit.memory.visibility,
             channel=hit.memory.source_channel,
+            **structure_fields(hit.memory),
         )
         for hit in result.hits
     ]

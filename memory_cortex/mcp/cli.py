@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 MCP_HELP = """\
 Serve the memory over MCP (Model Context Protocol) on stdin/stdout, for clients that start the
 server themselves: Claude Desktop, Claude Code, Cursor. Tools: search_memory, remember, forget,
-recall, search_debug; resource memory://profile (the user's core memories as Markdown).
+recall, search_debug, list_entities, get_entity, list_relations; resource memory://profile (the
+user's core memories as Markdown).
 
 The memories are those of one user, chosen here and never by the model: --user, else mcp.user_id,
 else users.default_user_id. The database is the configured one (--config/--db), opened in this

@@ -1,4 +1,4 @@
-"""The MCP server over the daemon's services: five tools and the profile resource.
+"""The MCP server over the daemon's services: eight tools and the profile resource.
 
 One builder serves both transports (stdio for ``python -m memory_cortex mcp``, streamable HTTP at
 ``/mcp``). The tools are thin, like the HTTP handlers: validate the arguments (the SDK does it from
@@ -14,9 +14,7 @@ schema, and the limits in those signatures come from the config, i.e. from local
 string annotation could not be resolved against.
 """
 
-import contextlib
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -27,14 +25,16 @@ from pydantic import BaseModel, Field
 
 from .. import __version__
 from ..config import Config, RankingConfig, SearchConfig
-from ..errors import CortexError
 from ..models.facts import Category
 from ..records import EVERYONE, Audience, Layer
+from ..services.entities import EntityService
 from ..services.hit_view import DebugHit, debug_hits
 from ..services.memories import MemoryService
 from ..services.profile import ProfileService
 from ..services.recall import RecallService
 from ..services.search import DEFAULT_LAYERS, SearchService
+from .entity_tools import register_entity_tools
+from .tool_errors import tool_errors
 
 # No NUL in a stored text (as the HTTP API refuses one): neither SQLite's text functions nor
 # PostgreSQL's text type keep it.
@@ -192,22 +192,13 @@ class McpServices:
     memories: MemoryService
     search: SearchService
     recall: RecallService
+    entities: EntityService
 
 
 def acting_user(config: Config, override: str | None = None) -> str:
     """The user every MCP client of this server acts as: ``--user``, else ``mcp.user_id``, else
     ``users.default_user_id``."""
     return override or config.mcp.user_id or config.users.default_user_id
-
-
-@contextlib.contextmanager
-def tool_errors() -> Iterator[None]:
-    """Domain errors become tool errors the model can read (``is_error`` results); anything else
-    is left to the SDK, which logs it and answers a generic error."""
-    try:
-        yield
-    except CortexError as exc:
-        raise ToolError(exc.message) from exc
 
 
 def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCPServer:
@@ -480,6 +471,10 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             min_similarity=limits.min_similarity,
             timings_ms=result.timings_ms,
         )
+
+    register_entity_tools(
+        server, services.entities, user_id, agent_type=AgentId, session_kind_type=SessionKindArg, channel_type=Channel
+    )
 
     @server.resource(
         PROFILE_URI,

@@ -30,7 +30,7 @@ async def open_services(config: Config) -> AsyncIterator[McpServices]:
     starts them (only the parts the tools need), stopped in reverse."""
     services = build_services(config)
     async with running(services, TOOLS):
-        yield McpServices(services.memories, services.search, services.recall)
+        yield McpServices(services.memories, services.search, services.recall, services.entities)
 
 
 async def serve_stdio(config: Config, user_id: str) -> None:

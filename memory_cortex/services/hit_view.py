@@ -31,8 +31,10 @@ class DebugHit(BaseModel):
     )
     factors: dict[str, float] = Field(
         description="The multiplier each stage set on this hit, by stage: time (a date the query names),"
-        " subject (a speaker it names), length (the length prior), ranking (importance, recency, reads)."
-        " A stage that did not touch the hit is absent (counts 1)."
+        " subject (a speaker it names), length (the length prior), lookup (the current fact of a subject and"
+        " attribute the question asks for), said_order (facts of one subject and attribute, newest said"
+        " first), someone_else (another person's fact or words, for a question about the user), ranking"
+        " (importance, recency, reads). A stage that did not touch the hit is absent (counts 1)."
     )
     bonus: float = Field(description="What session support added after the factors (0 for most hits).")
     query_cosine: float | None = Field(

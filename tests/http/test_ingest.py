@@ -190,30 +190,32 @@ async def test_recall_times_out_into_the_degraded_answer(
     assert body["degraded"] is True and "Tom climbs" in body["response"]
 
 
-async def test_context_block_orders_by_importance_and_respects_the_cap(
+async def test_context_block_puts_the_profile_first_and_respects_the_cap(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
     client = await start(aiohttp_client, tmp_path, minilm, None)
     await store(
         client,
-        {"user_id": "c", "topic": "diet", "fact": "Cleo is vegetarian.", "importance": 9},
         {"user_id": "c", "topic": "food", "fact": "Cleo likes spicy vegetarian curry.", "importance": 4},
+        {"user_id": "c", "topic": "diet", "fact": "Cleo is vegetarian.", "importance": 9, "category": "identity"},
     )
     body = await (
         await client.post("/context", json={"query": "what food does Cleo eat?", "user_id": "c"})
     ).json()
+    # Who the user is comes first (the profile), then what answers the question.
     assert body["context"].splitlines() == [
         "## Long-Term Memories",
         RECALLED_LABEL,
         "- [diet] Cleo is vegetarian.",
         "- [food] Cleo likes spicy vegetarian curry.",
     ]
+    assert body["profile"] == 1
     small = await (
         await client.post("/context", json={"query": "Cleo food", "user_id": "c", "max_tokens": 36})
     ).json()
     assert small["facts"] == 1 and len(small["context"]) <= 36 * 4
     none = await (await client.post("/context", json={"query": "zebra", "user_id": "nobody"})).json()
-    assert none == {"context": "", "facts": 0, "degraded": False}
+    assert none == {"context": "", "facts": 0, "degraded": False, "profile": 0}
 
 
 @pytest.mark.slow

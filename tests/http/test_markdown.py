@@ -173,7 +173,7 @@ async def test_the_mirror_follows_ingest_batches_and_imports(
     await wait_for(lambda: "The user prefers green tea." in text_of(memory_md))
     text = text_of(memory_md)
     assert "## Preferences\n\n- The user prefers green tea. (" in text
-    assert "The user's sister Ana lives in Porto." in text
+    assert "Ana (the user's sister) lives in Porto." in text  # about Ana, who is the user's sister
 
     await import_workspace(
         client, {"user_id": "sam", "files": {"memory/2026-01-05.md": "- Sam compared rail passes."}}

@@ -62,8 +62,9 @@ async def test_a_correction_keeps_the_other_facts_of_the_memory_it_corrects(
     )
     stored = await memories_of(client, "alex")
     kids = stored["The user has two kids, Mia (6) and Leo (4)."]
-    correction = stored["The user's daughter Mia is 7, not 6."]
-    assert correction["category"] == "correction"
+    [correction] = [memory for memory in stored.values() if memory["category"] == "correction"]
+    # The correction is about Mia, and says what: her age (issue 33).
+    assert (correction["attribute"], correction["value"]) == ("age", "7")
     assert kids["superseded_by"] is None  # Leo is still there
     assert correction["metadata"]["corrects"] == kids["id"]  # …and the correction says what it corrects
     found = await search(client, "How old is Leo?", "alex")
@@ -149,7 +150,7 @@ async def test_context_and_search_leave_out_memories_unrelated_to_the_query(
     assert found == {"results": [], "count": 0}  # the same shape, nothing in it
     body = {"query": unrelated, "user_id": "alex"}
     block = await (await client.post("/context", json=body, headers=JSON)).json()
-    assert block == {"context": "", "facts": 0, "degraded": False}
+    assert block == {"context": "", "facts": 0, "degraded": False, "profile": 0}
     # A related question still finds its memory, in /context as in /hybrid-search.
     found = await search(client, "What does Alex like to drink?", "alex")
     assert found["results"][0]["fact"] == "Alex prefers green tea to coffee."
@@ -349,7 +350,10 @@ async def test_an_unrelated_question_after_a_real_conversation_gets_only_what_is
     body = {"query": "How do I configure a Kubernetes ingress controller?", "user_id": "sam"}
     block = await (await client.post("/context", json=body, headers=JSON)).json()
     lines = [line for line in block["context"].splitlines() if line.startswith("- ")]
-    assert len(lines) == 1 and "peanuts" in lines[0], block
+    # The user's profile (their own current facts, the allergy among them) and nothing else: no
+    # turn of the conversation, nothing that answers another question (issue 33).
+    assert len(lines) == block["profile"] and any("peanuts" in line for line in lines), block
+    assert not any(", User:" in line or ", Assistant:" in line for line in lines), block
     # A question about the conversation still gets it, turns and facts.
     body = {"query": "What does my sister do? Is Ana a nurse too?", "user_id": "sam"}
     block = await (await client.post("/context", json=body, headers=JSON)).json()

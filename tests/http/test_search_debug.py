@@ -129,5 +129,5 @@ async def test_every_stage_names_its_part_of_the_score(aiohttp_client: Any, tmp_
     assert factors == {"time", "subject", "length", "ranking"}, factors
     assert any(hit["bonus"] > 0 for hit in fused)
     timings = result["timings_ms"]["hybrid"]
-    stages = ["fts_and_embed", "vector", "time", "speakers", "speaker_query", "feedback", "priors", "hydrate"]
+    stages = ["fts_and_embed", "vector", "time", "speakers", "speaker_query", "feedback", "priors", "lookup", "hydrate"]
     assert list(timings) == [*stages, "ranking", "total"]

@@ -69,7 +69,7 @@ async def test_context_answers_an_empty_degraded_block_within_its_budget(
     # The caller's budget, when it is the smaller.
     took, block = await timed_post(client, "/context", {**query, "budget_ms": 200})
     assert took < 0.2 + MARGIN_S, took
-    assert block == {"context": "", "facts": 0, "degraded": True}
+    assert block == {"context": "", "facts": 0, "degraded": True, "profile": 0}
     # The configured one otherwise (a larger budget does not raise it).
     took, block = await timed_post(client, "/context", {**query, "budget_ms": 10_000})
     assert 0.8 <= took < 0.8 + MARGIN_S and block["degraded"] is True, took

@@ -17,7 +17,16 @@ from mcp_types import CallToolResult
 ROOT = Path(__file__).resolve().parents[2]
 # The MCP client set-up the snippet tests start as written (moved from the README to the docs site).
 README = (ROOT / "docs" / "getting-started" / "mcp.md").read_text(encoding="utf-8")
-TOOLS = {"search_memory", "remember", "forget", "recall", "search_debug"}
+TOOLS = {
+    "search_memory",
+    "remember",
+    "forget",
+    "recall",
+    "search_debug",
+    "list_entities",
+    "get_entity",
+    "list_relations",
+}
 
 
 @contextlib.asynccontextmanager

@@ -36,6 +36,7 @@ from ...vectormath import normalize
 from ..index_calls import call_index
 from ..perspective import WORD
 from .gather import TurnsCache
+from .lookup import LookupStage
 from .model import Candidate, Pool, SearchRequest
 
 # The length prior's ln(chars / pivot) is held to ±1.5: ×(1 ± 0.15) at most with the default 0.1.
@@ -292,6 +293,7 @@ def build_stages(
         stages.append(FeedbackStage(index, config))
     if config.length_prior > 0 or config.session_support > 0:
         stages.append(PriorsStage(traits, turns, config))
+    stages.append(LookupStage(db, index, config))  # last: what the user believes now comes first
     return stages
 
 

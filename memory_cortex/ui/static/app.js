@@ -1,5 +1,5 @@
-// The dashboard's shell: the hash router (#/overview, #/memories, #/sessions, #/search, #/ingest, #/lifecycle,
-// #/system),
+// The dashboard's shell: the hash router (#/overview, #/memories, #/sessions, #/people, #/search, #/ingest,
+// #/lifecycle, #/system),
 // the navigation, the user picker shared by every page, and the token form.
 
 import { api, AuthRequired, onUnauthorized, reportError, setToken } from "./api.js";
@@ -8,12 +8,13 @@ import * as ingest from "./ingest.js";
 import * as lifecycle from "./lifecycle.js";
 import * as memories from "./memories.js";
 import * as overview from "./overview.js";
+import * as people from "./people.js";
 import * as search from "./search.js";
 import * as sessions from "./sessions.js";
 import * as system from "./system.js";
 
 // "#/" is the overview too: the landing page.
-const VIEWS = { "": overview, overview, memories, sessions, search, ingest, lifecycle, system };
+const VIEWS = { "": overview, overview, memories, sessions, people, search, ingest, lifecycle, system };
 const DEFAULT_ROUTE = "#/overview";
 const USER_KEY = "memory-cortex.user";
 const OTHER = "\u0000other"; // the picker's "another user" choice: no real user id starts with NUL

@@ -13,3 +13,8 @@ export function memoryLink(memory, label = `#${memory.id}`) {
 export function sessionLink(session, user, label = session) {
   return el("a", { href: `#/sessions/${encodeURIComponent(session)}?user=${encodeURIComponent(user)}` }, label);
 }
+
+/** A link to one entity's page (#/people/{id}), as `user`. */
+export function entityLink(entity, user, label = entity.name) {
+  return el("a", { href: `#/people/${entity.id}?user=${encodeURIComponent(user)}` }, label);
+}

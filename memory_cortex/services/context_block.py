@@ -1,0 +1,270 @@
+"""The ``/context`` prompt block: what an agent reads about the user before it answers.
+
+The contract (docs/concepts/search.md, "What /context gives"):
+
+1. **A short profile first**: the user's own current facts — name, home, work, family, diet and
+   allergies, key preferences — a few lines (``recall.profile_facts``, at most
+   ``PROFILE_SHARE`` of the block). Only the owner's: another person's allergy is never here.
+2. **Then what answers the question**: the facts the search found (the structured lookup puts a
+   named subject's current fact first), then the conversation turns, newest first.
+3. **When memories disagree, the newest comes first**: a fact replaced by a later statement is not
+   in the block at all (it is superseded); facts of one subject and attribute that are all current
+   (a pet, and a new one) come in the order they were said, newest first; turns too.
+4. **Nothing content-free, nobody else's**: a turn that says nothing ("Got it.", "Assistant: Nice
+   change.") is left out; an assistant's turn only when it shares a word with the question; a
+   question about the user ("Where do I work?") gets no other person's facts or words.
+5. An unrelated question gets the profile and nothing else (the search's similarity floor).
+
+Every memory is one inert line (``recalled.note_line``) under the recalled-as-data label.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..models.attributes import ATTRIBUTES, RELATIONS
+from ..records import MemoryRecord, speaker_label
+from ..store.fts import STOP_WORDS
+from .recalled import RECALLED_LABEL, note_line
+from .search import SearchHit
+
+CONTEXT_HEADER = "## Long-Term Memories"
+CHARS_PER_TOKEN = 4  # the seed's estimate for the context cap
+PROFILE_SHARE = 0.4  # the most of the block the profile may take
+
+# Who the user is first: the order of a profile's lines, by attribute.
+PROFILE_ORDER = (
+    "name",
+    "home",
+    "job",
+    "employer",
+    "partner",
+    *sorted({"son", "daughter", "child"}),
+    "allergy",
+    "health",
+    "diet",
+    "language",
+    "pet",
+    "age",
+    "origin",
+    "drink",
+    "likes",
+    "dislikes",
+)
+# How many values of an attribute with several a profile shows.
+PROFILE_VALUES = {"allergy": 3, "health": 2, "likes": 2, "pet": 2, "child": 2, "son": 2, "daughter": 2}
+
+_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# Words a turn can say without saying anything: greetings, thanks, agreement, filler.
+_FILLER = frozenset(
+    """hi hello hey thanks thank okay yes yeah yep nope sure great nice cool awesome good lovely wow
+    sounds noted got congrats congratulations welcome sorry hear glad happy bye night morning evening
+    change news love ooh aww haha lol amazing perfect indeed totally absolutely definitely right""".split()
+)
+CORRECTED_MARK = "(partly corrected by the line above)"
+CORRECTED_MARK_SEVERAL = "(partly corrected by the lines above)"
+# After a fact said before another current one of the same subject and attribute (one said in a group,
+# the other in private: both current where they were said), when the attribute has one value at a time.
+EARLIER_MARK = "(said earlier than the line above)"
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """The ``/context`` prompt block, the memories in it, and how many of its lines are the profile."""
+
+    text: str
+    memory_ids: tuple[int, ...]
+    degraded: bool = False  # the search did not finish within the budget: no memories this time
+    profile: int = 0
+
+
+def profile_of(
+    records: Sequence[MemoryRecord],
+    limit: int,
+    *,
+    vital_importance: int = 9,
+    vital: Callable[[MemoryRecord], bool] = lambda record: False,
+) -> list[MemoryRecord]:
+    """The profile's facts from the user's own current facts (``owner_profile``): by attribute in
+    :data:`PROFILE_ORDER`, one value of an attribute that has one at a time (the newest said), a few
+    of one that has several; then the facts without an attribute (written before attributes existed,
+    or through POST /memories) that are identities or ``vital`` (an allergy written as a plain
+    memory: beside the allergies, when of ``vital_importance`` or more)."""
+    by_attribute: dict[str, list[MemoryRecord]] = {}
+    loose: list[MemoryRecord] = []
+    for record in records:
+        if record.attribute is None:
+            loose.append(record)
+        else:
+            by_attribute.setdefault(record.attribute, []).append(record)
+    ranked: list[tuple[int, MemoryRecord]] = []
+    order = (*PROFILE_ORDER, *sorted(a for a in by_attribute if a not in PROFILE_ORDER and a in RELATIONS.values()))
+    for rank, attribute in enumerate(order):
+        found = sorted(by_attribute.get(attribute, []), key=lambda r: r.said_at, reverse=True)
+        single = attribute in ATTRIBUTES and ATTRIBUTES[attribute].single
+        ranked += [(rank, record) for record in found[: 1 if single else PROFILE_VALUES.get(attribute, 1)]]
+    vital_rank = PROFILE_ORDER.index("allergy")
+    ranked += [
+        (vital_rank if r.importance >= vital_importance else len(order), r)
+        for r in loose
+        if r.category == "identity" or vital(r)
+    ]
+    ranked.sort(key=lambda pair: pair[0])  # stable: within a rank, as chosen above
+    return [record for _, record in ranked[:limit]]
+
+
+def about_the_question(hit: SearchHit, query: str, floor: float, keyword_floor: float) -> bool:
+    """Whether a hit may go into the block: one the structured lookup asked for always; one only the
+    vector side proposed with a cosine to the question of at least ``floor``; a keyword hit with at
+    least ``keyword_floor`` (a word in common is weak evidence alone: "works" in "how compound interest
+    works" and "I work in insurance"), except for a Chinese or Japanese question, whose cosines
+    MiniLM cannot be trusted with."""
+    if "lookup" in hit.factors or floor <= 0:  # a floor of 0: nothing is left out
+        return True
+    cosine = hit.query_cosine if hit.query_cosine is not None else 0.0
+    if hit.source == "vector":
+        return cosine >= floor
+    return cosine >= min(keyword_floor, floor) or bool(_CJK.search(query))
+
+
+def says_something(hit: SearchHit, query_words: set[str]) -> bool:
+    """Whether a turn carries content: two words beyond greetings and filler (four CJK characters);
+    an assistant's turn also shares a word with the question. A fact always does."""
+    memory = hit.memory
+    if memory.kind != "turn":
+        return True
+    text = memory.fact
+    label = speaker_label(text[:80])
+    if label is not None:
+        text = text[len(label) + 1 :]
+    words = {w for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS and w not in _FILLER}
+    content = len(words) >= 2 or len(_CJK.findall(text)) >= 4
+    if memory.metadata.get("role") == "assistant":
+        return content and bool(words & query_words or set(_CJK.findall(text)) & query_words)
+    return content
+
+
+def build_block(
+    query: str,
+    hits: Sequence[SearchHit],
+    profile: Sequence[MemoryRecord],
+    max_tokens: int,
+) -> ContextBlock:
+    """The block for ``query``: ``profile`` first (within :data:`PROFILE_SHARE` of the budget), then
+    the hits that say something, facts in search order (corrections before what they correct),
+    then turns newest first."""
+    budget = max_tokens * CHARS_PER_TOKEN
+    lines = [CONTEXT_HEADER, RECALLED_LABEL]
+    used = len(CONTEXT_HEADER) + 1 + len(RECALLED_LABEL)
+    included: list[int] = []
+    profile_budget = used + int(budget * PROFILE_SHARE)
+    for record in profile:
+        line = fact_line(record, "")
+        if used + len(line) + 1 > min(budget, profile_budget):
+            break
+        lines.append(line)
+        used += len(line) + 1
+        included.append(record.id)
+    profile_lines = len(included)
+    query_words = {w for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS} | set(_CJK.findall(query))
+    shown = set(included)
+    relevant = [
+        hit
+        for hit in hits
+        if hit.memory.id not in shown and says_something(hit, query_words) and "someone_else" not in hit.factors
+    ]
+    facts = [hit for hit in relevant if hit.memory.kind != "turn"]
+    turns = [hit for hit in relevant if hit.memory.kind == "turn"]
+    chosen_turns: list[SearchHit] = []
+    entries: list[tuple[SearchHit, str]] = _earlier_marked(corrections_first(facts), profile)
+    for hit, mark in [*entries, *((turn, "") for turn in turns)]:
+        line = fact_line(hit.memory, mark)
+        if used + len(line) + 1 > budget:
+            break
+        used += len(line) + 1
+        if hit.memory.kind == "turn":
+            chosen_turns.append(hit)
+        else:
+            lines.append(line)
+        included.append(hit.memory.id)
+    # The turns that fit, newest said first: where two disagree, the later one is read first.
+    for hit in sorted(chosen_turns, key=lambda turn: (turn.memory.said_at, turn.memory.id), reverse=True):
+        lines.append(fact_line(hit.memory, ""))
+    if not included:
+        return ContextBlock("", ())
+    return ContextBlock("\n".join(lines), tuple(included), profile=profile_lines)
+
+
+def _earlier_marked(
+    entries: Sequence[tuple[SearchHit, str]], profile: Sequence[MemoryRecord]
+) -> list[tuple[SearchHit, str]]:
+    """The facts, each said before a fact above it (or in the profile) of the same subject and
+    single attribute marked as such: the search orders them newest first."""
+    seen = {(r.subject_id, r.attribute) for r in profile if r.attribute is not None}
+    marked = []
+    for hit, mark in entries:
+        memory = hit.memory
+        key = (memory.subject_id, memory.attribute)
+        if memory.attribute is not None and ATTRIBUTES.get(memory.attribute, None) is not None:
+            if ATTRIBUTES[memory.attribute].single and key in seen and not mark:
+                mark = f" {EARLIER_MARK}"
+            seen.add(key)
+        marked.append((hit, mark))
+    return marked
+
+
+def fact_line(memory: MemoryRecord, mark: str) -> str:
+    """One memory as a line: "- [topic] fact", or "- date, Speaker: text" for a turn."""
+    if memory.kind == "turn":
+        return f"- {memory.about_time[:10]}, {note_line(memory.fact)}"
+    if memory.topic.strip():
+        return f"- [{note_line(memory.topic)}] {note_line(memory.fact)}{mark}"
+    return f"- {note_line(memory.fact)}{mark}"
+
+
+def corrections_first(hits: Sequence[SearchHit]) -> list[tuple[SearchHit, str]]:
+    """``hits`` in their order, except that a correction of another hit of the list
+    (``metadata.corrects``: it was stored beside a memory that holds other facts too, which stays
+    live) comes right before the memory it corrects, which is marked (" (partly corrected by the
+    line above)"; the mark is ours, outside the recalled text). A group takes the place of its
+    first member, so a correction ranked high lifts the memory it corrects, and one ranked low is
+    lifted by it. Chains hold: C corrects B corrects A gives C, B (marked), A (marked).
+    """
+    listed = {hit.memory.id: hit for hit in hits}
+    corrected_by: dict[int, list[SearchHit]] = {}
+    for hit in hits:
+        target = hit.memory.metadata.get("corrects")
+        if isinstance(target, int) and target in listed and target != hit.memory.id:
+            corrected_by.setdefault(target, []).append(hit)
+
+    def root(hit: SearchHit) -> SearchHit:
+        seen = {hit.memory.id}
+        target = hit.memory.metadata.get("corrects")
+        while isinstance(target, int) and target in listed and target not in seen:
+            hit = listed[target]
+            seen.add(target)
+            target = hit.memory.metadata.get("corrects")
+        return hit
+
+    ordered: list[tuple[SearchHit, str]] = []
+    placed: set[int] = set()
+
+    def place(hit: SearchHit) -> None:
+        if hit.memory.id in placed:
+            return
+        placed.add(hit.memory.id)
+        corrections = [c for c in corrected_by.get(hit.memory.id, []) if c.memory.id not in placed]
+        for correction in corrections:
+            place(correction)
+        mark = ""
+        if corrections:
+            mark = f" {CORRECTED_MARK if len(corrections) == 1 else CORRECTED_MARK_SEVERAL}"
+        ordered.append((hit, mark))
+
+    for hit in hits:
+        place(root(hit))
+        place(hit)  # in a cycle (never written, but metadata is data) the root may not reach it
+    return ordered

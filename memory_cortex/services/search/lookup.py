@@ -1,0 +1,207 @@
+"""The structured lookup stage: a question that names a subject and an attribute ("Where does Priya
+live?", "When is Marco's birthday?", "我住在哪里？") gets that subject's current fact of it first; and
+wherever facts of one subject and attribute meet in the results, the one said last comes first.
+
+How a question is read (rules only, no model):
+
+- the attributes it asks for: a word of theirs (``models.attributes``: "live" → ``home``, "work" →
+  ``employer`` and ``job``, "allergic" → ``allergy``; CJK words as substrings);
+- whom it is about: the user's entities it names (their names, whole words), the entities the user
+  is related to by a relation word it says ("my sister" → Ana, and "user's sister"), and the user
+  themself when it speaks in the first person or names no entity at all.
+
+The facts found join the candidates, and every fact of an asked subject and attribute scores ``×
+(1 + belief_boost)`` — provided the question is about it at all: its cosine to the question as asked
+is at least ``search.min_similarity`` or a keyword of the question is in it (a question that uses
+"work" in passing, "how do I make this work?", does not pull the user's employer in).
+
+A question that asks an attribute of the user ("Where do I work?", "What am I allergic to?") and
+names nobody else is not answered by another person's facts or words: in a group, Bob's "I'm a
+pharmacist" is close to it, and is Bob's. Such candidates score ``× SOMEONE_ELSE`` (the factor
+``someone_else``), and ``/context`` leaves them out.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ...config import SearchConfig
+from ...models.attributes import ATTRIBUTES, CJK_RELATIONS, RELATIONS
+from ...store import entities as entity_sql
+from ...store import memories as memory_sql
+from ...store.db import Database
+from ...store.vectors import VectorIndex
+from ..index_calls import call_index
+from .model import Candidate, Pool, SearchRequest
+
+# Most facts of the asked subjects and attributes the lookup adds to the pool.
+MAX_LOOKUP_FACTS = 20
+# What another person's fact or turn scores for a question about an attribute of the user.
+SOMEONE_ELSE = 0.25
+_WORD = re.compile(r"[^\W\d_][\w'-]*|\d+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_FIRST_PERSON = frozenset("i me my mine myself i'm i've i'd i'll im".split())
+_CJK_FIRST_PERSON = ("我", "私", "僕", "俺", "わたし")
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks for: attribute keys, whether about the user, and its words."""
+
+    attributes: frozenset[str]
+    first_person: bool
+    words: frozenset[str]
+    relations: frozenset[str]
+    text: str
+
+
+def asked(query: str) -> Asked:
+    """Read a question's attributes, first person and relation words (see the module's docstring)."""
+    text = query.casefold()
+    words = {word.removesuffix("'s").removesuffix("’s") for word in _WORD.findall(text)}
+    cjk = bool(_CJK.search(text))
+    attributes = {
+        attribute.key
+        for attribute in ATTRIBUTES.values()
+        if any((cue in text) if _CJK.search(cue) else (cue in words) for cue in attribute.asked_by)
+    }
+    relations = {RELATIONS[word] for word in words if word in RELATIONS}
+    relations |= {relation for word, relation in CJK_RELATIONS.items() if cjk and word in query}
+    first = bool(words & _FIRST_PERSON) or (cjk and any(word in query for word in _CJK_FIRST_PERSON))
+    return Asked(frozenset(attributes), first, frozenset(words), frozenset(relations), text)
+
+
+def names_in(text: str, names: dict[int, str]) -> list[int]:
+    """The entities whose name the question says (whole words; CJK names as substrings)."""
+    found = []
+    for entity_id, name in names.items():
+        key = name.casefold()
+        if len(key) < 2:
+            continue
+        if _CJK.search(key):
+            if key in text:
+                found.append(entity_id)
+        elif re.search(rf"(?<![\w]){re.escape(key)}(?![\w])", text):
+            found.append(entity_id)
+    return found
+
+
+class LookupStage:
+    """See the module's docstring. ``belief_boost`` 0 turns the boost off (the newest-first order of
+    facts of one subject and attribute still holds)."""
+
+    name = "lookup"
+
+    def __init__(self, db: Database, index: VectorIndex | None, config: SearchConfig) -> None:
+        self._db, self._index, self._config = db, index, config
+
+    async def apply(self, request: SearchRequest, pool: Pool) -> None:
+        question = asked(request.query)
+        about_user = False
+        if question.attributes and request.kinds in (None, ("fact",)) and self._config.belief_boost > 0:
+            about_user = await self._add_asked_facts(request, pool, question)
+        if about_user:
+            await self._others_aside(request, pool)
+        await self._newest_first(request, pool)
+
+    async def _add_asked_facts(self, request: SearchRequest, pool: Pool, question: Asked) -> bool:
+        """Add and boost the asked facts; returns whether the question is about the user alone (an
+        attribute of theirs, in the first person, naming nobody else)."""
+        started = time.perf_counter()
+        only_user = False
+
+        def read(conn: sqlite3.Connection) -> list[int]:
+            nonlocal only_user
+            names = entity_sql.subject_names(conn, request.user_id)
+            named = names_in(question.text, names)
+            subjects: list[int | None] = list(named)
+            if question.relations:
+                me = entity_sql.self_entity(conn, request.user_id)
+                if me is not None:
+                    subjects += entity_sql.related(conn, request.user_id, me.id, sorted(question.relations))
+                subjects += [
+                    entity_id for entity_id, name in names.items()
+                    if name.casefold().removeprefix("user's ") in question.relations
+                ]
+            if question.first_person or not named:
+                subjects.append(None)
+            only_user = question.first_person and subjects == [None]
+            # An asked relation of the user is itself an attribute of theirs ("my sister's name").
+            attributes = sorted(question.attributes | question.relations)
+            records = entity_sql.facts_of_subjects(
+                conn, request.user_id, list(dict.fromkeys(subjects)), attributes, request.audience, MAX_LOOKUP_FACTS
+            )
+            return [record.id for record in records if record.layer in request.layers]
+
+        found = await self._db.read(read)
+        if not found:
+            return only_user
+        by_id = pool.by_id()
+        missing = [memory_id for memory_id in found if memory_id not in by_id or by_id[memory_id].cosine is None]
+        if missing and request.query_vector is not None and self._index is not None:
+            cosines = await call_index(self._index, self._index.cosines, request.user_id, request.query_vector, missing)
+        else:
+            cosines = {}
+        words = {w for w in question.words if len(w) > 3}
+        floor = self._config.min_similarity
+        boost = 1.0 + self._config.belief_boost
+        texts = await self._db.read(lambda conn: _fact_texts(conn, found))
+        for memory_id in found:
+            candidate = by_id.get(memory_id)
+            if candidate is None:
+                candidate = Candidate(memory_id, cosine=cosines.get(memory_id), query_cosine=cosines.get(memory_id))
+                by_id[memory_id] = candidate
+                pool.candidates.append(candidate)
+            elif candidate.cosine is None and memory_id in cosines:
+                candidate.cosine = candidate.query_cosine = cosines[memory_id]
+            candidate.in_vector = candidate.in_vector or candidate.cosine is not None
+            about = (candidate.query_cosine or 0.0) >= floor or candidate.in_fts
+            keyword = any(word in texts.get(memory_id, "") for word in words)
+            if about or keyword:
+                candidate.factors["lookup"] = boost
+        pool.rank()
+        request.timed("lookup_facts", started)
+        return only_user
+
+    async def _others_aside(self, request: SearchRequest, pool: Pool) -> None:
+        """Another person's facts and words among the best score ``× SOMEONE_ELSE``."""
+        best = pool.top(max(self._config.prior_pool, request.limit))
+        others = await self._db.read(lambda conn: entity_sql.said_by_others(conn, pool.ids(best)))
+        for candidate in best:
+            if candidate.id in others:
+                candidate.factors["someone_else"] = SOMEONE_ELSE
+        if others:
+            pool.rank()
+
+    async def _newest_first(self, request: SearchRequest, pool: Pool) -> None:
+        """Among the best candidates, facts of one subject and attribute in the order they were said,
+        newest first: each older one scores no higher than the newer one above it."""
+        best = pool.top(max(self._config.prior_pool, request.limit))
+        keys = await self._db.read(lambda conn: entity_sql.belief_keys(conn, pool.ids(best)))
+        groups: dict[tuple[int | None, str], list[Candidate]] = {}
+        for candidate in best:
+            if candidate.id in keys:
+                subject, attribute, _ = keys[candidate.id]
+                groups.setdefault((subject, attribute), []).append(candidate)
+        changed = False
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            members.sort(key=lambda c: keys[c.id][2], reverse=True)  # newest said first
+            top = max(pool.relevance(c) for c in members)
+            for rank, candidate in enumerate(members):
+                wanted = top * (1.0 - 0.01 * rank)
+                current = pool.relevance(candidate)
+                if current > 0 and abs(current - wanted) > 1e-12:
+                    candidate.factors["said_order"] = candidate.factors.get("said_order", 1.0) * wanted / current
+                    changed = True
+        if changed:
+            pool.rank()
+
+
+def _fact_texts(conn: sqlite3.Connection, memory_ids: Iterable[int]) -> dict[int, str]:
+    return {mid: record.fact.casefold() for mid, record in memory_sql.get_many(conn, list(memory_ids)).items()}

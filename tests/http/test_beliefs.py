@@ -1,0 +1,307 @@
+"""What the memory believes after conversations posted through ``/ingest`` as the OpenClaw plugin
+posts them (issue 33), with the rules extractor and the real embedding model, through the server:
+who said a thing, what is current, what ``/context`` hands the agent, and the entities and
+relations behind it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from memory_cortex.app import create_app
+from tests.conftest import make_config
+
+JSON = {"Content-Type": "application/json"}
+
+
+async def start(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> TestClient:
+    return await aiohttp_client(create_app(make_config(tmp_path), embedder=minilm))
+
+
+async def ingest(client: TestClient, messages: list[dict[str, Any]], **body: Any) -> None:
+    """Post a session with ``debounce: false`` and wait until every job has run."""
+    payload = {"user_id": "priya", "session_id": "s1", "debounce": False, "messages": messages, **body}
+    response = await client.post("/ingest", json=payload)
+    assert response.status == 202, await response.text()
+    for _ in range(600):
+        queue = (await (await client.get("/stats")).json())["ingest"]
+        if queue["pending"] == 0 and queue["running"] == 0:
+            assert queue["failed"] == 0, queue
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the ingest jobs did not finish")
+
+
+def said(text: str, when: str, **extra: Any) -> dict[str, Any]:
+    return {"role": "user", "content": text, "timestamp": when, **extra}
+
+
+async def context(client: TestClient, query: str, **body: Any) -> dict[str, Any]:
+    payload = {"query": query, "user_id": "priya", **body}
+    response = await client.post("/context", json=payload, headers=JSON)
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def facts_of(client: TestClient, user: str = "priya") -> list[dict[str, Any]]:
+    params = {"user_id": user, "kinds": "fact", "limit": "500", "include_superseded": "true"}
+    return (await (await client.get("/memories", params=params)).json())["memories"]
+
+
+async def entity_named(client: TestClient, name: str, user: str = "priya", **scope: str) -> dict[str, Any]:
+    listed = (await (await client.get("/entities", params={"user_id": user, **scope})).json())["entities"]
+    (entity,) = [e for e in listed if e["name"].casefold() == name.casefold()]
+    response = await client.get(f"/entities/{entity['id']}", params={"user_id": user, **scope})
+    assert response.status == 200
+    return await response.json()
+
+
+GROUP = {"session_kind": "group", "channel": "telegram:group:-100", "session_id": "g1"}
+
+
+# -- who said it --------------------------------------------------------------------------------
+async def test_another_persons_words_in_a_group_are_about_them_never_the_user(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("I'm allergic to shellfish, so no paella for me", "2026-03-02T10:00:00Z", name="Bob"),
+            said("I'm a dentist btw", "2026-03-02T10:01:00Z", name="Tom"),
+            said("The Lisbon trip is on March 28", "2026-03-02T10:02:00Z", name="Priya", owner=True),
+            {"role": "assistant", "content": "Noted!"},
+        ],
+        **GROUP,
+    )
+    facts = await facts_of(client)
+    mine = [f["fact"] for f in facts if f["subject_id"] is None]
+    assert not any("shellfish" in fact or "dentist" in fact for fact in mine), mine
+    bob = await entity_named(client, "Bob")
+    assert [(f["attribute"], f["value"]) for f in bob["current"]] == [("allergy", "shellfish")]
+    assert bob["current"][0]["fact"].startswith("Bob is allergic to shellfish")
+    # Never protected as the owner's allergy: a question about a trip does not get it.
+    block = await context(client, "When is the trip to Lisbon?")
+    assert "shellfish" not in block["context"] and "March 28" in block["context"]
+    # Asked about Bob, from the group, it is found.
+    asked = await context(client, "What is Bob allergic to?", session_kind="group", channel=GROUP["channel"])
+    assert "shellfish" in asked["context"]
+
+
+async def test_in_a_group_with_no_mark_nobody_is_the_user(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [said("I live in Leeds", "2026-03-02T10:00:00Z", name="Ana"), said("I live in York", "2026-03-02T10:01:00Z")],
+        **GROUP,
+    )
+    facts = await facts_of(client)
+    assert [f["fact"] for f in facts if f["subject_id"] is None] == []  # the unnamed speaker is unknown
+    ana = await entity_named(client, "Ana")
+    assert ana["current"][0]["value"] == "Leeds"
+
+
+async def test_user_names_mark_the_users_messages_and_a_private_session_stays_the_users(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [said("I work as a nurse", "2026-03-02T10:00:00Z", name="Priya"), said("I'm a pilot", "2026-03-02T10:01:00Z", name="Sam")],
+        user_names=["priya"],
+        **GROUP,
+    )
+    await ingest(client, [said("I'm vegan", "2026-03-03T10:00:00Z")], session_id="p1")  # an old client
+    values = {(f["subject_id"] is None, f["attribute"], f["value"]) for f in await facts_of(client)}
+    assert {(True, "job", "nurse"), (False, "job", "pilot"), (True, "diet", "vegan")} <= values
+
+
+async def test_a_fact_names_the_turn_it_was_read_from(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("Hi there!", "2026-03-01T10:00:00Z"),
+            said("I live in Manchester.", "2026-03-01T10:01:00Z"),
+            said("And I'm a nurse.", "2026-03-01T10:02:00Z"),
+        ],
+    )
+    turns = (await (await client.get("/memories", params={"user_id": "priya", "kinds": "turn"})).json())["memories"]
+    turn_of = {turn["fact"].split(": ", 1)[1]: turn["id"] for turn in turns}
+    for fact in await facts_of(client):
+        source = "I live in Manchester." if fact["attribute"] == "home" else "And I'm a nurse."
+        assert fact["derived_from"] == [turn_of[source]], fact
+
+
+# -- what is current ------------------------------------------------------------------------------
+async def test_a_later_statement_replaces_the_earlier_one_by_when_it_was_said(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("I live in Manchester", "2026-03-01T10:00:00Z")], session_id="s1")
+    await ingest(client, [said("We finally moved to Edinburgh last weekend!", "2026-03-09T08:30:00Z")], session_id="s2")
+    # An old history replayed late: said before both, posted after them.
+    await ingest(client, [said("I live in Leeds", "2026-02-01T09:00:00Z")], session_id="s0")
+    me = await entity_named(client, "User")
+    assert [(f["attribute"], f["value"]) for f in me["current"]] == [("home", "Edinburgh")]
+    ended = {f["value"]: f["valid_to"] for f in me["history"]}
+    assert ended == {"Manchester": "2026-03-09T08:30:00.000Z", "Leeds": "2026-03-09T08:30:00.000Z"}
+    block = await context(client, "Which city does Priya live in?")
+    text = block["context"]
+    assert "Edinburgh" in text and "Manchester" not in text.split("Edinburgh")[0], text
+    # The history says until when each was true.
+    edinburgh = next(f for f in me["current"] if f["value"] == "Edinburgh")
+    history = await (await client.get(f"/memories/{edinburgh['id']}/history", params={"user_id": "priya"})).json()
+    assert {m["value"]: m["valid_to"] for m in history["replaces"]}["Manchester"] == "2026-03-09T08:30:00.000Z"
+
+
+async def test_the_same_value_said_again_is_one_fact_true_since_first_said(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("I live in Porto", "2026-03-01T10:00:00Z")], session_id="s1")
+    await ingest(client, [said("I live in Porto.", "2026-04-01T10:00:00Z")], session_id="s2")
+    me = await entity_named(client, "User")
+    assert [(f["value"], f["valid_from"]) for f in me["current"]] == [("Porto", "2026-03-01T10:00:00.000Z")]
+    assert me["history"] == []
+
+
+async def test_a_group_never_rewrites_what_the_user_said_in_private(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("the Lisbon trip is on March 28", "2026-03-01T10:00:00Z")], session_id="p1")
+    await ingest(
+        client, [said("the Lisbon trip is now on April 2", "2026-03-05T10:00:00Z", name="Priya", owner=True)], **GROUP
+    )
+    plan = await entity_named(client, "lisbon trip")
+    assert sorted(f["value"] for f in plan["current"]) == ["April 2", "March 28"]  # each in its own reach
+    block = await context(client, "When is the Lisbon trip?")
+    lines = block["context"].splitlines()
+    newer = next(i for i, line in enumerate(lines) if "April 2" in line)
+    older = next(i for i, line in enumerate(lines) if "March 28" in line and line.startswith("- ["))
+    assert newer < older and lines[older].endswith("(said earlier than the line above)"), lines
+
+
+async def test_a_correction_replaces_the_value_it_corrects(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("my manager is Paul Hunt", "2026-03-01T10:00:00Z")], session_id="s1")
+    await ingest(
+        client, [said("Sorry, I mixed that up: my manager is Paul Hart", "2026-03-02T10:00:00Z")], session_id="s2"
+    )
+    me = await entity_named(client, "User")
+    assert [(f["attribute"], f["value"]) for f in me["current"]] == [("manager", "Paul Hart")]
+    assert [f["value"] for f in me["history"]] == ["Paul Hunt"]
+    relations = (await (await client.get("/relations", params={"user_id": "priya"})).json())["relations"]
+    assert {(r["predicate"], r["object"], r["ended"] is None) for r in relations} == {
+        ("manager", "Paul Hart", True),
+        ("manager", "Paul Hunt", False),
+    }
+
+
+# -- third persons, entities and relations ---------------------------------------------------------
+async def test_a_relatives_fact_is_about_them_and_linked_to_the_user(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [said("my dad has type 2 diabetes", "2026-03-01T10:00:00Z"), said("my daughter Mia turned 5", "2026-03-01T10:01:00Z")],
+    )
+    dad = await entity_named(client, "user's father")
+    assert [(f["attribute"], f["value"]) for f in dad["current"]] == [("health", "type 2 diabetes")]
+    assert {(r["subject"], r["predicate"]) for r in dad["relations"]} == {("User", "father")}
+    mia = await entity_named(client, "Mia")
+    assert [(f["attribute"], f["value"]) for f in mia["current"]] == [("age", "5")]
+    # Not the user's diabetes: a question about the user's health does not get it as theirs.
+    mine = [f["fact"] for f in await facts_of(client) if f["subject_id"] is None]
+    assert not any("diabetes" in fact for fact in mine)
+    block = await context(client, "How old is Mia?")
+    assert "turned 5" in block["context"]
+
+
+async def test_relations_are_written_listed_and_deleted_within_their_scope(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    body = {"user_id": "rosa", "subject": "Rosa", "predicate": "husband", "object": "Marco"}
+    created = await client.post("/relations", json=body, headers=JSON)
+    assert created.status == 201, await created.text()
+    relation = await created.json()
+    assert (relation["subject"], relation["predicate"], relation["object"]) == ("Rosa", "husband", "Marco")
+    again = await (await client.post("/relations", json=body, headers=JSON)).json()
+    assert again["id"] == relation["id"]  # the same relation in the same reach is kept once
+    shared = {**body, "object": "Luca", "predicate": "friend", "visibility": "shared", "channel": "g1"}
+    assert (await client.post("/relations", json=shared, headers=JSON)).status == 201
+    group = {"user_id": "rosa", "session_kind": "group", "channel": "g2"}
+    seen = (await (await client.get("/relations", params=group)).json())["relations"]
+    assert seen == []  # another group sees neither
+    entities = (await (await client.get("/entities", params=group)).json())["entities"]
+    assert entities == []
+    assert (await client.delete(f"/relations/{relation['id']}", params=group, headers=JSON)).status == 404
+    assert (await client.delete(f"/relations/{relation['id']}", params={"user_id": "rosa"}, headers=JSON)).status == 200
+    left = (await (await client.get("/relations", params={"user_id": "rosa"})).json())["relations"]
+    assert [r["object"] for r in left] == ["Luca"]
+    # Nothing is left of Marco: he is neither listed nor shown.
+    listed = (await (await client.get("/entities", params={"user_id": "rosa"})).json())["entities"]
+    assert "Marco" not in {e["name"] for e in listed}
+    assert (await client.get(f"/entities/{relation['object_id']}", params={"user_id": "rosa"})).status == 404
+    bad = await client.post("/relations", json={**body, "object": "Rosa"}, headers=JSON)
+    assert bad.status == 400 and (await bad.json())["error"]["code"] == "invalid_request"
+    missing = await client.post("/relations", json={**body, "object": 10**9}, headers=JSON)
+    assert missing.status == 404 and (await missing.json())["error"]["code"] == "entity_not_found"
+
+
+async def test_another_users_entities_are_not_found(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("my sister is called Ana", "2026-03-01T10:00:00Z")])
+    ana = next(e for e in (await (await client.get("/entities", params={"user_id": "priya"})).json())["entities"] if e["name"] == "Ana")
+    response = await client.get(f"/entities/{ana['id']}", params={"user_id": "mallory"})
+    assert response.status == 404 and (await response.json())["error"]["code"] == "entity_not_found"
+    assert (await (await client.get("/entities", params={"user_id": "mallory"})).json())["entities"] == []
+
+
+# -- what /context hands the agent -----------------------------------------------------------------
+async def test_context_starts_with_the_profile_and_leaves_out_what_says_nothing(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("I started at Medisim this week as a clinical trainer.", "2026-03-01T10:00:00Z"),
+            {"role": "assistant", "content": "Nice change."},
+            said("Also my daughter is allergic to peanuts.", "2026-03-01T10:01:00Z"),
+            {"role": "assistant", "content": "Got it."},
+            said("And I'm vegan now.", "2026-03-01T10:02:00Z"),
+            {"role": "assistant", "content": "Noted!"},
+        ],
+    )
+    block = await context(client, "Where does Dana work?")
+    lines = block["context"].splitlines()[2:]
+    profile, _rest = lines[: block["profile"]], lines[block["profile"] :]
+    assert any("Medisim" in line for line in profile) and any("vegan" in line for line in profile), profile
+    assert not any("peanuts" in line for line in profile)  # the daughter's allergy is not the user's
+    assert not any("Assistant:" in line for line in lines), lines  # content-free lines are left out
+    dessert = await context(client, "Any dessert idea for tonight?")
+    assert "vegan" in dessert["context"]
+    unrelated = await context(client, "What's a good way to learn Rust?")
+    assert unrelated["profile"] == len(unrelated["context"].splitlines()) - 2  # the profile and nothing else
+
+
+async def test_a_question_about_the_user_gets_no_one_elses_facts(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("I work as a pharmacist at Boots", "2026-03-02T10:00:00Z", name="Dan", owner=False),
+            said("I'm a software engineer at Monzo", "2026-03-02T10:01:00Z", name="Priya", owner=True),
+        ],
+        **GROUP,
+    )
+    block = await context(client, "Where do I work?")
+    assert "Monzo" in block["context"] and "pharmacist" not in block["context"], block
