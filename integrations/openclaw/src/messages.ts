@@ -8,7 +8,16 @@
  * user and assistant messages, oldest first.
  */
 
-export type IngestMessage = { role: "user" | "assistant"; content: string };
+/**
+ * One message as the daemon takes it. `name` and `owner` say who wrote it, when OpenClaw kept that
+ * on the message (`__openclaw.senderName`, `__openclaw.senderIsOwner`: a group chat's stored turns):
+ * the daemon stores a turn as its sender's, and what someone else says about themselves is about
+ * them, never the owner's (docs/concepts/ingestion.md).
+ */
+export type IngestMessage = { role: "user" | "assistant"; content: string; name?: string; owner?: boolean };
+
+/** Longest sender name sent (the daemon keeps 200 characters). */
+const MAX_NAME = 200;
 
 /** Opening tag of the block this plugin prepends; the closing tag is {@link INJECTED_CLOSE}. */
 export const INJECTED_OPEN = "<memory-cortex-recall>";
@@ -75,7 +84,15 @@ export function toIngestMessage(message: unknown): IngestMessage | undefined {
   const role = message.role;
   if (role !== "user" && role !== "assistant") return undefined;
   const text = withoutInjectedContext(textOf(message.content)).trim();
-  return text ? { role, content: text } : undefined;
+  if (!text) return undefined;
+  const converted: IngestMessage = { role, content: text };
+  const meta = message.__openclaw;
+  if (role === "user" && isRecord(meta)) {
+    const name = typeof meta.senderName === "string" ? meta.senderName.trim().slice(0, MAX_NAME) : "";
+    if (name) converted.name = name;
+    if (typeof meta.senderIsOwner === "boolean") converted.owner = meta.senderIsOwner;
+  }
+  return converted;
 }
 
 /** A transcript in the daemon's shape: user/assistant text only, empty messages dropped. */
@@ -96,7 +113,7 @@ export function newestWithin(messages: readonly IngestMessage[], maxBytes = MAX_
     const message = messages[i]!;
     const size = Buffer.byteLength(JSON.stringify(message), "utf8") + 1;
     if (used + size > maxBytes) {
-      if (kept.length === 0) kept.push({ role: message.role, content: message.content.slice(-Math.floor(maxBytes / 4)) });
+      if (kept.length === 0) kept.push({ ...message, content: message.content.slice(-Math.floor(maxBytes / 4)) });
       break;
     }
     kept.push(message);

@@ -114,6 +114,22 @@ describe("messages", () => {
     ]);
   });
 
+  test("a group member's message says who wrote it and whether the owner did", () => {
+    // OpenClaw keeps the sender on a stored group turn (__openclaw), not in its text.
+    const transcript = [
+      { role: "user", content: "I'm allergic to shellfish", __openclaw: { senderId: "42", senderName: "Bob", senderIsOwner: false } },
+      { role: "user", content: "The trip is on March 28", __openclaw: { senderName: " Priya ", senderIsOwner: true } },
+      { role: "user", content: "no sender kept", __openclaw: { senderName: 7, senderIsOwner: "yes" } },
+      { role: "assistant", content: "Noted!", __openclaw: { senderName: "bot" } },
+    ];
+    assert.deepEqual(toIngestMessages(transcript), [
+      { role: "user", content: "I'm allergic to shellfish", name: "Bob", owner: false },
+      { role: "user", content: "The trip is on March 28", name: "Priya", owner: true },
+      { role: "user", content: "no sender kept" },
+      { role: "assistant", content: "Noted!" },
+    ]);
+  });
+
   test("the block this plugin injected is never sent back to be extracted", () => {
     const injected = `${INJECTED_OPEN}\n## Long-Term Memories\n- [family] The user's sister is called Ana.\n${INJECTED_CLOSE}\n`;
     assert.equal(withoutInjectedContext(`${injected}What should I get her?`), "What should I get her?");
