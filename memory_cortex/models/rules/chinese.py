@@ -1,16 +1,20 @@
-"""Chinese for the rules extractor: 我 → 用户, its statements, wrappers and filters."""
+"""Chinese for the rules extractor: 我 → 用户, its wrappers and filters. What a clause states is read by
+``chinese_reader`` (a fact with its attribute: "我上个月搬到杭州了" → home = 杭州); the few rules here
+take what states no attribute (a decision, a to-do, a skill). ``chinese_people`` reads a clause about
+a relative ("我爸有二型糖尿病"), puts back the 我 Chinese leaves out ("今年三十了") and keeps the
+relations named in passing ("我老婆小敏…")."""
 
 from __future__ import annotations
 
 import re
 
 from ..facts import Category
+from .chinese_people import zh_named_relations, zh_normalise, zh_relative
+from .chinese_reader import zh_read
 from .shapes import Draft, Handler, Language, Rule, Voice, cjk_sentence
 
 _ZH_I = re.compile(r"我(?![们們])")
 _ZH_YOU = re.compile(r"[你您](?![们們])")
-_ZH_NAME = r"(?P<name>[^\s，。！？、,.!?；;：:（）()“”\"'「」]{1,20}?)"
-_ZH_PARTICLE = r"(?:吧|啊|呀|哦|喔|哈|呢|就好了?|就行了?|就可以了?)?"
 _ZH_RELATION = (
     "妹妹|姐姐|哥哥|弟弟|妈妈|媽媽|母亲|母親|爸爸|父亲|父親|老婆|妻子|太太|老公|丈夫|先生|儿子|兒子|女儿|女兒|"
     "男朋友|女朋友|男友|女友|朋友|老板|老闆|同事|奶奶|爷爷|爺爺|外婆|外公|孩子|猫|貓|狗|宠物|寵物|室友|上司"
@@ -41,31 +45,6 @@ def _zh_say(category: Category, importance: int, topic: str | None = None, *, ob
     return handler
 
 
-def _zh_name(m: re.Match[str], voice: Voice) -> Draft | None:
-    if _ZH_DEICTIC.match(m["name"]):
-        return None
-    return Draft(f"{voice.zh}的名字是{m['name']}。", "名字", "identity", 10)
-
-
-def _zh_called(m: re.Match[str], voice: Voice) -> Draft | None:
-    if _ZH_DEICTIC.match(m["name"]):
-        return None
-    return Draft(f"{voice.zh}叫{m['name']}。", "名字", "identity", 10)
-
-
-def _zh_call_me(m: re.Match[str], voice: Voice) -> Draft | None:
-    if _ZH_DEICTIC.match(m["name"]):
-        return None
-    return Draft(f"{voice.zh}希望被称为{m['name']}。", "称呼", "identity", 9)
-
-
-def _zh_relation(m: re.Match[str], voice: Voice) -> Draft | None:
-    """'我妹妹叫安娜' → '用户的妹妹叫安娜。'"""
-    if _ZH_DEICTIC.match(m["y"]):
-        return None
-    return Draft(cjk_sentence(f"{voice.zh}的" + _zh_third(m.string[1:], voice)), m["rel"], "relationship", 7)
-
-
 def _zh_possessive(m: re.Match[str], voice: Voice) -> Draft | None:
     x, y = m["x"], m["y"].strip()
     if _ZH_DISCOURSE.match(x) or not y or _ZH_DEICTIC.match(y):
@@ -74,15 +53,16 @@ def _zh_possessive(m: re.Match[str], voice: Voice) -> Draft | None:
     if relation:
         category: Category = "relationship"
         importance, topic = 7, relation.group()
-    elif re.search(r"最喜欢|最喜歡|最爱|最愛|爱好|愛好", x):
+    elif re.search(r"最喜欢|最喜歡|最爱|最愛|爱好|愛好|偶像|男神|女神", x):
         category, importance, topic = "preference", 6, x
     elif _ZH_IDENTITY_NOUNS.search(x):
         category, importance, topic = "identity", 8, x
     elif _ZH_PROJECT_NOUNS.search(x):
         category, importance, topic = "project_state", 6, x
     else:
-        category, importance, topic = "fact", 5, x
-    return Draft(cjk_sentence(_zh_third(m.string, voice)), topic, category, importance)
+        return None  # "我的梦想是…", "我的老师是…": nothing this extractor files
+    draft = Draft(cjk_sentence(_zh_third(m.string, voice)), topic, category, importance)
+    return draft.stating("likes", y) if category == "preference" and len(y) <= 12 else draft
 
 
 def _zh_decision(m: re.Match[str], voice: Voice) -> Draft | None:
@@ -117,66 +97,23 @@ def _zh_todo_note(m: re.Match[str], voice: Voice) -> Draft | None:
     return Draft(cjk_sentence(f"{voice.zh}的待办：{_zh_third(task, voice)}"), task[:12], "todo", 6)
 
 
-def _zh_identity(m: re.Match[str], voice: Voice) -> Draft | None:
-    obj = m["obj"]
-    if re.match(
-        r"说|說|不是|在|的|想|觉得|覺得|要|因为|因為|这样|這樣|那样|那樣|问|問|开玩笑|開玩笑|认真|認真|指|"
-        r"故意|来|來|真的|有点|有點|随便|隨便",
-        obj,
-    ) or _ZH_DEICTIC.match(obj):
-        return None
-    return Draft(cjk_sentence(_zh_third(m.string, voice)), "身份", "identity", 8)
-
-
-_ZH_ADV = r"(?:很|非常|真的|特别|特別|超|最|也|还|還|比较|比較|更|一直|都|挺|蛮|蠻|其实|其實)*"
-_ZH_RULES: tuple[Rule, ...] = tuple(
+_ZH_FALLBACK: tuple[Rule, ...] = tuple(
     Rule(re.compile(pattern), handler)
     for pattern, handler in (
-        (rf"^我(?:的)?名字(?:是|叫){_ZH_NAME}{_ZH_PARTICLE}$", _zh_name),
-        (rf"^我叫{_ZH_NAME}{_ZH_PARTICLE}$", _zh_called),
-        (rf"^(?:你|您)?(?:可以|就|请|請)?(?:叫|称呼|稱呼)我{_ZH_NAME}{_ZH_PARTICLE}$", _zh_call_me),
-        (
-            r"^我(?:[对對])(?P<obj>.+?)(?:严重|嚴重|有点|有點|有些)?(?:过敏|過敏)$",
-            _zh_say("identity", 9, "过敏"),
-        ),
         (r"^我(?:不|从不|從不|不能|不可以)(?:吃|喝)(?P<obj>.+)$", _zh_say("preference", 7, "饮食")),
-        (
-            r"^我(?:是)?(?:素食者|素食主义者|素食主義者|吃素的?|纯素食者|純素食者)$",
-            _zh_say("identity", 8, "饮食"),
-        ),
-        (rf"^我(?P<rel>{_ZH_RELATION})(?:的名字)?(?:是|叫)(?P<y>.+)$", _zh_relation),
         (r"^我的?(?P<x>最(?:喜欢|喜歡|爱|愛)的[^，,。是]{1,10}?)(?:是|就是)(?P<y>.+)$", _zh_possessive),
         (r"^我的(?P<x>[^，,。是叫]{1,12}?)(?:是|叫|就是)(?P<y>.+)$", _zh_possessive),
-        (
-            rf"^我(?:有)(?:一|两|兩|三|四|五|几|幾|\d+)?(?:个|個|只|隻|条|條|位)?(?P<obj>{_ZH_RELATION})(?:.*)$",
-            _zh_say("relationship", 7),
-        ),
-        (
-            r"^我(?:现在|現在|目前|一直|也)?(?:住在|住|生活在|居住在|定居在|搬到了?|搬去了?)(?P<obj>.+)$",
-            _zh_say("identity", 8, "居住地"),
-        ),
-        (r"^我(?:来自|來自)(?P<obj>.+)$", _zh_say("identity", 8, "出身")),
-        (
-            r"^我(?:现在|現在|目前)?在(?P<obj>.+?)(?:工作|上班|任职|任職|实习|實習|上学|上學|读书|讀書)$",
-            _zh_say("identity", 8, "工作"),
-        ),
-        (r"^我(?:是)?(?:做|搞)(?P<obj>.+?)的$", _zh_say("identity", 7, "职业")),
         (
             r"^我(?:现在|現在|目前)?(?:正在|在)(?:开发|開發|维护|維護)(?P<obj>.+)$",
             _zh_say("project_state", 6),
         ),
         (
-            rf"^我{_ZH_ADV}(?:喜欢|喜歡|爱|愛|热爱|熱愛|偏好|偏爱|偏愛|讨厌|討厭|不喜欢|不喜歡|不爱|不愛|受不了|"
-            r"反感)(?P<obj>.+)$",
-            _zh_say("preference", 6),
-        ),
-        (
-            r"^我(?P<we>们|們)?(?:已经|已經|最终|最終|终于|終於|刚|剛|刚刚|剛剛)?(?:决定|決定|选择了|選擇了|选了|選了|"
-            r"打算)(?P<obj>.+)$",
+            r"^我(?P<we>们|們)?(?:已经|已經|最终|最終|终于|終於|刚|剛|刚刚|剛剛)?(?:决定|決定|选择了|選擇了|选了|選了)"
+            r"(?P<obj>.+)$",
             _zh_decision,
         ),
         (
-            r"^我(?:会|會|能)(?:说|說|讲|講|弹|彈|拉|编程|編程|写代码|寫代碼|做饭|做飯|开车|開車|游泳|画画|畫畫|跳舞|"
+            r"^我(?:会|會|能)(?:弹|彈|拉|编程|編程|写代码|寫代碼|做饭|做飯|开车|開車|游泳|画画|畫畫|跳舞|"
             r"唱歌|滑雪)(?P<obj>.*)$",
             _zh_say("skill", 6, "技能"),
         ),
@@ -184,9 +121,15 @@ _ZH_RULES: tuple[Rule, ...] = tuple(
         (r"^(?:请|請|麻烦|麻煩)?(?:你|您)?(?:记得)?提醒我(?P<task>.+)$", _zh_remind),
         (r"^我(?:还|還)?(?:需要|必须|必須|得|要记得|要記得)(?P<task>.+)$", _zh_todo),
         (r"^(?:待办|待辦|todo|TODO|备忘|備忘)[：:](?P<task>.+)$", _zh_todo_note),
-        (r"^我(?:是|现在是|現在是)(?:一名|一个|一個|一位)?(?P<obj>[^，,]{1,20})$", _zh_identity),
     )
 )
+
+
+def _zh_read(m: re.Match[str], voice: Voice) -> Draft | None:
+    return zh_read(m.string, voice, _ZH_FALLBACK)
+
+
+_ZH_RULES: tuple[Rule, ...] = (Rule(re.compile(r"^.+$", re.DOTALL), _zh_read),)
 
 _ZH_NOW_ON = re.compile(
     r"^(?P<marker>以后|以後|今后|今後|从现在开始|從現在開始|从现在起|從現在起|从今以后|從今以後|从今天起|"
@@ -194,8 +137,10 @@ _ZH_NOW_ON = re.compile(
 )
 _ZH_STRONG_CORRECTION = (
     re.compile(
-        r"^(?P<marker>更正|纠正|糾正|我说错了|我說錯了|说错了|說錯了|我搞错了|我搞錯了|搞错了|搞錯了|"
-        r"不对|不對|错了|錯了|我写错了|我寫錯了)(?:一下)?[，,：:。！!\s]*(?P<body>.*)$"
+        r"^(?P<marker>(?:刚才|剛才|刚刚|剛剛|上面|前面)?(?:更正|纠正|糾正|改一下|我(?:之前|刚才|剛才|刚刚|剛剛|上次)?(?:说错了|說錯了)|"
+        r"说错了|說錯了|我搞错了|"
+        r"我搞錯了|搞错了|搞錯了|不对|不對|错了|錯了|我写错了|我寫錯了|打错了|打錯了|写错了|寫錯了))(?:一下)?[，,：:。！!\s]*"
+        r"(?:我(?:是说|是說|的意思是|是指|想说的是|想說的是)[，,：:\s]*)?(?P<body>.*)$"
     ),
 )
 _ZH_WEAK_CORRECTION = re.compile(r"^(?P<marker>不是|不|其实|其實)[，,\s]+(?P<body>.*)$")
@@ -239,7 +184,7 @@ CHINESE = Language(
     rules=_ZH_RULES,
     lead_in=re.compile(
         r"^(?:(?:对了|對了|顺便说一下|順便說一下|顺便一提|順便一提|顺便说|順便說|另外|说实话|說實話|告诉你|告訴你|"
-        r"跟你说|跟你說|你好|您好|大家好|补充一下|補充一下)[，,、！!：:\s]*|(?:哦|噢|嗯|好的|好|那个|那個|是的|对|對|"
+        r"跟你说|跟你說|你好|您好|大家好|补充一下|補充一下|不好意思|抱歉|sorry|Sorry|(?:简单)?(?:自我)?介绍一下(?:自己|我自己)?|(?:簡單)?(?:自我)?介紹一下(?:自己|我自己)?|自我介绍|自我介紹)[，,、！!：:\s]*|(?:哦|噢|嗯|好的|好|那个|那個|是的|对|對|"
         r"嗨|还有|還有|谢谢|謝謝|哈哈)[，,、！!：:\s]+)+"
     ),
     question=re.compile(
@@ -247,11 +192,19 @@ CHINESE = Language(
         r"是不是|有没有|有沒有|能不能|可不可以|要不要"
     ),
     hedge=re.compile(
-        r"如果|假如|要是|假设|假設|万一|萬一|想象|想像|假装|假裝|也许|也許|可能|大概|好像|我觉得|我覺得|"
-        r"我认为|我認為|我猜|开玩笑|開玩笑|哈哈|的话|的話|以前"
+        r"如果|假如|要是|假设|假設|万一|萬一|想象|想像|假装|假裝|也许|也許|可能|大概|好像|觉得|覺得|认为|認為|"
+        r"我猜|开玩笑|開玩笑|哈哈|笑死|的话|的話|以前|希望|羡慕|羨慕|估计|估計|说不定|說不定|不确定|不確定|还没定|"
+        r"還沒定|犹豫|猶豫|考虑|考慮|纠结|糾結|听说|聽說|据说|據說|下辈子|下輩子|等我|的时候|的時候|小时候|"
+        r"小時候|当年|當年|曾经|曾經|算是|(?:总说|總說)(?=[我你他她])|应该|應該|不知道|感觉|感覺|玩个游戏|玩個遊戲|"
+        r"(?<![跟和对對给給])(?:说|說)(?:她|他|我|自己)|(?<![思理梦夢])想(?!法)|"
+        r"(?:写|寫|翻译|翻譯|改|润色|潤色|检查|檢查|修改|模仿)[^：:，,]{0,10}[：:]"
     ),
     conditional=re.compile(r"^(?:如果|假如|要是|万一|萬一|假设|假設|假使)"),
-    clause_split=re.compile(r"[，,；;]\s*"),
+    # Commas join the parts of one statement ("我室友叫阿May，是台湾人"); a new subject, a condition or an
+    # aside starts another.
+    clause_split=re.compile(
+        r"[；;]\s*|[，,]\s*(?=我(?![们們])|我们|我們|你|您|如果|假如|要是|万一|萬一|假设|假設|对了|對了|另外|顺便|順便)"
+    ),
     now_on=_ZH_NOW_ON,
     strong_correction=_ZH_STRONG_CORRECTION,
     weak_correction=_ZH_WEAK_CORRECTION,
@@ -260,4 +213,7 @@ CHINESE = Language(
     render_now_on=_zh_now_on,
     render_correction=_zh_correction,
     render_remember=_zh_remember,
+    relative=zh_relative,
+    normalise=zh_normalise,
+    in_passing=zh_named_relations,
 )

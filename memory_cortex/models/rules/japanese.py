@@ -1,10 +1,15 @@
-"""Japanese for the rules extractor: 私/僕/俺 → ユーザー, its statements, wrappers and filters."""
+"""Japanese for the rules extractor: 私/僕/俺 → ユーザー, its wrappers and filters. What a clause states
+is read by ``japanese_reader`` (a fact with its attribute: "先月大阪に引っ越しました" → home = 大阪); the
+few rules here take what states no attribute (a decision, a to-do). ``japanese_people`` reads a
+clause about a relative ("父は糖尿病です") and the relations named in passing ("上司の佐藤さん")."""
 
 from __future__ import annotations
 
 import re
 
 from ..facts import Category
+from .japanese_people import ja_named_relations, ja_normalise, ja_relative
+from .japanese_reader import ja_read
 from .shapes import Draft, Handler, Language, Rule, Voice, cjk_sentence
 
 _JA_I = r"(?:私|わたし|僕|ぼく|俺|おれ|あたし)(?!たち|達|ども|ら)"
@@ -41,18 +46,6 @@ def _ja_say(category: Category, importance: int, topic: str | None = None, *, ob
     return handler
 
 
-def _ja_name(m: re.Match[str], voice: Voice) -> Draft | None:
-    if _JA_DEICTIC.match(m["name"]):
-        return None
-    return Draft(f"{voice.ja}の名前は{m['name']}です。", "名前", "identity", 10)
-
-
-def _ja_call_me(m: re.Match[str], voice: Voice) -> Draft | None:
-    if _JA_DEICTIC.match(m["name"]):
-        return None
-    return Draft(f"{voice.ja}は「{m['name']}」と呼ばれたい。", "呼び方", "identity", 9)
-
-
 def _ja_possessive(m: re.Match[str], voice: Voice) -> Draft | None:
     x, y = m["x"], m["y"].strip()
     if not y or _JA_DEICTIC.match(y):
@@ -68,72 +61,16 @@ def _ja_possessive(m: re.Match[str], voice: Voice) -> Draft | None:
     elif _JA_PROJECT_NOUNS.search(x):
         category, importance, topic = "project_state", 6, x
     else:
-        category, importance, topic = "fact", 5, x
+        return None  # "私の夢は…": nothing this extractor files
     return Draft(cjk_sentence(_ja_third(m.string, voice)), topic, category, importance)
 
 
-def _ja_remind(m: re.Match[str], voice: Voice) -> Draft | None:
-    task = m["obj"].strip()
-    if len(task) < 2 or _JA_DEICTIC.match(task):
-        return None
-    return Draft(cjk_sentence(f"{voice.ja}へのリマインド：{_ja_third(task, voice)}"), task[:12], "todo", 7)
-
-
-def _ja_identity(m: re.Match[str], voice: Voice) -> Draft | None:
-    obj = m["obj"]
-    if (
-        re.match(
-            r"大丈夫|元気|平気|了解|賛成|反対|いい|結構|無理|暇|忙しい|本気|冗談|まだ|ちょっと|分かり|わかり|"
-            r"知り|そう|ここ|今",
-            obj,
-        )
-        or _JA_DEICTIC.match(obj)
-        or re.search(r"(?:ない|たい|好き|嫌い)$", obj)
-    ):
-        return None
-    return Draft(cjk_sentence(_ja_third(m.string, voice)), "アイデンティティ", "identity", 8)
-
-
-_JA_POLITE = r"(?:です|だ|でございます|なんです|なんだ)?(?:よ|ね|よね)?"
-_JA_RULES: tuple[Rule, ...] = tuple(
+_JA_FALLBACK: tuple[Rule, ...] = tuple(
     Rule(re.compile(pattern), handler)
     for pattern, handler in (
-        (
-            rf"^(?:{_JA_I}の)?名前は{_JA_NAME}(?:です|だ|といいます|と言います|と申します)?(?:よ|ね)?$",
-            _ja_name,
-        ),
-        (rf"^(?:{_JA_I}は)?{_JA_NAME}(?:と申します|といいます|と言います)$", _ja_name),
-        (
-            rf"^(?:{_JA_I}のことを|{_JA_I}を)?{_JA_NAME}(?:と|って)呼んで(?:ください|下さい|ね|ほしい|欲しい)?(?:です)?$",
-            _ja_call_me,
-        ),
-        (
-            rf"^{_JA_TOP}(?P<obj>.+?)(?:に|の)?アレルギー(?:です|だ|があります|がある|持ちです)$",
-            _ja_say("identity", 9, "アレルギー"),
-        ),
-        (
-            rf"^{_JA_TOP}(?:ベジタリアン|ヴィーガン|ビーガン|菜食主義者)(?:です|だ)$",
-            _ja_say("identity", 8, "食事"),
-        ),
         (rf"^{_JA_I}の(?P<x>[^はが、。]{{1,12}})(?:は|が)(?P<y>.+)$", _ja_possessive),
         (
-            rf"^{_JA_TOP}(?P<obj>.+?)(?:が|は)(?:大好き|好き|大嫌い|嫌い|苦手|好きじゃない|好きではない|好きではありません|"
-            rf"好きじゃありません){_JA_POLITE}$",
-            _ja_say("preference", 6),
-        ),
-        (
-            rf"^{_JA_TOP}(?P<obj>.+?)に(?:住んでいます|住んでる|住んでいる|住んでます|暮らしています|暮らしてる|"
-            r"引っ越しました|引っ越した)$",
-            _ja_say("identity", 8, "居住地"),
-        ),
-        (rf"^{_JA_TOP}(?P<obj>.+?)(?:出身|生まれ|在住){_JA_POLITE}$", _ja_say("identity", 8, "出身")),
-        (
-            rf"^{_JA_TOP}(?P<obj>.+?)(?:で働いています|で働いてる|に勤めています|に勤務しています|で仕事をしています|"
-            r"として働いています|をしています)$",
-            _ja_say("identity", 8, "仕事"),
-        ),
-        (
-            rf"^{_JA_TOP}(?P<obj>.+?)(?:が|を)(?:話せます|話せる|話します|できます|できる|得意です|得意)$",
+            rf"^{_JA_TOP}(?P<obj>.+?)(?:が|を)(?:できます|できる|得意です|得意)$",
             _ja_say("skill", 6),
         ),
         (
@@ -145,10 +82,15 @@ _JA_RULES: tuple[Rule, ...] = tuple(
             r"しないといけません|しないといけない|する必要があります|する必要がある)$",
             _ja_say("todo", 6),
         ),
-        (r"^(?P<obj>.+?)(?:を|って|と)?リマインドして(?:ください|下さい|ね)?$", _ja_remind),
-        (rf"^{_JA_I}は(?P<obj>[^、,。]{{1,20}}?)(?:です|だ|でございます)(?:よ|ね)?$", _ja_identity),
     )
 )
+
+
+def _ja_read(m: re.Match[str], voice: Voice) -> Draft | None:
+    return ja_read(m.string, voice, _JA_FALLBACK)
+
+
+_JA_RULES: tuple[Rule, ...] = (Rule(re.compile(r"^.+$", re.DOTALL), _ja_read),)
 
 _JA_NOW_ON = re.compile(
     r"^(?P<marker>これからは|これから|今後は|今後|次回からは|次回から|次からは|次から|以後|以降は)[、,\s]*(?P<body>.*)$"
@@ -163,11 +105,11 @@ _JA_WEAK_CORRECTION = re.compile(r"^(?P<marker>いいえ|いや|実は)[、,\s]+
 _JA_CONTRAST = re.compile(r"じゃなくて|ではなくて|ではなく")
 _JA_REMEMBER = (
     re.compile(
-        r"^(?:これを|次のことを|以下を)?(?P<marker>覚えて|覚えておいて|憶えて|忘れないで)(?:ください|下さい|ね|"
+        r"^(?:これを|次のことを|以下を)?(?P<marker>覚えておいて|覚えといて|覚えて|憶えて|忘れないで)(?:ください|下さい|ね|"
         r"ほしい|欲しい|おいてください)*[、,：:\s]*(?P<body>.*)$"
     ),
     re.compile(
-        r"^(?P<body>.+?)(?:ということ|こと)?(?:を)?(?:って|と)?(?P<marker>覚えて|覚えておいて|憶えて|"
+        r"^(?P<body>.+?)(?:ということ|こと)?(?:を)?(?:って|と)?(?P<marker>覚えて|覚えておいて|覚えといて|憶えて|"
         r"忘れないで)(?:ください|下さい|ね|おいて|ほしい|欲しい)*$"
     ),
 )
@@ -204,19 +146,29 @@ JAPANESE = Language(
     name="ja",
     rules=_JA_RULES,
     lead_in=re.compile(
-        r"^(?:(?:ちなみに|ところで|そういえば|はじめまして|初めまして|こんにちは|こんばんは|実は|じつは)[、,！!：:\s]*|"
+        r"^(?:(?:ちなみに|ところで|そういえば|こんにちは|こんばんは|実は|じつは|すみません|"
+        r"すいません|ごめんなさい|ごめん|報告です|報告)[、,！!：:\s]*|"
         r"(?:あと|それと|あの|えっと|えーと|はい|うん|ええ|あ|そうそう)[、,！!：:\s]+)+"
     ),
     question=re.compile(
-        r"[?？]\s*$|(?:か|かな|かしら|の)$|何|なに|なん(?:で|の)|誰|だれ|どこ|いつ|どう|なぜ|どれ|"
-        r"どの|どちら|いくつ|いくら"
+        r"[?？]\s*$|(?:か|かな|かしら)[ぁー〜～]*$|何|なに|なんで(?!す)|なんの|誰|だれ|どこ|いつ(?!も)|どう(?!しても|せ|ぞ)|"
+        r"なぜ|どれ|どの|どちら|どっち|いくつ|いくら"
     ),
     hedge=re.compile(
-        r"もし|仮に|としたら|だったら|とすれば|たぶん|多分|かもしれ|と思う|と思います|気がする|冗談|"
-        r"だろう|でしょう|みたい|以前|昔"
+        r"もし|仮に|としたら|だったら|とすれば|たぶん|多分|かもしれ|かも|と思う|と思います|気がする|冗談|だろう|"
+        r"でしょう|みたい|以前|昔|(?<!名)前は|当時|かつて|頃|学生時代|たら|ば(?:いい|よかった)|のに$|たい(?:です|んです|んだ|な|"
+        r"なぁ|ね|よ|[ー〜～])*$|(?<!て)(?:ほしい|欲しい)|しよう|ようかな|おうかな|考え中|迷って|迷い中|検討中|"
+        r"かどうか|未定|まだ|わからない|わからん|分からない|次第|って言|と言|言われ|らしい|んだって|だって$|って$|"
+        r"笑$|（笑）|\(笑\)|（キリッ）|（嘘）|嘘|草$|(?<=[\u3040-\u30ff\u4e00-\u9fff])[wｗ]+$|設定|ごっこ|"
+        r"役(?:やって|して)|ふりして|なりきって|ゲームしよう|"
+        r"(?:書いて|訳して|翻訳して|直して|添削して|作って|考えて|まとめて)(?:ください|下さい)?[：:]"
     ),
     conditional=re.compile(r"^(?:もし|仮に)"),
-    clause_split=re.compile(rf"[、,；;]\s*(?=(?:{_JA_I}|でも|それと|あと|そして|また|もし))"),
+    # Parts of one statement are joined by 、; a new subject, a condition, or a reason given ("…なので、")
+    # starts another.
+    clause_split=re.compile(
+        rf"[；;]\s*|[、,]\s*(?=(?:{_JA_I}|でも|それと|あと|そして|また|もし))|(?<=ので|から|けど)[、,]\s*"
+    ),
     now_on=_JA_NOW_ON,
     strong_correction=_JA_STRONG_CORRECTION,
     weak_correction=_JA_WEAK_CORRECTION,
@@ -225,4 +177,7 @@ JAPANESE = Language(
     render_now_on=_ja_now_on,
     render_correction=_ja_correction,
     render_remember=_ja_remember,
+    relative=ja_relative,
+    normalise=ja_normalise,
+    in_passing=ja_named_relations,
 )
