@@ -149,6 +149,9 @@ def _resolve(wrapper: Wrapper, inner: Draft | None, language: Language, voice: V
     if wrapper.kind == "now_on":
         return language.render_now_on(wrapper.marker, wrapper.body, voice)
     if wrapper.kind == "correction":
+        restated = language.restate(wrapper.body) if language.restate is not None else None
+        if restated is not None and (found := _from_clause(restated, language, voice, 2)) is not None:
+            return found.as_correction()
         return language.render_correction(wrapper.body, voice)
     if wrapper.kind == "weak_correction":
         # "Actually, …" alone is chit-chat; only a contrast ("it's Ana, not Anna") makes it a correction.
@@ -181,8 +184,12 @@ def _apply_mode(draft: Draft, mode: str | None) -> Draft:
 
 
 def _trim(text: str, language: Language) -> str:
-    """Lead-ins, closing asides and closing punctuation off; a question mark stays, it is evidence."""
+    """Lead-ins, closing asides and closing punctuation off; a question mark stays, it is evidence.
+    A lead-in that dated the statement from now on leaves "now" at its end."""
+    from_now = language.from_now is not None and language.from_now.match(text.strip()) is not None
     text = _strip_lead_in(text, language)
+    if from_now and text and not re.search(r"\bnow\W*$", text, re.IGNORECASE):
+        text = re.sub(r"([\s!.…~]*)$", r" now\1", text, count=1)
     if language.trail_off is not None:
         text = language.trail_off.sub("", text)
     return text.rstrip(CJK_TRAILING)
@@ -283,6 +290,13 @@ def _from_message(text: str, voice: Voice) -> list[Draft]:
         language = _language_of(sentence)
         mode, carried_mode = carried_mode, None
         found, bare = _from_sentence(sentence, language, voice)
+        if not found and bare is None and previous_sentence and language.names_previous is not None:
+            named = language.names_previous.match(_trim(sentence, language))
+            if named is not None:  # "We adopted a dog! Her name is Pepper.": the dog's name
+                for i in previous_sentence:
+                    drafts[i] = _named_after(drafts[i], named["name"])
+                previous_sentence = []
+                continue
         if bare is not None:
             if bare.kind == "remember" and previous_sentence:
                 for i in previous_sentence:  # "My PIN is 1234. Remember that."
@@ -298,6 +312,14 @@ def _from_message(text: str, voice: Voice) -> list[Draft]:
         keep = sorted(range(len(drafts)), key=lambda i: -drafts[i].importance)[:MAX_FACTS_PER_MESSAGE]
         drafts = [drafts[i] for i in sorted(keep)]
     return drafts
+
+
+def _named_after(draft: Draft, name: str) -> Draft:
+    """A pet known so far by its kind ("a dog"), named by the sentence after it."""
+    if draft.attribute != "pet" or not draft.value or not draft.value[:1].islower():
+        return draft
+    fact = f"{draft.fact.rstrip('.!。')}, called {name}."
+    return dataclasses.replace(draft, fact=fact, value=name)
 
 
 def _flattened(draft: Draft) -> Iterator[Draft]:

@@ -10,6 +10,7 @@ from .english_more import EN_MORE_RULES
 from .english_passing import continuations, in_passing
 from .english_rules import EN_RULES, en_pattern
 from .english_text import QUOTED
+from .english_updates import EN_UPDATE_RULES
 from .english_voice import en_fact, is_content, team_fact, third_person, topic_from
 from .shapes import SPACES, Draft, Language, Voice, cap, en_sentence
 
@@ -30,9 +31,14 @@ _EN_STRONG_CORRECTION = (
         r"scratch\s+that|my\s+bad|i\s+misremembered|i\s+mis-?typed|ignore\s+(?:that|what\s+i\s+said))|(?:(?:no|nope|sorry|oops|wait|"
         r"actually)[\s,!.]+)?(?:that's|that\s+is|that\s+was|thats)\s+(?:wrong|not\s+right|incorrect|not\s+"
         r"correct|not\s+true|a\s+mistake)|(?:sorry|oops)[\s,!.]+(?:i\s+)?(?:typo|mistyped|misspelled|meant\s+"
-        r"to\s+say))\b[\s,:;.!\-]*(?P<body>.*)$"
+        r"to\s+say))\b[\s,:;.!\-–—]*(?P<body>.*)$"
     ),
     en_pattern(r"^(?P<marker>(?:(?:no|nope|sorry|oops|wait|actually)[\s,!.]+)*)(?P<body>i\s+meant\b.*)$"),
+    # "Actually I should say pescatarian": what they are, said again right.
+    en_pattern(
+        r"^(?P<marker>(?:(?:no|sorry|oops|wait|actually|well)[\s,!.]+)*i\s+(?:should\s+(?:say|have\s+said)|"
+        r"meant\s+to\s+say))\s+(?P<body>.+)$"
+    ),
 )
 _EN_WEAK_CORRECTION = en_pattern(
     r"^(?P<marker>actually|no(?!\s+(?:longer|more)\b)|nope|wait|oops|sorry|not\s+quite|not\s+exactly)(?:\b[\s,:;.!\-]+|$)"
@@ -43,6 +49,8 @@ _EN_REMEMBER = en_pattern(
     r"^(?:(?:please|pls|and|also|oh|hey|btw|can\s+you|could\s+you|would\s+you)[\s,]+)*"
     r"(?P<marker>remember|memori[sz]e|don't\s+forget|do\s+not\s+forget|never\s+forget|keep\s+in\s+mind|"
     r"bear\s+in\s+mind|note\s+that|please\s+note|make\s+a\s+note(?:\s+that)?|take\s+note(?:\s+that)?|"
+    # "Can you remind me: the dentist is on the 12th": a statement to keep (a colon, not "remind me to…").
+    r"remind\s+me(?=\s*:)|"
     r"save\s+(?:this|that)(?:\s+to\s+memory)?|store\s+this)\b(?:\s+(?:this|that|the\s+following|it))?"
     r"(?:\s*[:,\-]\s*|\s+|$)(?:that\s+)?(?P<body>.*)$"
 )
@@ -104,6 +112,14 @@ def _en_now_on(marker: str, body: str, voice: Voice) -> Draft | None:
     return Draft(
         en_sentence(f"{marker}, {voice.subject} wants the assistant to {rest}"), topic, "preference", 8
     )
+
+
+def _en_restate(body: str) -> str | None:
+    """A correction's bare words ("pescatarian", "29", "a nurse") as what the speaker is."""
+    words = body.strip().rstrip(".!").split()
+    if not 1 <= len(words) <= 3 or _EN_CLAUSEY.search(body) or _EN_WH_START.match(body):
+        return None
+    return f"I'm {' '.join(words)}"
 
 
 def _en_correction(body: str, voice: Voice) -> Draft | None:
@@ -183,7 +199,7 @@ _EN_AUX = (
 )
 ENGLISH = Language(
     name="en",
-    rules=EN_CHANGE_RULES + EN_MORE_RULES + EN_RULES,
+    rules=EN_CHANGE_RULES + EN_UPDATE_RULES + EN_MORE_RULES + EN_RULES,
     relative=en_relative,
     in_passing=_en_in_passing,
     normalise=en_normalise,
@@ -205,12 +221,21 @@ ENGLISH = Language(
         r"hello\s+there|yeah|yes|yep|sure|anyway|anyways|plus|but|oh\s+and|great|thanks|thank\s+you|"
         r"quick\s+note|one\s+more\s+thing|side\s+note|fun\s+fact|good\s+news|big\s+news|update|news|guess\s+what|"
         r"so\s+yeah|morning|good\s+morning|evening|finally|heads\s+up|honestly|tbh|ngl|lowkey|seriously|ok\s+so|"
-        r"okay\s+so|oh\s+and|my\s+mistake|psst|new\s+chapter|life\s+update|"
+        r"okay\s+so|oh\s+and|my\s+mistake|psst|new\s+chapter|life\s+update|change\s+of\s+plans?|guess\s+who|"
         # When it holds from, said before the statement: "Starting Monday, I'm…", "As of today I work…"
         r"(?:starting|from|as\s+of|since|beginning)\s+(?:(?:next|this|last)\s+)?(?:monday|tuesday|wednesday|thursday|"
-        r"friday|saturday|sunday|tomorrow|week|month|year|january|february|march|april|may|june|july|"
+        r"friday|saturday|sunday|today|tomorrow|week|month|year|january|february|march|april|may|june|july|"
         r"august|september|october|november|december)|(?:last|this)\s+(?:week(?:end)?|month|year|monday|tuesday|"
         r"wednesday|thursday|friday|saturday|sunday)|yesterday|today|recently|lately|anyway)(?:[\s,!.:;\-]+|$))+"
+    ),
+    names_previous=en_pattern(
+        r"^(?:(?:her|his|its|their)\s+name(?:'s|\s+is)|(?:she|he|it)(?:'s|\s+is)\s+(?:called|named))\s+"
+        r"(?P<name>(?-i:[A-Z])[\w'-]+)(?:[\s,;:–—-].*)?$"
+    ),
+    from_now=en_pattern(
+        r"^(?:\w+[\s,!.:;\-]+){0,3}?(?:starting|from|as\s+of|beginning)\s+(?:(?:next|this)\s+)?(?:monday|tuesday|"
+        r"wednesday|thursday|friday|saturday|sunday|today|tomorrow|week|month|january|february|march|april|may|"
+        r"june|july|august|september|october|november|december)\b"
     ),
     question=en_pattern(
         rf"[?]\s*[\"')\]]*$|^(?:what|what's|whats|who|who's|whom|whose|where|where's|when|why|how|"
@@ -235,6 +260,9 @@ ENGLISH = Language(
         # "Ahmed and I got engaged": a name and "I" at the start are one subject, not two clauses.
         # "since I graduated" is when (kept), "since I'm diabetic" is why (a statement of its own).
         r"\s+since\s+(?=(?:i'm|im|i\s+am|i've|ive|i\s+have|i\s+live|i\s+work|my)\b)|"
+        # ", so the trip is now on June 3": a plan's new date after the reason for it.
+        r"\s*,\s*so\s+(?=(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|has\s+been|got)\s+(?:now\s+)?"
+        r"(?:on|moved|pushed|set|changed|rescheduled|postponed)\b)|"
         rf"(?:\s*[,;:–—]\s*(?:(?:and|but|so|also|plus)\s+)?|\s+-\s+|{_NAME_AND_I}\s+(?:and(?!\s+(?:what|how|why|who)\b)|"
         r"but|so|plus|because|cause|cos|bc|though|although)\s+)(?=(?!(?:i'm|im|i\s+am)\s+(?:now\s+)?(?:at|with)\b)(?:i|i'm|"
         r"i've|i'd|i'll|im|ive|my|starting|"
@@ -255,6 +283,7 @@ ENGLISH = Language(
     remember=(_EN_REMEMBER,),
     render_now_on=_en_now_on,
     render_correction=_en_correction,
+    restate=_en_restate,
     render_remember=_en_remember,
     # Asides that only close a statement: "I'm allergic to peanuts, by the way." Words that change
     # what is said ("too", "I guess", "lol") stay: they are evidence, and hedges drop the clause.

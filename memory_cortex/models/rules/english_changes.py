@@ -217,7 +217,8 @@ EN_CHANGE_RULES: tuple[Rule, ...] = tuple(
             "I we",
             rf"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:have|got|adopted|rescued|bought|"
             rf"brought\s+home)\s+(?:a|an|one)\s+(?:new\s+|little\s+|rescue\s+|\w+\s+)?{_SPECIES}(?:\s*,?\s*"
-            rf"(?:named|called|who's\s+called)\s+{_NAME})?(?:[\s!.]*$|\s*,\s*(?!(?-i:[A-Z])).*$)",
+            rf"(?:named|called|who's\s+called)\s+{_NAME})?(?:[\s!.]*$|\s*,(?!\s*(?-i:[A-Z])).*$|"
+            rf"(?<=[a-z])\s+(?:and|but|who|which)\s+(?:he|she|it|they)\b.*$)",
             _pet,
         ),
         (

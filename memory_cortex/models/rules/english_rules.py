@@ -297,10 +297,11 @@ def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
     if _TITLE_OF_NOTHING.match(phrase):
         return None  # "the CEO of overthinking", "a master of procrastination": a joke
     draft = Draft(en_fact(m.string, voice), topic_from(phrase, "identity"), "identity", 8)
-    if not is_occupation(phrase):
+    # "a civil engineer living in Bath": where they live is said after the job, not part of it.
+    based = re.search(r"\s+(?:based\s+(?:in|out\s+of)|living\s+in)\s+(?P<home>.+)$", phrase, re.IGNORECASE) or _IN_PLACE.search(phrase)
+    if not is_occupation(phrase[: based.start()] if based else phrase):
         head = re.split(r"\s+(?:of|at|in|for|with|from|and|but|who|so)\b|[,;]", phrase.strip(), maxsplit=1)[0].lower()
         return draft if head.split()[-1:] and head.split()[-1] in _IDENTITY_WORDS else None
-    based = re.search(r"\s+(?:based\s+(?:in|out\s+of)|living\s+in)\s+(?P<home>.+)$", phrase, re.IGNORECASE) or _IN_PLACE.search(phrase)
     if based:
         phrase = phrase[: based.start()]
     job, employer = job_and_employer(phrase)
@@ -610,7 +611,8 @@ EN_RULES: tuple[Rule, ...] = tuple(
         (
             "I",
             rf"^{_IM}\s+(?:the\s+)?(?P<obj>(?:ceo|cto|cfo|coo|founder|co-?founder|owner|tech\s+lead|lead\s+"
-            r"developer|maintainer|author|creator|director|president|vp)(?:\s+(?:at|of|for)\s+(?:the\s+)?(?-i:[A-Z0-9])[^,;]*)?)"
+            r"developer|maintainer|author|creator|director|president|vp)(?:\s+(?:at|of|for)\s+(?:(?:the\s+)?(?-i:[A-Z0-9])|"
+            r"(?:a|an)\s+)[^,;]*)?)"
             r"(?:\s*[,;].*|\s+(?:and|but|so)\s+(?:i|i'm|we)\b.*)?$",
             _say("identity", 8, attribute="job"),
         ),
@@ -676,7 +678,7 @@ EN_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "please kindly pls plz answer reply respond write talk speak",
-            r"^(?:(?:please|kindly|pls|plz)\s+)?(?:answer|reply|respond|write|talk|speak)\s+(?:to\s+me\s+)?(?:only\s+)?in\s+"
+            r"^(?:(?:please|kindly|pls|plz)\s+)?(?:answer|reply|respond|write|talk|speak)\s+(?:(?:to\s+)?me\s+)?(?:only\s+)?in\s+"
             r"(?P<lang>[a-z]+)(?:\s+(?:please|only|from\s+now(?:\s+on)?|going\s+forward))*(?:\s*,.*)?$",
             _answer_language,
         ),

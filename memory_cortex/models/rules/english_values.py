@@ -65,7 +65,9 @@ OCCUPATIONS = frozenset(
     recruiter reporter researcher salesman saleswoman salesperson scientist secretary singer
     sociologist soldier solicitor statistician student surgeon surveyor tailor teacher technician
     therapist trainer translator tutor vet veterinarian waiter waitress welder writer youtuber
-    streamer engineer coder podcaster copywriter carer caregiver housekeeper nursery
+    streamer engineer coder podcaster copywriter carer caregiver housekeeper nursery controller
+    coordinator specialist strategist planner advisor adviser inspector principal dean executive
+    administrator registrar consultant technologist architect sommelier butler concierge
     dev sparky electrician cabbie potter picker lead medic gp hygienist sonographer osteopath chiropractor
     plasterer roofer joiner decorator labourer laborer porter influencer tester steward stewardess attendant
     actuary underwriter broker trader buyer strategist planner presenter animator headteacher principal archivist

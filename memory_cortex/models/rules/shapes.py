@@ -171,6 +171,14 @@ class Language:
     normalise: Callable[[str], str] | None = None  # a clause rephrased before the rules read it
     # Facts a statement states in passing besides its own ("my husband Marco says hi": who Marco is).
     in_passing: Callable[[str, Voice], list[Draft]] | None = None
+    # A lead-in that says the statement holds from now ("Starting Monday, …", "As of today …"): once
+    # stripped, the clause says "now" instead, so a change is still read as one.
+    from_now: re.Pattern[str] | None = None
+    # A correction whose body is a bare word ("Actually I should say pescatarian") as a clause to read
+    # instead ("I'm pescatarian"), or None.
+    restate: Callable[[str], str | None] | None = None
+    # A sentence that only names what the one before introduced ("Her name is Pepper."): group "name".
+    names_previous: re.Pattern[str] | None = None
     polite: re.Pattern[str] | None = None  # a request phrased as a question that is not one
     trail_off: re.Pattern[str] | None = None  # a closing aside ("…, by the way") that is not the fact
     hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation
