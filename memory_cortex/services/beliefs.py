@@ -13,6 +13,7 @@ rewrites what the owner said in private, nor the other way round.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -85,6 +86,41 @@ def _folded(value: str | None) -> str:
     return " ".join(re.sub(r"[^\w\s'-]+", " ", text).split())
 
 
+# "he's Mack, not Max", "it's the 14th, not the 12th": the right value, then the wrong one.
+_CONTRAST = re.compile(
+    r"(?<![\w'])(?:(?:it|he|she|they|that|this)(?:'s|\s+is|\s+are)\s+)?(?P<new>[^\s,;:.!?][^,;:.!?]{0,39}?),\s*not\s+"
+    r"(?P<old>[^,;:.!?]{1,40}?)(?:[,;:.!?]|$)",
+    re.IGNORECASE,
+)
+
+
+def contrasted(conn: Connection, row: NewMemory, subject_id: int | None) -> tuple[NewMemory, int | None]:
+    """A correction that contrasts two values ("Sorry: he's Mack, not Max", "It's pecans I'm
+    allergic to, not walnuts") replaces the one live fact of the user, in the same reach, whose value
+    is the wrong one — whatever the attribute (a pet's name is corrected, not joined by a second).
+    One that states no attribute is read as that fact's attribute, with the right value. Anything
+    else (no such fact, or several) is left as it was."""
+    if row.kind != "fact" or row.category != "correction":
+        return row, subject_id
+    match = _CONTRAST.search(row.fact)
+    if match is None:
+        return row, subject_id
+    old, new = match["old"].strip(), match["new"].strip()
+    holding = [
+        record
+        for record in entity_sql.facts_with_value(conn, row.user_id, old)
+        if record.scope.recalled_alike(row.scope)
+        and record.attribute is not None
+        and (row.attribute is None or (record.attribute == row.attribute and record.subject_id == subject_id))
+    ]
+    if len(holding) != 1 or same_value(old, new) or same_value(old, row.value):
+        return row, subject_id
+    (record,) = holding
+    if row.attribute is not None:
+        return dataclasses.replace(row, replaces=record.id), subject_id
+    return dataclasses.replace(row, attribute=record.attribute, value=new, replaces=record.id), record.subject_id
+
+
 @dataclass(frozen=True)
 class BeliefPlan:
     """What a new fact does, decided inside its write transaction: merge into a stored fact (the
@@ -115,7 +151,29 @@ def plan_belief(conn: Connection, row: NewMemory, subject_id: int | None) -> Bel
     return BeliefPlan(replaces=tuple(current))
 
 
-def apply_after_insert(conn: Connection, plan: BeliefPlan, memory_id: int, said: str | None) -> list[int]:
+STALE_KEY = "no_longer_current"
+"""Metadata of a fact said together with one a later statement replaced, and naming its old value:
+"I work as a software engineer at Acme" is still the job, but "Acme" is no longer the employer."""
+
+
+def mark_stated_with(conn: Connection, replaced: MemoryRecord, row: NewMemory) -> list[int]:
+    """Mark the facts said in the same breath as ``replaced`` (same subject, same time said, same
+    reach) that name its old value: they stay current, and say which part of them no longer is."""
+    if not replaced.value or len(replaced.value) < 3:
+        return []
+    named = re.compile(rf"(?<!\w){re.escape(replaced.value)}(?!\w)", re.IGNORECASE)
+    marked = []
+    for other in entity_sql.said_with(conn, replaced):
+        if other.scope.recalled_alike(row.scope) and named.search(other.fact):
+            stale = [v for v in other.metadata.get(STALE_KEY, []) if isinstance(v, str)]
+            memory_sql.update(conn, other.id, {"metadata": {**other.metadata, STALE_KEY: [*stale, replaced.value][-5:]}})
+            marked.append(other.id)
+    return marked
+
+
+def apply_after_insert(
+    conn: Connection, plan: BeliefPlan, memory_id: int, said: str | None, row: NewMemory
+) -> list[int]:
     """Carry out ``plan`` for the fact just stored as ``memory_id`` (said at ``said``): the facts it
     replaces end when it was said; or it ends when the fact that replaces it was said. Returns the
     ids whose index entry changed."""
@@ -123,6 +181,7 @@ def apply_after_insert(conn: Connection, plan: BeliefPlan, memory_id: int, said:
     for record in plan.replaces:
         memory_sql.update(conn, record.id, {"superseded_by": memory_id, "valid_to": said or None})
         changed.append(record.id)
+        mark_stated_with(conn, record, row)
     if plan.replaced_by is not None:
         ends = plan.replaced_by.said_at
         memory_sql.update(conn, memory_id, {"superseded_by": plan.replaced_by.id, "valid_to": ends})

@@ -38,8 +38,8 @@ PROFILE_SHARE = 0.4  # the most of the block the profile may take
 PROFILE_ORDER = (
     "name",
     "home",
-    "job",
     "employer",
+    "job",
     "partner",
     *sorted({"son", "daughter", "child"}),
     "allergy",
@@ -58,6 +58,7 @@ PROFILE_VALUES = {"allergy": 3, "health": 2, "likes": 2, "pet": 2, "child": 2, "
 
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_HAN = re.compile(r"[\u3400-\u9fff]")
 # Words a turn can say without saying anything: greetings, thanks, agreement, filler.
 _FILLER = frozenset(
     """hi hello hey thanks thank okay yes yeah yep nope sure great nice cool awesome good lovely wow
@@ -143,7 +144,8 @@ def says_something(hit: SearchHit, query_words: set[str]) -> bool:
     words = {w for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS and w not in _FILLER}
     content = len(words) >= 2 or len(_CJK.findall(text)) >= 4
     if memory.metadata.get("role") == "assistant":
-        return content and bool(words & query_words or set(_CJK.findall(text)) & query_words)
+        # Shares a word with the question; in Chinese or Japanese two Han characters (kana are grammar).
+        return content and bool(words & query_words or len(set(_HAN.findall(text)) & query_words) >= 2)
     return content
 
 
@@ -169,7 +171,7 @@ def build_block(
         used += len(line) + 1
         included.append(record.id)
     profile_lines = len(included)
-    query_words = {w for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS} | set(_CJK.findall(query))
+    query_words = {w for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS} | set(_HAN.findall(query))
     shown = set(included)
     relevant = [
         hit
@@ -217,9 +219,13 @@ def _earlier_marked(
 
 
 def fact_line(memory: MemoryRecord, mark: str) -> str:
-    """One memory as a line: "- [topic] fact", or "- date, Speaker: text" for a turn."""
+    """One memory as a line: "- [topic] fact", or "- date, Speaker: text" for a turn. A fact that
+    names a value a later statement replaced says so ("(Acme: no longer current)")."""
     if memory.kind == "turn":
         return f"- {memory.about_time[:10]}, {note_line(memory.fact)}"
+    stale = [v for v in memory.metadata.get("no_longer_current", []) if isinstance(v, str)]
+    if stale and not mark:
+        mark = f" ({note_line(', '.join(dict.fromkeys(stale)))}: no longer current)"
     if memory.topic.strip():
         return f"- [{note_line(memory.topic)}] {note_line(memory.fact)}{mark}"
     return f"- {note_line(memory.fact)}{mark}"

@@ -40,7 +40,7 @@ from ..store import retrieval as retrieval_sql
 from ..store.db import Database
 from ..store.vectors import VectorIndex
 from ..vectormath import from_blob, to_blob
-from .beliefs import apply_after_insert, plan_belief, store_links
+from .beliefs import apply_after_insert, contrasted, plan_belief, store_links
 from .corrections import narrow_supersessions
 from .index_calls import call_index
 from .memory_text import embedding_text, redacted_json, stored_embedding_text, without_secrets
@@ -285,6 +285,9 @@ class MemoryService:
         self, conn: sqlite3.Connection, row: NewMemory, merge_into: int | None, supersede: int | None
     ) -> WriteOutcome:
         subject_id = self._subject_id(conn, row)
+        row, subject_id = contrasted(conn, row, subject_id)
+        if row.replaces is not None and supersede is None and merge_into is None:
+            supersede = row.replaces  # checked below like a correction's (same user, reach, subject)
         belief = plan_belief(conn, row, subject_id)
         if belief.merge_into is not None:
             merge_into, supersede = belief.merge_into, None  # the same value said again
@@ -309,7 +312,7 @@ class MemoryService:
                 store_links(conn, row, merge_into)
                 return WriteOutcome(existing, "merged")
         memory_id = memory_sql.insert(conn, row, subject_id=subject_id)
-        changed = apply_after_insert(conn, belief, memory_id, row.valid_from or row.occurred_at)
+        changed = apply_after_insert(conn, belief, memory_id, row.valid_from or row.occurred_at, row)
         store_links(conn, row, memory_id)
         record = memory_sql.get(conn, memory_id)
         assert record is not None

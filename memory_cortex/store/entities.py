@@ -10,6 +10,7 @@ exists for the relations that start or end at them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..records import (
@@ -26,14 +27,19 @@ from ..records import (
 from .connection import Connection, dialect_of
 from .memories import RECORD_COLUMNS
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 # The name of every user's own entity (kind "self"); its key is empty, which no other name has.
 SELF_NAME = "User"
 SELF_KEY = ""
 
 _ENTITY_COLUMNS = "id, user_id, name, kind, created_at"
+# A relation ends when a later statement replaced the fact it was read from, and that fact stated
+# the relation itself (the user's manager is Paul: a new manager ends it); a fact about its object
+# ("my daughter Mia is 11", replaced by "Mia turned 12") leaves the relation as it is.
 _RELATION_COLUMNS = (
     "r.id, r.user_id, r.subject_id, r.predicate, r.object_id, r.confidence, r.source_memory_id,"
-    " r.agent_id, r.visibility, r.source_channel, r.created_at, s.name, o.name, m.valid_to"
+    " r.agent_id, r.visibility, r.source_channel, r.created_at, s.name, o.name,"
+    " CASE WHEN m.attribute = r.predicate THEN m.valid_to END"
 )
 _RELATION_FROM = (
     " FROM relations AS r JOIN entities AS s ON s.id = r.subject_id JOIN entities AS o ON o.id = r.object_id"
@@ -42,10 +48,28 @@ _RELATION_FROM = (
 
 
 def ensure_entity(conn: Connection, user_id: str, ref: SubjectRef) -> int:
-    """The id of ``user_id``'s entity named ``ref`` (created on first mention, with ``ref.kind``)."""
+    """The id of ``user_id``'s entity named ``ref`` (created on first mention, with ``ref.kind``).
+
+    A plan named by one word ("the trip", "the dentist") is the one plan of the user whose name
+    begins or ends with it ("lisbon trip", "dentist appointment"), when there is exactly one; else a
+    plan of its own."""
     key = ref.key
     if not key:
         return ensure_self(conn, user_id)
+    if ref.kind == "plan" and (" " not in key or _CJK.search(key)):
+        rows = conn.execute(
+            "SELECT id, name_key FROM entities WHERE user_id = ? AND kind = 'plan'", (user_id,)
+        ).fetchall()
+        exact = [int(row[0]) for row in rows if row[1] == key]
+        cjk = _CJK.search(key) is not None  # CJK names have no spaces: "歯医者" is "歯医者の予約"
+        named = [
+            int(row[0])
+            for row in rows
+            if row[1].endswith(f" {key}") or row[1].startswith(f"{key} ")
+            or (cjk and row[1] != key and (row[1].startswith(key) or row[1].endswith(key)))
+        ]
+        if not exact and len(named) == 1:
+            return named[0]
     return _ensure(conn, user_id, " ".join(ref.name.split())[:200], key[:200], ref.kind)
 
 
@@ -257,6 +281,30 @@ def forget_orphans(conn: Connection) -> int:
     ).rowcount
 
 
+def facts_with_value(conn: Connection, user_id: str, value: str, limit: int = 5) -> list[MemoryRecord]:
+    """The user's live facts whose value is ``value`` (any case)."""
+    rows = conn.execute(
+        f"SELECT {RECORD_COLUMNS} FROM memories WHERE user_id = ? AND attribute IS NOT NULL"
+        f" AND {dialect_of(conn).fold('value')} = ? AND superseded_by IS NULL AND kind = 'fact' LIMIT ?",
+        (user_id, value.casefold(), limit),
+    )
+    return [MemoryRecord.from_row(row) for row in rows]
+
+
+def said_with(conn: Connection, record: MemoryRecord) -> list[MemoryRecord]:
+    """The other live facts about the same subject said in the same breath as ``record`` (the same
+    ``valid_from``): "I work as a nurse at St Mary's" is a job and an employer."""
+    if record.valid_from is None:
+        return []
+    subject = "subject_id IS NULL" if record.subject_id is None else "subject_id = ?"
+    rows = conn.execute(
+        f"SELECT {RECORD_COLUMNS} FROM memories WHERE user_id = ? AND valid_from = ? AND {subject}"
+        " AND id <> ? AND superseded_by IS NULL AND kind = 'fact'",
+        (record.user_id, record.valid_from, *(() if record.subject_id is None else (record.subject_id,)), record.id),
+    )
+    return [MemoryRecord.from_row(row) for row in rows]
+
+
 def belief_keys(conn: Connection, memory_ids: Sequence[int]) -> dict[int, tuple[int | None, str, str]]:
     """``{id: (subject_id, attribute, when said)}`` of those of these memories that state an
     attribute (the others are absent)."""
@@ -303,14 +351,16 @@ def owner_profile(
 
 def said_by_others(conn: Connection, memory_ids: Sequence[int]) -> set[int]:
     """Which of these memories are about someone other than the user, or said by someone other than
-    the user: a fact with a subject, a turn of a person marked not the owner (``metadata.owner``)."""
+    the user: a fact with a subject, a turn of a person marked not the owner (``metadata.owner``), an
+    assistant's turn (what it said is not the user's statement)."""
     if not memory_ids:
         return set()
     d = dialect_of(conn)
     owner = d.json_text("metadata", "owner")
+    role = d.json_text("metadata", "role")
     rows = conn.execute(
         f"SELECT id FROM memories WHERE {d.in_list('id')} AND ((kind = 'fact' AND subject_id IS NOT NULL)"
-        f" OR (kind = 'turn' AND {owner} IN ('0', 'false')))",
+        f" OR (kind = 'turn' AND ({owner} IN ('0', 'false') OR {role} = 'assistant')))",
         (d.list_param(memory_ids),),
     )
     return {int(row[0]) for row in rows}

@@ -15,10 +15,12 @@ The facts found join the candidates, and every fact of an asked subject and attr
 is at least ``search.min_similarity`` or a keyword of the question is in it (a question that uses
 "work" in passing, "how do I make this work?", does not pull the user's employer in).
 
-A question that asks an attribute of the user ("Where do I work?", "What am I allergic to?") and
-names nobody else is not answered by another person's facts or words: in a group, Bob's "I'm a
-pharmacist" is close to it, and is Bob's. Such candidates score ``× SOMEONE_ELSE`` (the factor
-``someone_else``), and ``/context`` leaves them out.
+A question that asks an attribute and names none of the user's other entities and no group — "Where
+do I work?", "What diet does Maya follow?" (Maya being the user, whom the memory knows by no entity
+of her own), "张伟做什么工作？" — is about the user, and is not answered by another person's facts or
+words: in a group, Bob's "I'm a pharmacist" is close to it, and is Bob's. Such candidates score
+``× SOMEONE_ELSE`` (the factor ``someone_else``), and ``/context`` leaves them out. A question about
+a group ("Is anyone vegan?", "What are we all allergic to?") is not.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ SOMEONE_ELSE = 0.25
 _WORD = re.compile(r"[^\W\d_][\w'-]*|\d+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _FIRST_PERSON = frozenset("i me my mine myself i'm i've i'd i'll im".split())
+# Words that ask about several people, not the user alone.
+_GROUP_WORDS = frozenset(
+    "we us our ours everyone everybody anyone anybody someone somebody people guys folks all group team "
+    "friends family kids children both others who whose".split()
+)
+_CJK_GROUP = ("我们", "我們", "大家", "谁", "誰", "みんな", "皆", "私たち", "僕たち", "誰か")
 _CJK_FIRST_PERSON = ("我", "私", "僕", "俺", "わたし")
 
 
@@ -57,6 +65,7 @@ class Asked:
     words: frozenset[str]
     relations: frozenset[str]
     text: str
+    about_several: bool = False  # "Is anyone vegan?", "大家": a question about a group
 
 
 def asked(query: str) -> Asked:
@@ -72,7 +81,8 @@ def asked(query: str) -> Asked:
     relations = {RELATIONS[word] for word in words if word in RELATIONS}
     relations |= {relation for word, relation in CJK_RELATIONS.items() if cjk and word in query}
     first = bool(words & _FIRST_PERSON) or (cjk and any(word in query for word in _CJK_FIRST_PERSON))
-    return Asked(frozenset(attributes), first, frozenset(words), frozenset(relations), text)
+    several = bool(words & _GROUP_WORDS) or (cjk and any(word in query for word in _CJK_GROUP))
+    return Asked(frozenset(attributes), first, frozenset(words), frozenset(relations), text, several)
 
 
 def names_in(text: str, names: dict[int, str]) -> list[int]:
@@ -129,7 +139,7 @@ class LookupStage:
                 ]
             if question.first_person or not named:
                 subjects.append(None)
-            only_user = question.first_person and subjects == [None]
+            only_user = subjects == [None] and not question.about_several
             # An asked relation of the user is itself an attribute of theirs ("my sister's name").
             attributes = sorted(question.attributes | question.relations)
             records = entity_sql.facts_of_subjects(
