@@ -37,7 +37,7 @@ from memory_cortex.models.rules import Said, extract_statements
 
 DATA = Path(__file__).parent / "extraction"
 LANGUAGES = ("en", "zh", "ja")
-SPLITS = ("dev", "dev2", "heldout")  # dev2: a second tuning set (English only)
+SPLITS = ("dev", "dev2", "dev3", "heldout")  # dev2, dev3: more tuning sets (English only)
 
 
 @dataclass(frozen=True)
