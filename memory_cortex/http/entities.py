@@ -35,7 +35,9 @@ async def list_entities(request: web.Request) -> web.Response:
 async def get_entity(request: web.Request) -> web.Response:
     query = parse_query(request, ScopeQuery)
     view = await request.app[ENTITY_SERVICE].entity(
-        int_from_path(request, "entity_id"), user_id=resolve_user(request, query.user_id), audience=query.audience()
+        int_from_path(request, "entity_id"),
+        user_id=resolve_user(request, query.user_id),
+        audience=query.audience(),
     )
     entity = view.entity
     body = EntityDetailOut(
@@ -98,7 +100,9 @@ def _named(value: int | str, kind: str) -> int | SubjectRef:
 
 def entity_out(item: EntitySummary) -> EntityOut:
     entity = item.entity
-    return EntityOut(id=entity.id, name=entity.name, kind=entity.kind, facts=item.facts, relations=item.relations)  # type: ignore[arg-type]
+    return EntityOut(
+        id=entity.id, name=entity.name, kind=entity.kind, facts=item.facts, relations=item.relations
+    )  # type: ignore[arg-type]
 
 
 def relation_out(relation: Relation) -> RelationOut:

@@ -31,7 +31,9 @@ class EntityListQuery(_AudienceFields):
 
 class EntityOut(BaseModel):
     id: int
-    name: str = Field(description='As first said ("Bob", "user\'s father", "lisbon trip"); "User" for the user.')
+    name: str = Field(
+        description='As first said ("Bob", "user\'s father", "lisbon trip"); "User" for the user.'
+    )
     kind: EntityKind = Field(description="self (the user), person, pet, place, plan, organisation or thing.")
     facts: int = Field(description="Live facts about it that the requester may see.")
     relations: int = Field(description="Relations naming it that the requester may see.")
@@ -46,7 +48,9 @@ class RelationOut(BaseModel):
     id: int
     subject_id: int
     subject: str = Field(description="The subject entity's name.")
-    predicate: str = Field(description="partner, sister, manager, pet, friend, … or any word written by hand.")
+    predicate: str = Field(
+        description="partner, sister, manager, pet, friend, … or any word written by hand."
+    )
     object_id: int
     object: str = Field(description="The object entity's name.")
     confidence: float
@@ -79,7 +83,9 @@ class RelationListQuery(_AudienceFields):
     model_config = ConfigDict(strict=False, extra="ignore")
 
     user_id: UserId | None = None
-    entity: RowId | None = Field(None, description="Only the relations this entity is the subject or object of.")
+    entity: RowId | None = Field(
+        None, description="Only the relations this entity is the subject or object of."
+    )
 
 
 class RelationListResponse(BaseModel):
@@ -105,6 +111,8 @@ class RelationIn(_Request):
     subject_kind: Literal["person", "pet", "place", "plan", "organisation", "thing"] = "person"
     object_kind: Literal["person", "pet", "place", "plan", "organisation", "thing"] = "person"
     confidence: float = Field(1.0, ge=0, le=1)
-    agent_id: AgentId | None = Field(None, description="The agent it belongs to; absent → every agent of the user.")
+    agent_id: AgentId | None = Field(
+        None, description="The agent it belongs to; absent → every agent of the user."
+    )
     visibility: Visibility = Field("private", description="private, or shared (also in group sessions).")
     channel: SessionName | None = Field(None, description="A shared relation's group; absent → every group.")

@@ -258,12 +258,14 @@ class SearchResultItem(BaseModel):
         None, description="The entity it is about (GET /entities/{id}); null: the user themself, or a turn."
     )
     attribute: str | None = Field(
-        None, description="The attribute of its subject it states (home, employer, job, age, diet, …), if any."
+        None,
+        description="The attribute of its subject it states (home, employer, job, age, diet, …), if any.",
     )
     value: str | None = Field(None, description="That attribute's value, as said.")
     valid_from: str | None = Field(None, description="When it was said (the message's time), if known.")
     valid_to: str | None = Field(
-        None, description="When a later statement of the same subject and attribute replaced it (null: current)."
+        None,
+        description="When a later statement of the same subject and attribute replaced it (null: current).",
     )
 
 
@@ -458,12 +460,14 @@ class MemoryOut(BaseModel):
         None, description="The entity it is about (GET /entities/{id}); null: the user themself, or a turn."
     )
     attribute: str | None = Field(
-        None, description="The attribute of its subject it states (home, employer, job, age, diet, …), if any."
+        None,
+        description="The attribute of its subject it states (home, employer, job, age, diet, …), if any.",
     )
     value: str | None = Field(None, description="That attribute's value, as said.")
     valid_from: str | None = Field(None, description="When it was said (the message's time), if known.")
     valid_to: str | None = Field(
-        None, description="When a later statement of the same subject and attribute replaced it (null: current)."
+        None,
+        description="When a later statement of the same subject and attribute replaced it (null: current).",
     )
     action: str | None = Field(
         None, description='Writes only: "created", or "merged" into this existing near-duplicate.'
@@ -805,7 +809,9 @@ class ContextResponse(BaseModel):
         ' turns, newest first; "" when none.'
     )
     facts: int
-    profile: int = Field(0, description="How many of the lines, right after the label, are the user's profile.")
+    profile: int = Field(
+        0, description="How many of the lines, right after the label, are the user's profile."
+    )
     degraded: bool = Field(
         False, description="true: the search did not finish within the budget; the block is empty this time."
     )
@@ -825,7 +831,8 @@ class MarkdownImportRequest(_Request):
 
     user_id: UserId | None = None
     agent_id: AgentId | None = Field(
-        None, description="The agent whose workspace it is: its memories are that agent's; absent → every agent's."
+        None,
+        description="The agent whose workspace it is: its memories are that agent's; absent → every agent's.",
     )
     files: dict[
         Annotated[str, Field(min_length=1, max_length=500)],
@@ -883,7 +890,9 @@ class ImportRunOut(BaseModel):
     started_at: str
     finished_at: str | None
     done: int = Field(description="Memories of the workspace handled so far (skipped ones count at once).")
-    total: int = Field(description="Memories the workspace holds (0 until the import has read what is stored).")
+    total: int = Field(
+        description="Memories the workspace holds (0 until the import has read what is stored)."
+    )
     result: MarkdownImportResponse | None = Field(description="What the import did, once status is done.")
     error: str | None = Field(description="Why it failed or was interrupted.")
 

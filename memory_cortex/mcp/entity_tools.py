@@ -109,18 +109,24 @@ def register_entity_tools(
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     EntityId = Annotated[int, Field(ge=1, le=2**63 - 1, description="The entity's id, from list_entities.")]
 
-    @server.tool(name="list_entities", title="People and things", description=LIST_DESCRIPTION, annotations=read_only)
+    @server.tool(
+        name="list_entities", title="People and things", description=LIST_DESCRIPTION, annotations=read_only
+    )
     async def list_entities(
         agent_id: agent_type = None, session_kind: session_kind_type = "private", channel: channel_type = None
     ) -> EntityList:
         found = await entities.entities(user_id, audience=Audience.of(agent_id, session_kind, channel))
         items = [
-            EntityItem(id=i.entity.id, name=i.entity.name, kind=i.entity.kind, facts=i.facts, relations=i.relations)
+            EntityItem(
+                id=i.entity.id, name=i.entity.name, kind=i.entity.kind, facts=i.facts, relations=i.relations
+            )
             for i in found
         ]
         return EntityList(entities=items, count=len(items))
 
-    @server.tool(name="get_entity", title="One person or thing", description=ENTITY_DESCRIPTION, annotations=read_only)
+    @server.tool(
+        name="get_entity", title="One person or thing", description=ENTITY_DESCRIPTION, annotations=read_only
+    )
     async def get_entity(
         entity_id: EntityId,
         agent_id: agent_type = None,
@@ -145,9 +151,13 @@ def register_entity_tools(
             relations=[_relation(r) for r in view.relations],
         )
 
-    @server.tool(name="list_relations", title="Relations", description=RELATIONS_DESCRIPTION, annotations=read_only)
+    @server.tool(
+        name="list_relations", title="Relations", description=RELATIONS_DESCRIPTION, annotations=read_only
+    )
     async def list_relations(
-        entity_id: Annotated[int | None, Field(ge=1, le=2**63 - 1, description="Only those naming it.")] = None,
+        entity_id: Annotated[
+            int | None, Field(ge=1, le=2**63 - 1, description="Only those naming it.")
+        ] = None,
         agent_id: agent_type = None,
         session_kind: session_kind_type = "private",
         channel: channel_type = None,

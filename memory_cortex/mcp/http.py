@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 
+
 class _BufferedBodyContext(ASGIContext):
     """The bridge, handing the ASGI app the body the request guard already read.
 

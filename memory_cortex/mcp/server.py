@@ -473,7 +473,12 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
         )
 
     register_entity_tools(
-        server, services.entities, user_id, agent_type=AgentId, session_kind_type=SessionKindArg, channel_type=Channel
+        server,
+        services.entities,
+        user_id,
+        agent_type=AgentId,
+        session_kind_type=SessionKindArg,
+        channel_type=Channel,
     )
 
     @server.resource(

@@ -47,7 +47,8 @@ CJK_RELATIONS: dict[str, str] = {
     **dict.fromkeys("女儿 女兒 娘".split(), "daughter"),
     **dict.fromkeys("孩子 子供 子ども".split(), "child"),
     **dict.fromkeys(
-        "老婆 妻子 太太 老公 丈夫 先生 男朋友 女朋友 男友 女友 妻 夫 彼女 彼氏 奥さん 旦那 嫁".split(), "partner"
+        "老婆 妻子 太太 老公 丈夫 先生 男朋友 女朋友 男友 女友 妻 夫 彼女 彼氏 奥さん 旦那 嫁".split(),
+        "partner",
     ),
     **dict.fromkeys("朋友 友達 友人 親友".split(), "friend"),
     **dict.fromkeys("同事 同僚".split(), "colleague"),
@@ -82,28 +83,78 @@ _ATTRIBUTES = (
     Attribute(
         "employer",
         True,
-        ("work", "works", "working", "job", "company", "employer", "employed", "工作", "上班", "公司", "働", "会社", "勤"),
+        (
+            "work",
+            "works",
+            "working",
+            "job",
+            "company",
+            "employer",
+            "employed",
+            "工作",
+            "上班",
+            "公司",
+            "働",
+            "会社",
+            "勤",
+        ),
     ),
     Attribute(
         "job",
         True,
-        ("job", "work", "works", "role", "occupation", "profession", "do for a living", "工作", "职业", "職業", "仕事"),
+        (
+            "job",
+            "work",
+            "works",
+            "role",
+            "occupation",
+            "profession",
+            "do for a living",
+            "工作",
+            "职业",
+            "職業",
+            "仕事",
+        ),
     ),
     Attribute("manager", True, ("manager", "boss", "supervisor", "经理", "老板", "上司")),
     Attribute(
         "partner",
         True,
-        ("partner", "wife", "husband", "girlfriend", "boyfriend", "spouse", "married", "老婆", "老公", "妻", "夫"),
+        (
+            "partner",
+            "wife",
+            "husband",
+            "girlfriend",
+            "boyfriend",
+            "spouse",
+            "married",
+            "老婆",
+            "老公",
+            "妻",
+            "夫",
+        ),
     ),
     Attribute(
         "diet",
         True,
-        ("diet", "eat", "vegan", "vegetarian", "food", "meal", "cook", "dinner", "lunch", "recipe", "dessert",
-         "吃", "饮食", "食"),
+        (
+            "diet",
+            "eat",
+            "vegan",
+            "vegetarian",
+            "food",
+            "meal",
+            "cook",
+            "dinner",
+            "lunch",
+            "recipe",
+            "dessert",
+            "吃",
+            "饮食",
+            "食",
+        ),
     ),
-    Attribute(
-        "drink", True, ("drink", "coffee", "tea", "beverage", "morning", "喝", "饮料", "飲み物", "飲")
-    ),
+    Attribute("drink", True, ("drink", "coffee", "tea", "beverage", "morning", "喝", "饮料", "飲み物", "飲")),
     Attribute("language", True, ("language", "answer", "reply", "语言", "言語")),
     Attribute("studies", True, ("study", "studies", "studying", "major", "degree", "专业", "専攻")),
     Attribute(
@@ -119,7 +170,8 @@ _ATTRIBUTES = (
     Attribute("date", True, ("when", "date", "day", "什么时候", "几号", "いつ", "何日")),
     *(
         Attribute(relation, relation in ("partner", "manager"), (relation,))
-        for relation in sorted(set(RELATIONS.values())) if relation not in ("partner", "manager")
+        for relation in sorted(set(RELATIONS.values()))
+        if relation not in ("partner", "manager")
     ),
 )
 ATTRIBUTES: dict[str, Attribute] = {attribute.key: attribute for attribute in _ATTRIBUTES}

@@ -59,17 +59,25 @@ class ExtractedFact(BaseModel):
     )
     subject_kind: SubjectKind | None = Field(None, description="What the subject is, when not the user.")
     relation: str | None = Field(
-        None, max_length=40, description="How the subject relates to the user (father, sister, friend…), if known."
+        None,
+        max_length=40,
+        description="How the subject relates to the user (father, sister, friend…), if known.",
     )
     attribute: str | None = Field(
-        None, max_length=60, description="The attribute it states (home, employer, job, age, diet, …), if any."
+        None,
+        max_length=60,
+        description="The attribute it states (home, employer, job, age, diet, …), if any.",
     )
     value: str | None = Field(None, max_length=200, description="The attribute's value as said, if any.")
     source: list[int] = Field(
         default_factory=list, max_length=50, description="Numbers of the NEW messages it comes from."
     )
-    action: Action = Field("add", description="add: new; update: replaces the listed fact `replaces`; none: skip.")
-    replaces: int | None = Field(None, ge=1, description="With update: the number of the listed fact it replaces.")
+    action: Action = Field(
+        "add", description="add: new; update: replaces the listed fact `replaces`; none: skip."
+    )
+    replaces: int | None = Field(
+        None, ge=1, description="With update: the number of the listed fact it replaces."
+    )
 
     @property
     def about_owner(self) -> bool:

@@ -53,7 +53,12 @@ def structure_of(fact: ExtractedFact) -> Structure:
     value = " ".join(fact.value.split())[:200] if fact.value and fact.value.strip() else None
     if attribute is None or value is None:
         attribute = value = None
-    if attribute in ENTITY_VALUED and value is not None and _NAME_LIKE.match(value) and not value[0].islower():
+    if (
+        attribute in ENTITY_VALUED
+        and value is not None
+        and _NAME_LIKE.match(value)
+        and not value[0].islower()
+    ):
         kind = "pet" if attribute == "pet" else "person"
         links += (LinkRef(attribute, SubjectRef(value, kind), subject),)  # type: ignore[arg-type]
     return Structure(subject, attribute, value, links)
@@ -118,7 +123,9 @@ def contrasted(conn: Connection, row: NewMemory, subject_id: int | None) -> tupl
     (record,) = holding
     if row.attribute is not None:
         return dataclasses.replace(row, replaces=record.id), subject_id
-    return dataclasses.replace(row, attribute=record.attribute, value=new, replaces=record.id), record.subject_id
+    return dataclasses.replace(
+        row, attribute=record.attribute, value=new, replaces=record.id
+    ), record.subject_id
 
 
 @dataclass(frozen=True)
@@ -166,7 +173,9 @@ def mark_stated_with(conn: Connection, replaced: MemoryRecord, row: NewMemory) -
     for other in entity_sql.said_with(conn, replaced):
         if other.scope.recalled_alike(row.scope) and named.search(other.fact):
             stale = [v for v in other.metadata.get(STALE_KEY, []) if isinstance(v, str)]
-            memory_sql.update(conn, other.id, {"metadata": {**other.metadata, STALE_KEY: [*stale, replaced.value][-5:]}})
+            memory_sql.update(
+                conn, other.id, {"metadata": {**other.metadata, STALE_KEY: [*stale, replaced.value][-5:]}}
+            )
             marked.append(other.id)
     return marked
 
@@ -200,5 +209,11 @@ def store_links(conn: Connection, row: NewMemory, memory_id: int) -> None:
         object_id = entity_sql.ensure_entity(conn, row.user_id, link.object)
         if subject_id != object_id:
             entity_sql.add_relation(
-                conn, row.user_id, subject_id, link.predicate, object_id, scope=row.scope, source_memory_id=memory_id
+                conn,
+                row.user_id,
+                subject_id,
+                link.predicate,
+                object_id,
+                scope=row.scope,
+                source_memory_id=memory_id,
             )

@@ -102,7 +102,10 @@ def profile_of(
         else:
             by_attribute.setdefault(record.attribute, []).append(record)
     ranked: list[tuple[int, MemoryRecord]] = []
-    order = (*PROFILE_ORDER, *sorted(a for a in by_attribute if a not in PROFILE_ORDER and a in RELATIONS.values()))
+    order = (
+        *PROFILE_ORDER,
+        *sorted(a for a in by_attribute if a not in PROFILE_ORDER and a in RELATIONS.values()),
+    )
     for rank, attribute in enumerate(order):
         found = sorted(by_attribute.get(attribute, []), key=lambda r: r.said_at, reverse=True)
         single = attribute in ATTRIBUTES and ATTRIBUTES[attribute].single
@@ -171,12 +174,16 @@ def build_block(
         used += len(line) + 1
         included.append(record.id)
     profile_lines = len(included)
-    query_words = {w for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS} | set(_HAN.findall(query))
+    query_words = {w for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS} | set(
+        _HAN.findall(query)
+    )
     shown = set(included)
     relevant = [
         hit
         for hit in hits
-        if hit.memory.id not in shown and says_something(hit, query_words) and "someone_else" not in hit.factors
+        if hit.memory.id not in shown
+        and says_something(hit, query_words)
+        and "someone_else" not in hit.factors
     ]
     facts = [hit for hit in relevant if hit.memory.kind != "turn"]
     turns = [hit for hit in relevant if hit.memory.kind == "turn"]

@@ -119,7 +119,9 @@ class EntityService:
         await self._db.write(write)
 
     @staticmethod
-    def _entity_id(conn: sqlite3.Connection, user_id: str, named: int | SubjectRef, audience: Audience) -> int:
+    def _entity_id(
+        conn: sqlite3.Connection, user_id: str, named: int | SubjectRef, audience: Audience
+    ) -> int:
         if isinstance(named, SubjectRef):
             if named.key in ("", "user", "the user"):
                 return entity_sql.ensure_self(conn, user_id)
@@ -127,7 +129,9 @@ class EntityService:
         entity = entity_sql.get_entity(conn, named)
         visible = entity is not None and entity.user_id == user_id
         if visible and entity is not None and entity.kind != "self" and not audience.unrestricted:
-            visible = any(item.entity.id == named for item in entity_sql.visible_entities(conn, user_id, audience))
+            visible = any(
+                item.entity.id == named for item in entity_sql.visible_entities(conn, user_id, audience)
+            )
         if not visible:
             raise EntityNotFound(named)
         return named

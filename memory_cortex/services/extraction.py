@@ -195,7 +195,9 @@ class ExtractionService:
         if not delta.new:
             return result
         said_by = list(speakers) if speakers is not None else [OWNER_SPEAKER] * len(delta.new)
-        context_by = list(context_speakers) if context_speakers is not None else [OWNER_SPEAKER] * len(delta.context)
+        context_by = (
+            list(context_speakers) if context_speakers is not None else [OWNER_SPEAKER] * len(delta.context)
+        )
         methods: set[str] = set()
         for number, span in enumerate(chunk_spans(delta.new, self.max_chunk_chars)):
             if number == 0:
@@ -207,7 +209,9 @@ class ExtractionService:
                 facts, method = self._rules(delta.new, said_by, span), "rules"
             else:
                 try:
-                    facts, method = await self._with_llm(delta, said_by, span, context, context_said, known, result)
+                    facts, method = await self._with_llm(
+                        delta, said_by, span, context, context_said, known, result
+                    )
                 except LLMUnavailable:
                     if not allow_rules_only:
                         raise
@@ -230,7 +234,9 @@ class ExtractionService:
     def _rules(messages: Sequence[Message], speakers: Sequence[Speaker], span: range) -> list[ExtractedFact]:
         """The rules extractor over the messages of ``span`` that may state facts, each fact with
         the number of its message."""
-        said = [(i, rules.Said(messages[i].text, speakers[i].voice)) for i in span if speakers[i].states_facts]
+        said = [
+            (i, rules.Said(messages[i].text, speakers[i].voice)) for i in span if speakers[i].states_facts
+        ]
         found = rules.extract_statements([item for _, item in said])
         return [fact.model_copy(update={"source": [said[at][0] + 1]}) for at, fact in found]
 
@@ -277,14 +283,22 @@ class ExtractionService:
             result.rejected += dropped
             log.info(
                 "extraction call",
-                extra={"facts": len(kept), "rejected": dropped, "seconds": round(time.perf_counter() - started, 2)},
+                extra={
+                    "facts": len(kept),
+                    "rejected": dropped,
+                    "seconds": round(time.perf_counter() - started, 2),
+                },
             )
             return kept, "llm"
         return self._rules(delta.new, speakers, span), "rules"
 
 
 def _cut(message: Message, max_chars: int) -> Message:
-    return message if len(message.text) <= max_chars else dataclasses.replace(message, text=message.text[:max_chars])
+    return (
+        message
+        if len(message.text) <= max_chars
+        else dataclasses.replace(message, text=message.text[:max_chars])
+    )
 
 
 def _attributed(

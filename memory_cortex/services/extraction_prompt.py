@@ -81,7 +81,8 @@ def extraction_prompt(
         parts.append("CURRENT FACTS (believed now; update one only if a NEW message changes it):\n" + listed)
     if context:
         parts.append(
-            "EARLIER (context only, already remembered):\n" + labelled(context, context_speakers, numbered=False)
+            "EARLIER (context only, already remembered):\n"
+            + labelled(context, context_speakers, numbered=False)
         )
     parts.append("NEW messages (extract from these):\n" + labelled(new, new_speakers, numbered=True))
     parts.append("Answer with the JSON array only.")

@@ -270,7 +270,9 @@ class IngestService:
         except ingest_sql.JobNoLongerClaimed:
             # Another daemon on the database took the job over (this one was thought gone): its
             # facts were rolled back with the finish, and the job is done once, there.
-            log.warning("ingest job taken over by another daemon; this run's facts are dropped", extra={"job": job.id})
+            log.warning(
+                "ingest job taken over by another daemon; this run's facts are dropped", extra={"job": job.id}
+            )
         except Exception as exc:
             await self._record_failure(job, exc)
         else:
@@ -443,7 +445,13 @@ class IngestService:
             )
             reach = job.scope
             return [
-                KnownFact(record.id, subjects.get(record.subject_id, "user"), record.attribute, record.fact, record.said_at)
+                KnownFact(
+                    record.id,
+                    subjects.get(record.subject_id, "user"),
+                    record.attribute,
+                    record.fact,
+                    record.said_at,
+                )
                 for record in records
                 if record.scope.recalled_alike(reach)
             ][:MAX_KNOWN_FACTS]

@@ -303,12 +303,20 @@ class MemoryService:
                 and existing.superseded_by is None
                 and (
                     belief.merge_into == existing.id
-                    or (existing.attribute is None and row.attribute is None and existing.subject_id == subject_id)
+                    or (
+                        existing.attribute is None
+                        and row.attribute is None
+                        and existing.subject_id == subject_id
+                    )
                 )
             ):
                 memory_sql.merge_into(conn, merge_into, row)
-                if row.valid_from is not None and (existing.valid_from is None or row.valid_from < existing.valid_from):
-                    memory_sql.update(conn, merge_into, {"valid_from": row.valid_from})  # true since first said
+                if row.valid_from is not None and (
+                    existing.valid_from is None or row.valid_from < existing.valid_from
+                ):
+                    memory_sql.update(
+                        conn, merge_into, {"valid_from": row.valid_from}
+                    )  # true since first said
                 store_links(conn, row, merge_into)
                 return WriteOutcome(existing, "merged")
         memory_id = memory_sql.insert(conn, row, subject_id=subject_id)
@@ -515,7 +523,9 @@ class MemoryService:
     ) -> list[MemoryRecord]:
         """The user's own current facts a profile is chosen from, that ``audience`` may see."""
         return await self._db.read(
-            lambda conn: entity_sql.owner_profile(conn, user_id, audience, limit, vital_importance=vital_importance)
+            lambda conn: entity_sql.owner_profile(
+                conn, user_id, audience, limit, vital_importance=vital_importance
+            )
         )
 
     async def live_in_layer(self, user_id: str, layer: str, limit: int) -> list[MemoryRecord]:

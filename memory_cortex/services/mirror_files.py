@@ -197,5 +197,3 @@ def _header_user(folder: Path) -> str | None:
             if user is not None:
                 return user
     return None
-
-

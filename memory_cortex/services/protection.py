@@ -37,17 +37,17 @@ def protected_because(
     memory: Protectable, config: LifecycleConfig, *, by_category: bool = True
 ) -> str | None:
     """Why ``memory`` must never be hidden (None: nothing protects it). Only the user's own memories
-are protected: another person's allergy (``subject_id`` set) is that person's, and never pushed
-into the user's answers. The rules, checked in this order:
+    are protected: another person's allergy (``subject_id`` set) is that person's, and never pushed
+    into the user's answers. The rules, checked in this order:
 
-    - its importance is at least ``protect_importance`` (the extractor or the writer said it is vital);
-    - its category is one of ``protected_categories`` (default ``identity``: who the user is);
-    - its topic has a word of ``protected_topics`` (health, allergies, medication, safety…),
-      compared case-insensitively word by word ("Health & allergies" has "health").
+        - its importance is at least ``protect_importance`` (the extractor or the writer said it is vital);
+        - its category is one of ``protected_categories`` (default ``identity``: who the user is);
+        - its topic has a word of ``protected_topics`` (health, allergies, medication, safety…),
+          compared case-insensitively word by word ("Health & allergies" has "health").
 
-    ``by_category=False`` leaves the category rule out: search's similarity floor keeps a vital
-    memory (importance, safety topic) in every answer, but not every identity fact in answers to
-    questions that have nothing to do with them; decay and expiry keep identity facts regardless.
+        ``by_category=False`` leaves the category rule out: search's similarity floor keeps a vital
+        memory (importance, safety topic) in every answer, but not every identity fact in answers to
+        questions that have nothing to do with them; decay and expiry keep identity facts regardless.
     """
     if memory.subject_id is not None:
         return None

@@ -54,7 +54,9 @@ class Speaker:
         return self.name or "someone (unknown)"
 
 
-def speakers_of(messages: Sequence[Message], *, group: bool, user_names: Collection[str] = ()) -> list[Speaker]:
+def speakers_of(
+    messages: Sequence[Message], *, group: bool, user_names: Collection[str] = ()
+) -> list[Speaker]:
     """Each message's speaker (see the module's rule); ``user_names`` are compared without case."""
     names = {" ".join(name.split()).casefold() for name in user_names if name and name.strip()}
     marked = bool(names) or any(message.owner is True for message in messages)

@@ -65,7 +65,8 @@ def ensure_entity(conn: Connection, user_id: str, ref: SubjectRef) -> int:
         named = [
             int(row[0])
             for row in rows
-            if row[1].endswith(f" {key}") or row[1].startswith(f"{key} ")
+            if row[1].endswith(f" {key}")
+            or row[1].startswith(f"{key} ")
             or (cjk and row[1] != key and (row[1].startswith(key) or row[1].endswith(key)))
         ]
         if not exact and len(named) == 1:
@@ -249,7 +250,9 @@ def add_relation(
 
 
 def get_relation(conn: Connection, relation_id: int) -> Relation | None:
-    row = conn.execute(f"SELECT {_RELATION_COLUMNS}{_RELATION_FROM} WHERE r.id = ?", (relation_id,)).fetchone()
+    row = conn.execute(
+        f"SELECT {_RELATION_COLUMNS}{_RELATION_FROM} WHERE r.id = ?", (relation_id,)
+    ).fetchone()
     return None if row is None else Relation(*row)
 
 
@@ -300,7 +303,12 @@ def said_with(conn: Connection, record: MemoryRecord) -> list[MemoryRecord]:
     rows = conn.execute(
         f"SELECT {RECORD_COLUMNS} FROM memories WHERE user_id = ? AND valid_from = ? AND {subject}"
         " AND id <> ? AND superseded_by IS NULL AND kind = 'fact'",
-        (record.user_id, record.valid_from, *(() if record.subject_id is None else (record.subject_id,)), record.id),
+        (
+            record.user_id,
+            record.valid_from,
+            *(() if record.subject_id is None else (record.subject_id,)),
+            record.id,
+        ),
     )
     return [MemoryRecord.from_row(row) for row in rows]
 

@@ -49,7 +49,9 @@ from .memories import quote_identifier
 # Every column of a memory, except that the entity a fact is about is named rather than numbered
 # (an id means nothing in another store): ``subject`` and ``subject_kind`` stand for ``subject_id``.
 SUBJECT_COLUMNS = ("subject", "subject_kind")
-EXPORT_COLUMNS = tuple(column for column in transfer.TABLE_COLUMNS if column != "subject_id") + SUBJECT_COLUMNS
+EXPORT_COLUMNS = (
+    tuple(column for column in transfer.TABLE_COLUMNS if column != "subject_id") + SUBJECT_COLUMNS
+)
 _STORED_COLUMNS = tuple(column for column in EXPORT_COLUMNS if column not in SUBJECT_COLUMNS)
 _EMBEDDING_COLUMNS = ("embedding", "embedding_model", "embedding_dim")
 _SUBJECT_SQL = {

@@ -90,11 +90,16 @@ async def test_another_persons_words_in_a_group_are_about_them_never_the_user(
     assert "shellfish" in asked["context"]
 
 
-async def test_in_a_group_with_no_mark_nobody_is_the_user(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+async def test_in_a_group_with_no_mark_nobody_is_the_user(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
     client = await start(aiohttp_client, tmp_path, minilm)
     await ingest(
         client,
-        [said("I live in Leeds", "2026-03-02T10:00:00Z", name="Ana"), said("I live in York", "2026-03-02T10:01:00Z")],
+        [
+            said("I live in Leeds", "2026-03-02T10:00:00Z", name="Ana"),
+            said("I live in York", "2026-03-02T10:01:00Z"),
+        ],
         **GROUP,
     )
     facts = await facts_of(client)
@@ -109,7 +114,10 @@ async def test_user_names_mark_the_users_messages_and_a_private_session_stays_th
     client = await start(aiohttp_client, tmp_path, minilm)
     await ingest(
         client,
-        [said("I work as a nurse", "2026-03-02T10:00:00Z", name="Priya"), said("I'm a pilot", "2026-03-02T10:01:00Z", name="Sam")],
+        [
+            said("I work as a nurse", "2026-03-02T10:00:00Z", name="Priya"),
+            said("I'm a pilot", "2026-03-02T10:01:00Z", name="Sam"),
+        ],
         user_names=["priya"],
         **GROUP,
     )
@@ -118,7 +126,9 @@ async def test_user_names_mark_the_users_messages_and_a_private_session_stays_th
     assert {(True, "job", "nurse"), (False, "job", "pilot"), (True, "diet", "vegan")} <= values
 
 
-async def test_a_fact_names_the_turn_it_was_read_from(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+async def test_a_fact_names_the_turn_it_was_read_from(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
     client = await start(aiohttp_client, tmp_path, minilm)
     await ingest(
         client,
@@ -128,7 +138,9 @@ async def test_a_fact_names_the_turn_it_was_read_from(aiohttp_client: Any, tmp_p
             said("And I'm a nurse.", "2026-03-01T10:02:00Z"),
         ],
     )
-    turns = (await (await client.get("/memories", params={"user_id": "priya", "kinds": "turn"})).json())["memories"]
+    turns = (await (await client.get("/memories", params={"user_id": "priya", "kinds": "turn"})).json())[
+        "memories"
+    ]
     turn_of = {turn["fact"].split(": ", 1)[1]: turn["id"] for turn in turns}
     for fact in await facts_of(client):
         source = "I live in Manchester." if fact["attribute"] == "home" else "And I'm a nurse."
@@ -141,7 +153,9 @@ async def test_a_later_statement_replaces_the_earlier_one_by_when_it_was_said(
 ) -> None:
     client = await start(aiohttp_client, tmp_path, minilm)
     await ingest(client, [said("I live in Manchester", "2026-03-01T10:00:00Z")], session_id="s1")
-    await ingest(client, [said("We finally moved to Edinburgh last weekend!", "2026-03-09T08:30:00Z")], session_id="s2")
+    await ingest(
+        client, [said("We finally moved to Edinburgh last weekend!", "2026-03-09T08:30:00Z")], session_id="s2"
+    )
     # An old history replayed late: said before both, posted after them.
     await ingest(client, [said("I live in Leeds", "2026-02-01T09:00:00Z")], session_id="s0")
     me = await entity_named(client, "User")
@@ -153,8 +167,12 @@ async def test_a_later_statement_replaces_the_earlier_one_by_when_it_was_said(
     assert "Edinburgh" in text and "Manchester" not in text.split("Edinburgh")[0], text
     # The history says until when each was true.
     edinburgh = next(f for f in me["current"] if f["value"] == "Edinburgh")
-    history = await (await client.get(f"/memories/{edinburgh['id']}/history", params={"user_id": "priya"})).json()
-    assert {m["value"]: m["valid_to"] for m in history["replaces"]}["Manchester"] == "2026-03-09T08:30:00.000Z"
+    history = await (
+        await client.get(f"/memories/{edinburgh['id']}/history", params={"user_id": "priya"})
+    ).json()
+    assert {m["value"]: m["valid_to"] for m in history["replaces"]}[
+        "Manchester"
+    ] == "2026-03-09T08:30:00.000Z"
 
 
 async def test_the_same_value_said_again_is_one_fact_true_since_first_said(
@@ -174,7 +192,9 @@ async def test_a_group_never_rewrites_what_the_user_said_in_private(
     client = await start(aiohttp_client, tmp_path, minilm)
     await ingest(client, [said("the Lisbon trip is on March 28", "2026-03-01T10:00:00Z")], session_id="p1")
     await ingest(
-        client, [said("the Lisbon trip is now on April 2", "2026-03-05T10:00:00Z", name="Priya", owner=True)], **GROUP
+        client,
+        [said("the Lisbon trip is now on April 2", "2026-03-05T10:00:00Z", name="Priya", owner=True)],
+        **GROUP,
     )
     plan = await entity_named(client, "lisbon trip")
     assert sorted(f["value"] for f in plan["current"]) == ["April 2", "March 28"]  # each in its own reach
@@ -185,11 +205,15 @@ async def test_a_group_never_rewrites_what_the_user_said_in_private(
     assert newer < older and lines[older].endswith("(said earlier than the line above)"), lines
 
 
-async def test_a_correction_replaces_the_value_it_corrects(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+async def test_a_correction_replaces_the_value_it_corrects(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
     client = await start(aiohttp_client, tmp_path, minilm)
     await ingest(client, [said("my manager is Paul Hunt", "2026-03-01T10:00:00Z")], session_id="s1")
     await ingest(
-        client, [said("Sorry, I mixed that up: my manager is Paul Hart", "2026-03-02T10:00:00Z")], session_id="s2"
+        client,
+        [said("Sorry, I mixed that up: my manager is Paul Hart", "2026-03-02T10:00:00Z")],
+        session_id="s2",
     )
     me = await entity_named(client, "User")
     assert [(f["attribute"], f["value"]) for f in me["current"]] == [("manager", "Paul Hart")]
@@ -208,7 +232,10 @@ async def test_a_relatives_fact_is_about_them_and_linked_to_the_user(
     client = await start(aiohttp_client, tmp_path, minilm)
     await ingest(
         client,
-        [said("my dad has type 2 diabetes", "2026-03-01T10:00:00Z"), said("my daughter Mia turned 5", "2026-03-01T10:01:00Z")],
+        [
+            said("my dad has type 2 diabetes", "2026-03-01T10:00:00Z"),
+            said("my daughter Mia turned 5", "2026-03-01T10:01:00Z"),
+        ],
     )
     dad = await entity_named(client, "user's father")
     assert [(f["attribute"], f["value"]) for f in dad["current"]] == [("health", "type 2 diabetes")]
@@ -241,7 +268,9 @@ async def test_relations_are_written_listed_and_deleted_within_their_scope(
     entities = (await (await client.get("/entities", params=group)).json())["entities"]
     assert entities == []
     assert (await client.delete(f"/relations/{relation['id']}", params=group, headers=JSON)).status == 404
-    assert (await client.delete(f"/relations/{relation['id']}", params={"user_id": "rosa"}, headers=JSON)).status == 200
+    assert (
+        await client.delete(f"/relations/{relation['id']}", params={"user_id": "rosa"}, headers=JSON)
+    ).status == 200
     left = (await (await client.get("/relations", params={"user_id": "rosa"})).json())["relations"]
     assert [r["object"] for r in left] == ["Luca"]
     # Nothing is left of Marco: he is neither listed nor shown.
@@ -257,7 +286,11 @@ async def test_relations_are_written_listed_and_deleted_within_their_scope(
 async def test_another_users_entities_are_not_found(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
     client = await start(aiohttp_client, tmp_path, minilm)
     await ingest(client, [said("my sister is called Ana", "2026-03-01T10:00:00Z")])
-    ana = next(e for e in (await (await client.get("/entities", params={"user_id": "priya"})).json())["entities"] if e["name"] == "Ana")
+    ana = next(
+        e
+        for e in (await (await client.get("/entities", params={"user_id": "priya"})).json())["entities"]
+        if e["name"] == "Ana"
+    )
     response = await client.get(f"/entities/{ana['id']}", params={"user_id": "mallory"})
     assert response.status == 404 and (await response.json())["error"]["code"] == "entity_not_found"
     assert (await (await client.get("/entities", params={"user_id": "mallory"})).json())["entities"] == []

@@ -326,7 +326,11 @@ def _flattened(draft: Draft) -> Iterator[Draft]:
     """A draft, then the facts it carries (a job's employer), each a fact of its own."""
     yield dataclasses.replace(draft, also=())
     for extra in draft.also:
-        yield from _flattened(dataclasses.replace(extra, category=draft.category if draft.category == "correction" else extra.category))
+        yield from _flattened(
+            dataclasses.replace(
+                extra, category=draft.category if draft.category == "correction" else extra.category
+            )
+        )
 
 
 def _dedup_key(fact: str) -> str:
@@ -357,7 +361,9 @@ def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The us
     return [fact for _, fact in extract_statements(said, owner=speaker)]
 
 
-def extract_statements(messages: Sequence[Said], *, owner: str = "The user") -> list[tuple[int, ExtractedFact]]:
+def extract_statements(
+    messages: Sequence[Said], *, owner: str = "The user"
+) -> list[tuple[int, ExtractedFact]]:
     """Facts each message states, each with the index of the message it comes from.
 
     The owner's messages (``speaker`` None) are rewritten about ``owner`` ("The user lives in

@@ -171,7 +171,9 @@ def _en_read(clause: str, voice: Voice) -> Draft | None:
     return None
 
 
-_GONE = re.compile(r"\b(?:died|passed(?:\s+away)?|rip|put\s+down|funeral|late|ex|former|old)\b", re.IGNORECASE)
+_GONE = re.compile(
+    r"\b(?:died|passed(?:\s+away)?|rip|put\s+down|funeral|late|ex|former|old)\b", re.IGNORECASE
+)
 
 
 def _en_in_passing(clause: str, voice: Voice) -> list[Draft]:
@@ -183,7 +185,11 @@ def _en_in_passing(clause: str, voice: Voice) -> list[Draft]:
     seen: set[tuple[str | None, str | None, str | None]] = set()
     kept = []
     for draft in drafts:
-        key = (draft.about.subject if draft.about else None, draft.attribute, (draft.value or draft.fact).lower())
+        key = (
+            draft.about.subject if draft.about else None,
+            draft.attribute,
+            (draft.value or draft.fact).lower(),
+        )
         if key in seen or (draft.about is None and draft.value in about):
             continue
         seen.add(key)

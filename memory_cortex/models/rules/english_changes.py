@@ -54,7 +54,9 @@ def _drinks(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _turned(m: re.Match[str], voice: Voice) -> Draft | None:
-    return Draft(en_sentence(f"{voice.title} turned {m['age']}"), "age", "identity", 8).stating("age", m["age"])
+    return Draft(en_sentence(f"{voice.title} turned {m['age']}"), "age", "identity", 8).stating(
+        "age", m["age"]
+    )
 
 
 def _went_diet(m: re.Match[str], voice: Voice) -> Draft | None:
@@ -84,34 +86,43 @@ def _joined(m: re.Match[str], voice: Voice) -> Draft | None:
     title = as_job["job"] if as_job else role["job"] if role else None
     if as_job:
         org = as_job["org"]
-    org = re.sub(r"\s+(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b.*$", "", org, flags=re.IGNORECASE)
+    org = re.sub(
+        r"\s+(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b.*$", "", org, flags=re.IGNORECASE
+    )
     employer = clean_value(org, keep_article=True)
     job = None
     if title and is_occupation(title) and (title := clean_value(title)):
         article = "an" if title[:1].lower() in "aeiou" else "a"
-        job = Draft(en_sentence(f"{voice.title} works as {article} {title}"), "job", "identity", 8).stating("job", title)
+        job = Draft(en_sentence(f"{voice.title} works as {article} {title}"), "job", "identity", 8).stating(
+            "job", title
+        )
     if not employer or not (re.match(r"[A-Z0-9]|the\s+[A-Z]", employer) or _PUBLIC_EMPLOYER.match(employer)):
         return job  # "I started at the bottom": no organisation named
     also = [job] if job else []
-    where = re.search(r"\s+in\s+(?P<place>(?-i:[A-Z])(?=[\w'.-]*[a-z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*)?)$", employer)
+    where = re.search(
+        r"\s+in\s+(?P<place>(?-i:[A-Z])(?=[\w'.-]*[a-z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*)?)$", employer
+    )
     if where:  # "starting at Google in London"
         employer = employer[: where.start()]
-        also.append(Draft(en_sentence(f"{voice.title} is based in {where['place']}"), "home", "identity", 8).stating(
-            "home", where["place"]
-        ))
+        also.append(
+            Draft(en_sentence(f"{voice.title} is based in {where['place']}"), "home", "identity", 8).stating(
+                "home", where["place"]
+            )
+        )
     draft = Draft(en_fact(m.string, voice), "employer", "identity", 8).stating("employer", employer)
     return dataclasses.replace(draft, also=tuple(also)) if also else draft
 
 
 _PUBLIC_EMPLOYER = re.compile(
-    r"^the\s+(?:council|civil\s+service|army|navy|air\s+force|police|fire\s+service|government)$", re.IGNORECASE
+    r"^the\s+(?:council|civil\s+service|army|navy|air\s+force|police|fire\s+service|government)$",
+    re.IGNORECASE,
 )
 
 
 def _reports_to(m: re.Match[str], voice: Voice) -> Draft | None:
-    return Draft(en_sentence(f"{voice.possessive.capitalize()} manager is {m['name']}"), "manager", "relationship", 7).stating(
-        "manager", m["name"]
-    )
+    return Draft(
+        en_sentence(f"{voice.possessive.capitalize()} manager is {m['name']}"), "manager", "relationship", 7
+    ).stating("manager", m["name"])
 
 
 def _partnered(m: re.Match[str], voice: Voice) -> Draft | None:
@@ -123,7 +134,9 @@ def _pet(m: re.Match[str], voice: Voice) -> Draft | None:
     name = m.groupdict().get("name")
     if name:
         return Draft(en_fact(m.string, voice), "pet", "relationship", 7).stating("pet", name)
-    return Draft(en_sentence(f"{voice.title} has a {species}"), "pet", "relationship", 6).stating("pet", species)
+    return Draft(en_sentence(f"{voice.title} has a {species}"), "pet", "relationship", 6).stating(
+        "pet", species
+    )
 
 
 def _plan_date(m: re.Match[str], voice: Voice) -> Draft | None:
@@ -131,11 +144,23 @@ def _plan_date(m: re.Match[str], voice: Voice) -> Draft | None:
     date = clean_value(m["date"], keep_article=True)
     if date and re.fullmatch(r"\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm|o'clock)?", date, re.I):
         return None  # "party's at 8": a time, not a date
-    if date and re.fullmatch(r"(?:mon|tues|wednes|thurs|fri|satur|sun)day", date, re.I) and not (m["verb"] or " not " in m["date"]):
+    if (
+        date
+        and re.fullmatch(r"(?:mon|tues|wednes|thurs|fri|satur|sun)day", date, re.I)
+        and not (m["verb"] or " not " in m["date"])
+    ):
         return None  # "the meeting is on Friday": maybe every Friday; a change to a day is a date
-    if not plan or not date or not re.search(r"\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-                                               r"january|february|march|april|may|june|july|august|september|"
-                                               r"october|november|december|tomorrow|next|weekend", date, re.I):
+    if (
+        not plan
+        or not date
+        or not re.search(
+            r"\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+            r"january|february|march|april|may|june|july|august|september|"
+            r"october|november|december|tomorrow|next|weekend",
+            date,
+            re.I,
+        )
+    ):
         return None
     fact = en_fact(m.string, voice)
     return Draft(fact, plan, "project_state", 7, about=About(plan, None, "plan", of=voice.person)).stating(
@@ -144,7 +169,7 @@ def _plan_date(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _plan_name(words: str) -> str:
-    """"trip to Lisbon" → "lisbon trip": the name a plan is filed under (lower case)."""
+    """ "trip to Lisbon" → "lisbon trip": the name a plan is filed under (lower case)."""
     words = " ".join(w for w in words.split() if "'" not in w)  # "the kids' school concert": the concert
     moved = re.match(r"^(?P<what>.+?)\s+(?:to|in|at)\s+(?P<where>[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)?)$", words)
     if moved:
@@ -168,7 +193,11 @@ EN_CHANGE_RULES: tuple[Rule, ...] = tuple(
             r"in\s+the|first\s+thing|with)\b.*|\s*[,;].*)?$",
             _drinks,
         ),
-        ("I", r"^i(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?turned\s+(?P<age>\d{1,3})\b.*$", _turned),
+        (
+            "I",
+            r"^i(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?turned\s+(?P<age>\d{1,3})\b.*$",
+            _turned,
+        ),
         (
             "I",
             rf"^(?:i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:gone|went|become|turned|"
@@ -276,11 +305,13 @@ _BACK_TO_FIRST = {
     "goes": "go",
     "studies": "study",
 }
-_ADVERB = re.compile(r"^(?:just|recently|finally|also|still|now|really|already|actually|only|officially)$", re.IGNORECASE)
+_ADVERB = re.compile(
+    r"^(?:just|recently|finally|also|still|now|really|already|actually|only|officially)$", re.IGNORECASE
+)
 
 
 def en_relative(clause: str) -> tuple[About, str, str] | None:
-    """"my dad has type 2 diabetes" → (the user's father, "dad", "I have type 2 diabetes"); None
+    """ "my dad has type 2 diabetes" → (the user's father, "dad", "I have type 2 diabetes"); None
     when the clause is not such a statement. The relation's name is kept when said ("my daughter
     Mia is 5": Mia). Chat's own words count: "mum's moved to Spain", "our eldest", "my Staffy
     Bruno", "my 3 year old"."""
@@ -298,7 +329,9 @@ def en_relative(clause: str) -> tuple[About, str, str] | None:
     if relation is None:
         return None
     rest = _NEXT_PREDICATE.sub("", m["rest"])
-    if m["is"] and re.match(r"^[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|were|has|have|'s)\b", rest, re.IGNORECASE):
+    if m["is"] and re.match(
+        r"^[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|were|has|have|'s)\b", rest, re.IGNORECASE
+    ):
         return None  # "my sister's wedding is in June": her wedding, not her
     if m["is"]:
         rest = ("has " if _PARTICIPLE.match(rest) else "is ") + rest
@@ -313,7 +346,11 @@ def en_relative(clause: str) -> tuple[About, str, str] | None:
         rest = rest[2:].strip()
         rest = f"am {rest}"
     kind = "pet" if relation == "pet" else "person"
-    word = f"{m['adj'].lower()} {said}" if m["adj"] and m["adj"].lower() not in ("new", "lovely", "darling") else said
+    word = (
+        f"{m['adj'].lower()} {said}"
+        if m["adj"] and m["adj"].lower() not in ("new", "lovely", "darling")
+        else said
+    )
     return About(m["name"], relation, kind), word, f"I {rest}"
 
 
@@ -351,8 +388,23 @@ _NO_SUBJECT = _pattern(
     r"(?:and\s+raised\s+)?(?:in|on)|grew\s+up\s+in|living\s+in|based\s+in|allergic\s+to|reporting\s+to|working\s+"
     r"(?:at|for|as)|(?:big|huge|massive)\s+fan\s+of|married\s+to|engaged\s+to|live\s+in|work\s+(?:at|for|as))\b"
 )
-_AM_FORMS = ("living", "based", "allergic", "reporting", "working", "big", "huge", "massive", "married", "engaged",
-             "starting", "doing", "studying", "originally", "fluent")
+_AM_FORMS = (
+    "living",
+    "based",
+    "allergic",
+    "reporting",
+    "working",
+    "big",
+    "huge",
+    "massive",
+    "married",
+    "engaged",
+    "starting",
+    "doing",
+    "studying",
+    "originally",
+    "fluent",
+)
 _WAS_FORMS_MORE = ("diagnosed",)
 # "I meant I work at Barclays": the statement meant.
 _I_MEANT = _pattern(r"^i\s+meant(?:\s+to\s+say)?(?:\s+that)?\s+(?=(?:i|i'm|i've|my|we|we're)\b)")
@@ -396,15 +448,15 @@ def en_normalise(clause: str) -> str:
     clause = _I_MEANT.sub("", spell_out(clause))
     m = _ENGAGED.match(clause)
     if m is not None:
-        return f"I got {m['what'].lower()} to {m['name']}{clause[m.end():]}"
+        return f"I got {m['what'].lower()} to {m['name']}{clause[m.end() :]}"
     m = _US.match(clause)
     if m is not None:
-        clause = "we " + clause[m.end():]
+        clause = "we " + clause[m.end() :]
     m = _WE.match(clause)
     if m is not None:
         aux = (m["aux"] or "").strip().lower()
         start = {"'ve": "I've", "have": "I have", "'re": "I'm", "are": "I am"}.get(aux, "I")
-        rest = re.sub(r"\bour\b", "my", clause[m.end():], flags=re.IGNORECASE)
+        rest = re.sub(r"\bour\b", "my", clause[m.end() :], flags=re.IGNORECASE)
         return f"{start} {rest}"
     if _OUR_HOUSEHOLD.match(clause):
         return "My " + clause[4:]
@@ -422,8 +474,10 @@ def en_normalise(clause: str) -> str:
         return f"I {clause}"
     m = _HERE.match(clause)
     if m is not None:
-        verb = "I have" if re.search(r"\b(?:allerg(?:y|ies)|intolerance|condition)$", m["who"], re.I) else "I'm"
-        return f"{verb} {m['who']}{clause[m.end('who') + 5:]}"
+        verb = (
+            "I have" if re.search(r"\b(?:allerg(?:y|ies)|intolerance|condition)$", m["who"], re.I) else "I'm"
+        )
+        return f"{verb} {m['who']}{clause[m.end('who') + 5 :]}"
     if _BARE_STATE.match(clause):
         return f"I'm {clause}"
     if _BARE_ALLERGY.match(clause):

@@ -28,11 +28,14 @@ _DEPARTMENTS = frozenset(
     tech software media advertising pharma teaching nursing journalism fashion events transport manufacturing
     energy payroll quality qa testing support""".split()
 )
-_DEMONYMS = frozenset(
-    """brummie scouser geordie mancunian londoner glaswegian dubliner parisian texan californian aussie kiwi
+_DEMONYMS = (
+    frozenset(
+        """brummie scouser geordie mancunian londoner glaswegian dubliner parisian texan californian aussie kiwi
     yorkshireman yorkshirewoman cockney bostonian chicagoan torontonian melburnian sydneysider lagosian
     floridian new yorker jerseyite liverpudlian edinburgher corkonian""".split()
-) | NATIONALITIES
+    )
+    | NATIONALITIES
+)
 NAME = r"(?-i:(?:(?:Mrs?|Ms|Dr)\.?\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)?)"
 _PLACE = r"(?P<place>(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})"
 # "a Lagos babe", "Melbourne girl through and through" (a "girl" or "boy" alone may be a brand's: "a Disney girl")
@@ -62,7 +65,9 @@ def _with_job(draft: Draft | None, job: str | None, voice: Voice) -> Draft | Non
     job = clean_value(job) if job else None
     if draft is None or not job or not (is_occupation(job) or job.lower() in _DEPARTMENTS):
         return draft
-    extra = Draft(en_sentence(f"{voice.title} works as {_article(job)}"), "job", "identity", 8).stating("job", job)
+    extra = Draft(en_sentence(f"{voice.title} works as {_article(job)}"), "job", "identity", 8).stating(
+        "job", job
+    )
     return dataclasses.replace(draft, also=(*draft.also, extra))
 
 
@@ -93,7 +98,9 @@ def _works_in(m: re.Match[str], voice: Voice) -> Draft | None:
     if what.lower() in _DEPARTMENTS:
         return Draft(en_fact(m.string, voice), "job", "identity", 7).stating("job", what)
     if re.fullmatch(r"(?-i:[A-Z]{2,6})", what):
-        return _with_job(_employer_draft(what, voice, en_fact(m.string, voice)), m.groupdict().get("job"), voice)
+        return _with_job(
+            _employer_draft(what, voice, en_fact(m.string, voice)), m.groupdict().get("job"), voice
+        )
     return None
 
 
@@ -111,7 +118,9 @@ def _by_trade(m: re.Match[str], voice: Voice) -> Draft | None:
     job = clean_value(m["job"])
     if not job or not is_occupation(job):
         return None
-    return Draft(en_sentence(f"{voice.title} is {_article(job)} by trade"), "job", "identity", 8).stating("job", job)
+    return Draft(en_sentence(f"{voice.title} is {_article(job)} by trade"), "job", "identity", 8).stating(
+        "job", job
+    )
 
 
 def _home(m: re.Match[str], voice: Voice) -> Draft | None:
@@ -125,7 +134,9 @@ def _based(m: re.Match[str], voice: Voice) -> Draft | None:
     home = home_value(m["place"])
     if not home:
         return None
-    return Draft(en_sentence(f"{voice.title} is based in {home}"), "home", "identity", 8).stating("home", home)
+    return Draft(en_sentence(f"{voice.title} is based in {home}"), "home", "identity", 8).stating(
+        "home", home
+    )
 
 
 _HOME_TAIL = re.compile(
@@ -151,7 +162,9 @@ def _place_person(m: re.Match[str], voice: Voice) -> Draft | None:
         return None
     attribute = "home" if m.groupdict().get("now") or m.groupdict().get("people") else "origin"
     verb = "lives in" if attribute == "home" else "is from"
-    return Draft(en_sentence(f"{voice.title} {verb} {place}"), attribute, "identity", 8).stating(attribute, place)
+    return Draft(en_sentence(f"{voice.title} {verb} {place}"), attribute, "identity", 8).stating(
+        attribute, place
+    )
 
 
 _NOT_PLACES = frozenset(
@@ -161,14 +174,18 @@ _NOT_PLACES = frozenset(
 
 
 def _demonym(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I'm originally a Brummie", "Glaswegian born and bred", "I'm a Kiwi living in Melbourne"."""
+    """ "I'm originally a Brummie", "Glaswegian born and bred", "I'm a Kiwi living in Melbourne"."""
     who = m["who"] or m["alone"]
     if who.lower() not in _DEMONYMS or re.search(r"\b(?:now|these\s+days)\b", m.string, re.IGNORECASE):
         return None
-    draft = Draft(en_sentence(f"{voice.title} is {_article(who)}"), "origin", "identity", 8).stating("origin", who)
+    draft = Draft(en_sentence(f"{voice.title} is {_article(who)}"), "origin", "identity", 8).stating(
+        "origin", who
+    )
     home = home_value(m.groupdict().get("home"))
     if home and plausible_home(home):
-        extra = Draft(en_sentence(f"{voice.title} lives in {home}"), "home", "identity", 8).stating("home", home)
+        extra = Draft(en_sentence(f"{voice.title} lives in {home}"), "home", "identity", 8).stating(
+            "home", home
+        )
         draft = dataclasses.replace(draft, also=(extra,))
     return draft
 
@@ -185,16 +202,22 @@ def _habit_drink(m: re.Match[str], voice: Voice) -> Draft | None:
     drink = clean_value(m["obj"])
     if not drink or not is_drink(drink) or len(drink.split()) > 4:
         if drink and DIETS.match(drink) and m.groupdict().get("diet_ok"):
-            return Draft(en_sentence(f"{voice.title} eats {drink}"), "diet", "identity", 8).stating("diet", drink)
+            return Draft(en_sentence(f"{voice.title} eats {drink}"), "diet", "identity", 8).stating(
+                "diet", drink
+            )
         return None
-    return Draft(en_sentence(f"{voice.title} usually drinks {drink}"), "usual drink", "preference", 6).stating("drink", drink)
+    return Draft(
+        en_sentence(f"{voice.title} usually drinks {drink}"), "usual drink", "preference", 6
+    ).stating("drink", drink)
 
 
 def _likes(m: re.Match[str], voice: Voice) -> Draft | None:
     thing = clean_value(re.sub(r"\s+me$", "", m["obj"].strip(), flags=re.IGNORECASE))
     if not thing or not is_content(thing) or _NOT_A_LIKE.match(thing):
         return None
-    return Draft(en_fact(m.string, voice), topic_from(thing, "likes"), "preference", 6).stating("likes", thing)
+    return Draft(en_fact(m.string, voice), topic_from(thing, "likes"), "preference", 6).stating(
+        "likes", thing
+    )
 
 
 _NOT_A_LIKE = re.compile(
@@ -209,9 +232,9 @@ def _boss(m: re.Match[str], voice: Voice) -> Draft | None:
     name = m["name"]
     if not is_name(name):
         return None
-    return Draft(en_sentence(f"{voice.possessive.capitalize()} manager is {name}"), "manager", "relationship", 7).stating(
-        "manager", name
-    )
+    return Draft(
+        en_sentence(f"{voice.possessive.capitalize()} manager is {name}"), "manager", "relationship", 7
+    ).stating("manager", name)
 
 
 FIELDS = (
@@ -224,14 +247,18 @@ FIELDS = (
 
 def _field(m: re.Match[str], voice: Voice) -> Draft | None:
     field = m["obj"].lower()
-    return Draft(en_sentence(f"{voice.title} studies {field}"), "studies", "identity", 7).stating("studies", field)
+    return Draft(en_sentence(f"{voice.title} studies {field}"), "studies", "identity", 7).stating(
+        "studies", field
+    )
 
 
 def _all_about(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I'm all about green tea": a usual drink, or something they like."""
+    """ "I'm all about green tea": a usual drink, or something they like."""
     thing = clean_value(m["obj"])
     if thing and is_drink(thing) and len(thing.split()) <= 4:
-        return Draft(en_sentence(f"{voice.title} usually drinks {thing}"), "usual drink", "preference", 6).stating("drink", thing)
+        return Draft(
+            en_sentence(f"{voice.title} usually drinks {thing}"), "usual drink", "preference", 6
+        ).stating("drink", thing)
     return _likes(m, voice)
 
 
@@ -244,7 +271,7 @@ _PASSING_ILLNESS = re.compile(
 
 
 def _diagnosed(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"diagnosed with type 2 diabetes last year": a lasting condition (not "covid", "a cold")."""
+    """ "diagnosed with type 2 diabetes last year": a lasting condition (not "covid", "a cold")."""
     condition = clean_value(m["obj"])
     if not condition or _PASSING_ILLNESS.match(condition) or not is_content(condition):
         return None
@@ -258,7 +285,7 @@ def _fluent(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _works_as(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"my mum works at the hospital as a nurse": a job, at no organisation named."""
+    """ "my mum works at the hospital as a nurse": a job, at no organisation named."""
     job = clean_value(m["job"])
     if not job or not is_occupation(job):
         return None
@@ -276,7 +303,9 @@ def _origin(m: re.Match[str], voice: Voice) -> Draft | None:
     place = clean_value(m["place"])
     if not place or not is_name(place):
         return None
-    return Draft(en_sentence(f"{voice.title} is from {place}"), "origin", "identity", 8).stating("origin", place)
+    return Draft(en_sentence(f"{voice.title} is from {place}"), "origin", "identity", 8).stating(
+        "origin", place
+    )
 
 
 def _speaks_sign(m: re.Match[str], voice: Voice) -> Draft | None:
@@ -285,13 +314,18 @@ def _speaks_sign(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _plan_for(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"it's Tuesday not Monday for the dentist": when a plan is."""
+    """ "it's Tuesday not Monday for the dentist": when a plan is."""
     plan = " ".join(m["plan"].lower().split())
     date = clean_value(m["date"], keep_article=True)
     if not date:
         return None
-    return Draft(en_sentence(f"The {plan} is on {date}"), plan, "project_state", 7,
-                 about=About(plan, None, "plan", of=voice.person)).stating("date", date)
+    return Draft(
+        en_sentence(f"The {plan} is on {date}"),
+        plan,
+        "project_state",
+        7,
+        about=About(plan, None, "plan", of=voice.person),
+    ).stating("date", date)
 
 
 _WEEKDAY_OR_DATE = (
@@ -342,7 +376,11 @@ EN_MORE_RULES: tuple[Rule, ...] = tuple(
             r"(?:\s*[,;.].*|\s+(?:since|for|and|but|so)\b.*)?$",
             _at_org,
         ),
-        ("I", rf"^(?:i\s+(?:currently\s+)?work|{_IM}\s+(?:currently\s+)?working)\s+in\s+(?P<what>[\w&]+)(?:\s+(?:since|for)\s+\S+)?(?:\s+as\s+(?:a|an)\s+(?P<job>[\w\s-]{{2,40}}))?(?:\s*[,;].*)?$", _works_in),
+        (
+            "I",
+            rf"^(?:i\s+(?:currently\s+)?work|{_IM}\s+(?:currently\s+)?working)\s+in\s+(?P<what>[\w&]+)(?:\s+(?:since|for)\s+\S+)?(?:\s+as\s+(?:a|an)\s+(?P<job>[\w\s-]{{2,40}}))?(?:\s*[,;].*)?$",
+            _works_in,
+        ),
         (
             "I",
             rf"^{_IM}\s+{_ADV}the\s+(?P<job>[\w\s-]{{2,30}}?)\s+(?:at|for|of)\s+(?:{_ORG}|(?:a|an)\s+[a-z][\w\s-]*?)"
@@ -355,7 +393,11 @@ EN_MORE_RULES: tuple[Rule, ...] = tuple(
             _by_trade,
         ),
         # --- where they live, where they are from
-        ("home home's", rf"^home(?:\s+is|'s)\s+(?:now\s+)?{_PLACE}(?:\s+(?:these\s+days|now|nowadays))?(?:\s*[,;].*)?$", _home),
+        (
+            "home home's",
+            rf"^home(?:\s+is|'s)\s+(?:now\s+)?{_PLACE}(?:\s+(?:these\s+days|now|nowadays))?(?:\s*[,;].*)?$",
+            _home,
+        ),
         (None, rf"^{_PLACE}\s+is\s+(?:my\s+)?home\s+(?:now|these\s+days|nowadays)\b.*$", _home),
         (None, rf"^(?:{_IM}\s+)?{_PLACE}-based\b.*$", _based),
         (
@@ -395,7 +437,11 @@ EN_MORE_RULES: tuple[Rule, ...] = tuple(
             _demonym,
         ),
         ("my", rf"^my\s+native(?:\s+(?:place|town|city|village|state))?\s+(?:is|was)\s+{_PLACE}.*$", _origin),
-        ("myself", r"^myself\s+(?P<name>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)(?:\s*[,;].*|\s+(?:and|from|here)\b.*)?$", _name),
+        (
+            "myself",
+            r"^myself\s+(?P<name>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)(?:\s*[,;].*|\s+(?:and|from|here)\b.*)?$",
+            _name,
+        ),
         # --- diet and drink
         (
             "I",
@@ -411,7 +457,11 @@ EN_MORE_RULES: tuple[Rule, ...] = tuple(
             _diet,
         ),
         (None, r"^(?:i\s+was\s+)?born\s+(?:a\s+)?(?P<diet>veggie|vegetarian|vegan)\b.*$", _diet),
-        ("I", rf"^{_IM}\s+(?:doing|on)\s+(?:a\s+)?(?P<diet>keto|paleo|low[- ]carb|vegan|plant[- ]based)(?:\s+diet)?\b.*$", _diet),
+        (
+            "I",
+            rf"^{_IM}\s+(?:doing|on)\s+(?:a\s+)?(?P<diet>keto|paleo|low[- ]carb|vegan|plant[- ]based)(?:\s+diet)?\b.*$",
+            _diet,
+        ),
         (
             None,
             r"^(?:always\s+)?(?P<obj>[\w'-]+(?:\s+[\w'-]+){0,3}?)(?:\s*,\s*[\w\s-]{1,20}?){0,2}?(?:\s*,\s*(?:always|no\s+sugar|every\s+(?:single\s+)?"
@@ -470,8 +520,12 @@ EN_MORE_RULES: tuple[Rule, ...] = tuple(
             rf"(?P<name>{NAME})(?:\s*[,;].*)?$",
             _boss,
         ),
-        (None, r"^(?P<obj>[\w'-]+(?:\s+[\w'-]+){0,2})\s+(?:is|are)\s+(?:totally\s+|really\s+|so\s+)?my\s+(?:thing|jam|"
-               r"passion|obsession|happy\s+place|favou?rite\s+thing)\b.*$", _likes),
+        (
+            None,
+            r"^(?P<obj>[\w'-]+(?:\s+[\w'-]+){0,2})\s+(?:is|are)\s+(?:totally\s+|really\s+|so\s+)?my\s+(?:thing|jam|"
+            r"passion|obsession|happy\s+place|favou?rite\s+thing)\b.*$",
+            _likes,
+        ),
         (
             "I we",
             rf"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|officially\s+)*(?:got\s+the\s+keys\s+to|signed\s+(?:the|a)\s+"
@@ -553,9 +607,9 @@ def speaks(m: re.Match[str], voice: Voice) -> Draft | None:
             return None  # "I speak fluent sarcasm"
         found = [value]
     drafts = [
-        Draft(en_sentence(f"{voice.title} speaks {lang[:1].upper() + lang[1:]}"), "languages", "skill", 7).stating(
-            "speaks", lang[:1].upper() + lang[1:]
-        )
+        Draft(
+            en_sentence(f"{voice.title} speaks {lang[:1].upper() + lang[1:]}"), "languages", "skill", 7
+        ).stating("speaks", lang[:1].upper() + lang[1:])
         for lang in dict.fromkeys(found)
     ]
     first = dataclasses.replace(drafts[0], fact=en_fact(m.string, voice))

@@ -35,8 +35,10 @@ _STOP = re.compile(
     r"though|although|because|cause|cos|since|before|after|until|like|not|never\s+gonna|otherwise|or)\b",
     re.IGNORECASE,
 )
-_ADVERBS = r"(?:(?:just|also|still|now|recently|finally|currently|only|already|officially|really|absolutely|mostly|" \
+_ADVERBS = (
+    r"(?:(?:just|also|still|now|recently|finally|currently|only|already|officially|really|absolutely|mostly|"
     r"originally|actually|literally|totally|even|presently)\s+)*"
+)
 _BE_START = re.compile(
     rf"^{_ADVERBS}(?:allergic|based|living|married|engaged|obsessed|originally|from|vegan|vegetarian|pescatarian|"
     r"veggie|keto|halal|kosher|coeliac|celiac|diabetic|lactose|gluten|dairy|studying|working|doing|a|an|fluent|"
@@ -58,7 +60,10 @@ _THIRD_VERB = re.compile(
     re.IGNORECASE,
 )
 _PRONOUN = re.compile(r"^(?:he|she)(?P<rest>'s\b.*|\s+.*)$", re.IGNORECASE | re.DOTALL)
-_PARTICIPLE = re.compile(r"^\s*(?:just\s+|also\s+|recently\s+|finally\s+)*(?:got|been|gone|moved|started|had|lived|worked|become)\b", re.I)
+_PARTICIPLE = re.compile(
+    r"^\s*(?:just\s+|also\s+|recently\s+|finally\s+)*(?:got|been|gone|moved|started|had|lived|worked|become)\b",
+    re.I,
+)
 _WE = re.compile(r"^we(?P<aux>'re|'ve|\s+are|\s+have)?\s+", re.IGNORECASE)
 _BARE_NAME = re.compile(rf"^{NAME}$")
 _THE_JOB = re.compile(r"^the\s+(?P<job>[\w\s-]{2,30})$", re.IGNORECASE)
@@ -75,16 +80,23 @@ _IS_MY = re.compile(
     re.IGNORECASE,
 )
 _INTRODUCED = re.compile(rf"^(?:that's|this\s+is|meet|that\s+was)\s+(?P<name>{NAME})$", re.IGNORECASE)
-_PRONOUN_IS_MY = re.compile(r"^(?:he's|she's|he\s+is|she\s+is)\s+my\s+(?P<rel>[\w-]+(?:\s+[\w-]+)?)$", re.IGNORECASE)
-_KIN_SUBJECT = re.compile(rf"^(?P<rel>{BARE_KIN})(?='s\b|\s+(?:is|has|was|lives|works|moved|just|still)\b)", re.I)
+_PRONOUN_IS_MY = re.compile(
+    r"^(?:he's|she's|he\s+is|she\s+is)\s+my\s+(?P<rel>[\w-]+(?:\s+[\w-]+)?)$", re.IGNORECASE
+)
+_KIN_SUBJECT = re.compile(
+    rf"^(?P<rel>{BARE_KIN})(?='s\b|\s+(?:is|has|was|lives|works|moved|just|still)\b)", re.I
+)
 _PETS_HAD = re.compile(
     r"^(?:i|we)(?:'ve|\s+have)?\s+(?:also\s+)?(?:have|got|adopted|rescued)\s+(?:two|three|four|five|\d)\s+"
     r"(?P<kind>[a-z]+?)s\b",
     re.IGNORECASE,
 )
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i've|i'd|me|myself)\b", re.IGNORECASE)
-_INNER_FIRST_PERSON = re.compile(r"\b(?:i|we)\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:moved|packed|relocated|live|"
-                                 r"work|started|joined|left|got|adopted|bought)\b)", re.IGNORECASE)
+_INNER_FIRST_PERSON = re.compile(
+    r"\b(?:i|we)\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:moved|packed|relocated|live|"
+    r"work|started|joined|left|got|adopted|bought)\b)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -195,7 +207,9 @@ _NEW_JOB = re.compile(
     rf"(?:over\s+)?to\s+(?P<org2>{NAME})\b",
     re.IGNORECASE,
 )
-_NEW_PARTNER = re.compile(rf"^(?:i'm|im|i\s+am)\s+(?:now\s+)?(?:with|seeing|dating)\s+(?P<name>{NAME})(?:\s+now)?$", re.I)
+_NEW_PARTNER = re.compile(
+    rf"^(?:i'm|im|i\s+am)\s+(?:now\s+)?(?:with|seeing|dating)\s+(?P<name>{NAME})(?:\s+now)?$", re.I
+)
 _IT_IS = re.compile(rf"^(?:it's|its|it\s+is)\s+(?:now\s+)?(?P<name>{NAME})(?:\s+now)?$", re.IGNORECASE)
 _PLURAL_KIN = frozenset("twins kids children boys girls sons daughters".split())
 
@@ -259,7 +273,9 @@ def _part(part: str, subject: _Subject, voice: Voice, read: Reader) -> tuple[lis
     if pronoun:
         rest = pronoun["rest"]
         relation = _PRONOUN_IS_MY.match(part)
-        if relation and about.name and (rel := relation_of(relation["rel"])):  # "that's Karen, she's my manager"
+        if (
+            relation and about.name and (rel := relation_of(relation["rel"]))
+        ):  # "that's Karen, she's my manager"
             named = replace(about, relation=rel)
             draft = _relation_fact(named, relation["rel"].lower(), voice)
             return ([draft] if draft else []), replace(subject, about=named, said=relation["rel"].lower())
@@ -279,19 +295,31 @@ def _part(part: str, subject: _Subject, voice: Voice, read: Reader) -> tuple[lis
     return [], subject
 
 
-_BARE_JOB = re.compile(r"^(?!.*\bof\b)(?:[\w-]+\s+){0,3}?[\w-]+(?:\s+(?:at|for|with)\s+(?-i:[A-Z]).*)?$", re.IGNORECASE)
-_DRINK_ALONE = re.compile(r"^(?P<drink>[\w'-]+(?:\s+[\w'-]+)?)\s+(?:mostly|usually|mainly|normally|always|only)$", re.I)
-_MOVE = re.compile(r"\b(?:the\s+move|moved|moving|new\s+(?:place|flat|house|home)|settled\s+in|unpacking|boxes)\b", re.I)
-_IN_NOW = re.compile(rf"^(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:now\s+)?in\s+(?P<place>{NAME})\s+now$", re.IGNORECASE)
-_FOR_ME = re.compile(r"^(?:it's|its|it\s+is)\s+.+?\s+(?:for\s+me|everything|all\s+the\s+way)\b", re.IGNORECASE)
+_BARE_JOB = re.compile(
+    r"^(?!.*\bof\b)(?:[\w-]+\s+){0,3}?[\w-]+(?:\s+(?:at|for|with)\s+(?-i:[A-Z]).*)?$", re.IGNORECASE
+)
+_DRINK_ALONE = re.compile(
+    r"^(?P<drink>[\w'-]+(?:\s+[\w'-]+)?)\s+(?:mostly|usually|mainly|normally|always|only)$", re.I
+)
+_MOVE = re.compile(
+    r"\b(?:the\s+move|moved|moving|new\s+(?:place|flat|house|home)|settled\s+in|unpacking|boxes)\b", re.I
+)
+_IN_NOW = re.compile(
+    rf"^(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:now\s+)?in\s+(?P<place>{NAME})\s+now$", re.IGNORECASE
+)
+_FOR_ME = re.compile(
+    r"^(?:it's|its|it\s+is)\s+.+?\s+(?:for\s+me|everything|all\s+the\s+way)\b", re.IGNORECASE
+)
 _NOW_IN = re.compile(rf"^now\s+(?:in|based\s+in|living\s+in)\s+(?P<place>{NAME})(?:\s+now)?$", re.IGNORECASE)
 _EMPHATIC = re.compile(r"\b(?:does|do)\s+(?:love|like|hate|enjoy)\b", re.IGNORECASE)
 _ONE_WHO = re.compile(r"^'s\s+the\s+one\s+(?:who's|who\s+is|that's)\s+", re.IGNORECASE)
-_NOT_ALONE = re.compile(r"^(?:he|she|they|it|it's|its|that|this|there|my|his|her|their|you|u|your|ur|the|a|an)\b", re.I)
+_NOT_ALONE = re.compile(
+    r"^(?:he|she|they|it|it's|its|that|this|there|my|his|her|their|you|u|your|ur|the|a|an)\b", re.I
+)
 
 
 def _is_or_has(rest: str) -> str:
-    """"'s got dementia" → "has got dementia"; "'s from Punjab" → "is from Punjab"."""
+    """ "'s got dementia" → "has got dementia"; "'s from Punjab" → "is from Punjab"."""
     if not rest.startswith("'s"):
         return rest
     return ("has" if _PARTICIPLE.match(rest[2:]) else "is") + rest[2:]
@@ -303,7 +331,7 @@ def _we_as_i(part: str) -> str:
         return part
     aux = (m["aux"] or "").strip().lower()
     start = {"'ve": "I've", "have": "I have", "'re": "I'm", "are": "I am"}.get(aux, "I")
-    return f"{start} {part[m.end():]}"
+    return f"{start} {part[m.end() :]}"
 
 
 def _subjectless(part: str) -> str | None:
@@ -320,8 +348,16 @@ def _subjectless(part: str) -> str | None:
     return None
 
 
-_BACK_TO_FIRST = {"is": "am", "'s": "'m", "has": "have", "was": "was", "doesn't": "don't", "does": "do", "goes": "go",
-                  "studies": "study"}
+_BACK_TO_FIRST = {
+    "is": "am",
+    "'s": "'m",
+    "has": "have",
+    "was": "was",
+    "doesn't": "don't",
+    "does": "do",
+    "goes": "go",
+    "studies": "study",
+}
 
 
 def _as_first_person(rest: str) -> str:
@@ -373,10 +409,12 @@ def _relation_fact(about: About, said: str | None, voice: Voice) -> Draft | None
 # --- facts a clause states in passing, wherever they sit in it
 
 _YEAR_OLD = re.compile(
-    r"^(?:my|our)\s+(?P<age>\d{1,2})[\s-]*(?:year|yr)[\s-]*old(?:\s+(?P<kid>son|daughter|boy|girl))?\b", re.IGNORECASE
+    r"^(?:my|our)\s+(?P<age>\d{1,2})[\s-]*(?:year|yr)[\s-]*old(?:\s+(?P<kid>son|daughter|boy|girl))?\b",
+    re.IGNORECASE,
 )
 _JOB_AT = re.compile(
-    rf"\b(?:my|the)\s+(?:new\s+)?(?:job|role|position|gig)\s+(?:at|with)\s+(?P<org>{NAME}|the\s+{NAME})", re.IGNORECASE
+    rf"\b(?:my|the)\s+(?:new\s+)?(?:job|role|position|gig)\s+(?:at|with)\s+(?P<org>{NAME}|the\s+{NAME})",
+    re.IGNORECASE,
 )
 _NOT_MINE = re.compile(
     r"\b(?:old|previous|last|former|first|dream|interview|application|offer)\s+(?:job|role|position|gig)\b|"
@@ -421,7 +459,11 @@ def in_passing(clause: str, voice: Voice, read: Reader) -> list[Draft]:
     if m and name_ok(m["name"]) and m["name"].split()[0].lower() not in _NOT_PEOPLE:
         about = About(m["name"], None, of=voice.person)
         draft = read(_as_first_person(_NEXT.sub("", m["rest"])), Voice.of(m["name"]))
-        if draft is not None and draft.attribute is not None and (draft.attribute != "home" or is_name(draft.value)):
+        if (
+            draft is not None
+            and draft.attribute is not None
+            and (draft.attribute != "home" or is_name(draft.value))
+        ):
             drafts.append(replace(draft, about=about))  # "Paul moved to the platform team": no place
     return drafts
 

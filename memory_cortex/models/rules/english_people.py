@@ -100,4 +100,8 @@ def said_of(m: re.Match[str]) -> str:
     """The relation as said, with its adjective: 'little brother', 'eldest', 'Staffy'."""
     rel = " ".join(m["rel"].split())
     adj = m["adj"]
-    return f"{adj.lower()} {rel.lower()}" if adj and adj.lower() not in ("new", "lovely", "darling") else rel.lower()
+    return (
+        f"{adj.lower()} {rel.lower()}"
+        if adj and adj.lower() not in ("new", "lovely", "darling")
+        else rel.lower()
+    )

@@ -95,7 +95,9 @@ def _called(m: re.Match[str], voice: Voice) -> Draft | None:
 def _goes_by(m: re.Match[str], voice: Voice) -> Draft | None:
     if not _name_ok(m["name"]):
         return None
-    return Draft(f"{voice.title} goes by {m['name']}.", "preferred name", "identity", 9).stating("name", m["name"])
+    return Draft(f"{voice.title} goes by {m['name']}.", "preferred name", "identity", 9).stating(
+        "name", m["name"]
+    )
 
 
 def _im_name(m: re.Match[str], voice: Voice) -> Draft | None:
@@ -111,7 +113,12 @@ def _im_name(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _say(
-    category: Category, importance: int, topic: str | None = None, *, obj: str = "obj", attribute: str | None = None
+    category: Category,
+    importance: int,
+    topic: str | None = None,
+    *,
+    obj: str = "obj",
+    attribute: str | None = None,
 ) -> Handler:
     """The common case: the whole clause, in the third person; ``obj`` must be real content. With
     ``attribute``, the fact states it, ``obj`` (cleaned) being its value."""
@@ -214,7 +221,9 @@ def _my_x_is_y(m: re.Match[str], voice: Voice) -> Draft | None:
     elif words[-1] in _IDENTITY_NOUNS:
         category, importance, topic = "identity", 8, x
         attribute = _IDENTITY_ATTRIBUTES.get(" ".join(words[-2:])) or _IDENTITY_ATTRIBUTES.get(words[-1])
-        if attribute == "birthday" and not re.search(r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", m["y"], re.I):
+        if attribute == "birthday" and not re.search(
+            r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", m["y"], re.I
+        ):
             attribute = None  # "my birthday is next Friday": when it falls, not the date
     elif words[-1] in _PROJECT_NOUNS:
         category, importance, topic = "project_state", 6, x
@@ -235,10 +244,24 @@ def _my_x_is_y(m: re.Match[str], voice: Voice) -> Draft | None:
     return draft.stating(attribute, value) if attribute else draft
 
 
-_CALLED_AT_END = re.compile(r"^(?:a|an)\s+[\w\s-]{2,40}?\s+(?:called|named)\s+(?P<name>(?-i:[A-Z])[\w'-]+)[\s!.]*$", re.I)
+_CALLED_AT_END = re.compile(
+    r"^(?:a|an)\s+[\w\s-]{2,40}?\s+(?:called|named)\s+(?P<name>(?-i:[A-Z])[\w'-]+)[\s!.]*$", re.I
+)
 _JOKE_NOUNS = frozenset(
-    ["spirit animal", "second home", "happy place", "love language", "toxic trait", "roman empire", "villain era",
-     "personality", "real partner", "one true love", "true love", "therapist"]
+    [
+        "spirit animal",
+        "second home",
+        "happy place",
+        "love language",
+        "toxic trait",
+        "roman empire",
+        "villain era",
+        "personality",
+        "real partner",
+        "one true love",
+        "true love",
+        "therapist",
+    ]
 )
 _NOT_A_VALUE = re.compile(r"^(?:my|your|our|whatever|whoever|basically|literally)\b", re.IGNORECASE)
 _NAMED = re.compile(
@@ -287,7 +310,7 @@ def _age(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I'm a nurse", "I'm a clinical trainer at Medisim", "I work as a nurse at St Mary's": a job,
+    """ "I'm a nurse", "I'm a clinical trainer at Medisim", "I work as a nurse at St Mary's": a job,
     and the employer when one is named. "I'm a mother of two" is an identity without an attribute;
     "I'm a night owl", "a certified couch potato" are no fact at all."""
     phrase = m["obj"]
@@ -298,9 +321,13 @@ def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
         return None  # "the CEO of overthinking", "a master of procrastination": a joke
     draft = Draft(en_fact(m.string, voice), topic_from(phrase, "identity"), "identity", 8)
     # "a civil engineer living in Bath": where they live is said after the job, not part of it.
-    based = re.search(r"\s+(?:based\s+(?:in|out\s+of)|living\s+in)\s+(?P<home>.+)$", phrase, re.IGNORECASE) or _IN_PLACE.search(phrase)
+    based = re.search(
+        r"\s+(?:based\s+(?:in|out\s+of)|living\s+in)\s+(?P<home>.+)$", phrase, re.IGNORECASE
+    ) or _IN_PLACE.search(phrase)
     if not is_occupation(phrase[: based.start()] if based else phrase):
-        head = re.split(r"\s+(?:of|at|in|for|with|from|and|but|who|so)\b|[,;]", phrase.strip(), maxsplit=1)[0].lower()
+        head = re.split(r"\s+(?:of|at|in|for|with|from|and|but|who|so)\b|[,;]", phrase.strip(), maxsplit=1)[
+            0
+        ].lower()
         return draft if head.split()[-1:] and head.split()[-1] in _IDENTITY_WORDS else None
     if based:
         phrase = phrase[: based.start()]
@@ -310,14 +337,28 @@ def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
     draft = draft.stating("job", job)
     also = []
     if employer:
-        also.append(Draft(en_sentence(f"{voice.title} works at {employer}"), "employer", "identity", 8).stating("employer", employer))
+        also.append(
+            Draft(en_sentence(f"{voice.title} works at {employer}"), "employer", "identity", 8).stating(
+                "employer", employer
+            )
+        )
     if based and (place := home_value(based["home"])) and not re.match(r"^(?:\w+\s+)?student\b", job, re.I):
-        also.append(Draft(en_sentence(f"{voice.title} is based in {place}"), "home", "identity", 8).stating("home", place))
+        also.append(
+            Draft(en_sentence(f"{voice.title} is based in {place}"), "home", "identity", 8).stating(
+                "home", place
+            )
+        )
     field = re.match(r"^(?:\w+\s+)?student\s+(?:in|of)\s+(?P<field>.+)$", job, re.IGNORECASE) or re.match(
-        rf"^(?:(?:first|second|third|final|fourth|\d(?:st|nd|rd|th))[- ]year\s+)?(?P<field>{FIELDS})\s+student$", job, re.I
+        rf"^(?:(?:first|second|third|final|fourth|\d(?:st|nd|rd|th))[- ]year\s+)?(?P<field>{FIELDS})\s+student$",
+        job,
+        re.I,
     )
     if field:
-        also.append(Draft(en_sentence(f"{voice.title} studies {field['field']}"), "studies", "identity", 7).stating("studies", field["field"]))
+        also.append(
+            Draft(en_sentence(f"{voice.title} studies {field['field']}"), "studies", "identity", 7).stating(
+                "studies", field["field"]
+            )
+        )
     return dataclasses.replace(draft, also=tuple(also)) if also else draft
 
 
@@ -326,7 +367,9 @@ _TITLE_OF_NOTHING = re.compile(
     re.IGNORECASE,
 )
 # "a nurse in Leeds", "at Spotify in Stockholm": where they are (a place, not "in IT", "in Year 6").
-_IN_PLACE = re.compile(r"\s+in\s+(?P<home>(?-i:[A-Z])(?=[\w'.-]*[a-z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})\s*$")
+_IN_PLACE = re.compile(
+    r"\s+in\s+(?P<home>(?-i:[A-Z])(?=[\w'.-]*[a-z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})\s*$"
+)
 
 
 # What follows a job and is not part of it: "a teacher, so summers are sacred", "a developer so…".
@@ -348,14 +391,18 @@ def _promoted(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _studies(m: re.Match[str], voice: Voice) -> Draft | None:
-    field = clean_value(re.sub(r"\s+(?:at|in)\s+(?:uni|university|college|school|(?-i:[A-Z])).*$", "", m["obj"], flags=re.I))
+    field = clean_value(
+        re.sub(r"\s+(?:at|in)\s+(?:uni|university|college|school|(?-i:[A-Z])).*$", "", m["obj"], flags=re.I)
+    )
     if not field or not is_content(field):
         return None
-    return Draft(en_fact(m.string, voice), topic_from(field, "studies"), "identity", 7).stating("studies", field)
+    return Draft(en_fact(m.string, voice), topic_from(field, "studies"), "identity", 7).stating(
+        "studies", field
+    )
 
 
 def _teaches(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I teach chemistry at a secondary school": a chemistry teacher."""
+    """ "I teach chemistry at a secondary school": a chemistry teacher."""
     subject = clean_value(re.sub(r"\s+(?:at|in|for|to)\s+.*$", "", m["obj"], flags=re.IGNORECASE))
     if not subject or not is_content(subject) or len(subject.split()) > 3:
         return None
@@ -384,7 +431,9 @@ def _employer(m: re.Match[str], voice: Voice) -> Draft | None:
         return None
     draft = Draft(en_fact(m.string, voice), "employer", "identity", 8)
     # "I work for myself", "I work at home": no organisation named.
-    named = re.match(r"[A-Z0-9]|the\s+[A-Z]", employer) and not re.match(r"(?:home|myself|my\s)", employer, re.I)
+    named = re.match(r"[A-Z0-9]|the\s+[A-Z]", employer) and not re.match(
+        r"(?:home|myself|my\s)", employer, re.I
+    )
     return draft.stating("employer", employer) if named else draft
 
 
@@ -655,7 +704,11 @@ EN_RULES: tuple[Rule, ...] = tuple(
             _employer,
         ),
         ("I", rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+as\s+(?P<obj>.+)$", _occupation),
-        ("I", rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+(?:at|for)\s+(?P<obj>.+)$", _employer),
+        (
+            "I",
+            rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+(?:at|for)\s+(?P<obj>.+)$",
+            _employer,
+        ),
         (
             "I",
             r"^i(?:'ve|\s+have)\s+(?:been\s+)?(?:living|lived)\s+in\s+(?P<obj>.+?)\s+(?:for|since)\b.*$",
@@ -823,6 +876,10 @@ EN_RULES: tuple[Rule, ...] = tuple(
             _dont_let_me_forget,
         ),
         # --- last: a bare "I'm Ana" / "I'm Brazilian" (capitalised, nothing after it)
-        ("I", rf"^{_IM}\s+{_CAP_NAME}(?:\s+(?:btw|by\s+the\s+way|here))?(?:\s*,\s+(?!(?:and|but|so|or)\b).*)?$", _im_name),
+        (
+            "I",
+            rf"^{_IM}\s+{_CAP_NAME}(?:\s+(?:btw|by\s+the\s+way|here))?(?:\s*,\s+(?!(?:and|but|so|or)\b).*)?$",
+            _im_name,
+        ),
     )
 )

@@ -48,7 +48,9 @@ _TEXTSPEAK_WORD = re.compile(
     re.IGNORECASE,
 )
 # "id rather", "id retire": "I'd" only before a verb ("my id" is an ID)
-_ID = re.compile(r"(?<![\w'])id(?=\s+(?:rather|love|like|prefer|be|have|go|move|say|kill|retire|never|probably)\b)", re.I)
+_ID = re.compile(
+    r"(?<![\w'])id(?=\s+(?:rather|love|like|prefer|be|have|go|move|say|kill|retire|never|probably)\b)", re.I
+)
 
 
 def _spelled(m: re.Match[str]) -> str:

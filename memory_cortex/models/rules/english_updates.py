@@ -24,7 +24,7 @@ def _pattern(text: str) -> re.Pattern[str]:
 
 
 def _now_at(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I'm at Shopify now", "now I'm at Shopify": only said of a change is "at X" an employer."""
+    """ "I'm at Shopify now", "now I'm at Shopify": only said of a change is "at X" an employer."""
     return _employer_draft(m["org"], voice, en_fact(m.string, voice))
 
 
@@ -33,7 +33,7 @@ def _first_day(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _role_now(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I'm sous chef now", "I'm the financial controller now!": a role said as a change."""
+    """ "I'm sous chef now", "I'm the financial controller now!": a role said as a change."""
     job = clean_value(m["job"])
     if not job or not is_occupation(job):
         return None
@@ -41,7 +41,7 @@ def _role_now(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _named_turned(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"Sofia turned 12 on Saturday!": a named person's new age (a name, then "turned" and a number)."""
+    """ "Sofia turned 12 on Saturday!": a named person's new age (a name, then "turned" and a number)."""
     name = m["name"]
     if name.split()[0].lower() in ("i", "it", "this", "that", "he", "she", "they", "we", "the"):
         return None
@@ -63,7 +63,7 @@ def _language_switch(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _plan_on(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I'm running the Berlin marathon on September 27": a named event and its date."""
+    """ "I'm running the Berlin marathon on September 27": a named event and its date."""
     plan = " ".join(m["plan"].split()).lower()
     date = clean_value(m["date"], keep_article=True)
     if not date:
@@ -73,18 +73,18 @@ def _plan_on(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _new_partner(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I have a new girlfriend, Freya": who the partner is now."""
+    """ "I have a new girlfriend, Freya": who the partner is now."""
     fact = en_sentence(f"{voice.possessive.capitalize()} {m['rel'].lower()} is {m['name']}")
     return Draft(fact, "partner", "relationship", 8).stating("partner", m["name"])
 
 
 def _named_pet(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I adopted a kitten, Mochi": a pet named after a comma."""
+    """ "I adopted a kitten, Mochi": a pet named after a comma."""
     return Draft(en_fact(m.string, voice), "pet", "relationship", 7).stating("pet", m["name"])
 
 
 def _cleft_allergy(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"It's pecans I'm allergic to, not walnuts": the allergy, said the other way round."""
+    """ "It's pecans I'm allergic to, not walnuts": the allergy, said the other way round."""
     allergen = clean_value(m["obj"])
     if not allergen:
         return None
@@ -96,15 +96,19 @@ def _degree_in(m: re.Match[str], voice: Voice) -> Draft | None:
     field = clean_value(m["obj"])
     if not field:
         return None
-    return Draft(en_fact(m.string, voice), topic_from(field, "studies"), "identity", 7).stating("studies", field)
+    return Draft(en_fact(m.string, voice), topic_from(field, "studies"), "identity", 7).stating(
+        "studies", field
+    )
 
 
 def _being_a(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"Being a paramedic is never boring": the speaker's job, said in passing."""
+    """ "Being a paramedic is never boring": the speaker's job, said in passing."""
     job = clean_value(m["job"])
     if not job or not is_occupation(job):
         return None
-    return Draft(en_sentence(f"{voice.title} is a {job}"), topic_from(job, "job"), "identity", 8).stating("job", job)
+    return Draft(en_sentence(f"{voice.title} is a {job}"), topic_from(job, "job"), "identity", 8).stating(
+        "job", job
+    )
 
 
 def _prefer_language(m: re.Match[str], voice: Voice) -> Draft | None:
@@ -112,7 +116,7 @@ def _prefer_language(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _home_of(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"My flat in Hamburg is tiny": where they live, named by their home."""
+    """ "My flat in Hamburg is tiny": where they live, named by their home."""
     place = clean_value(m["place"])
     if not place:
         return None
@@ -120,19 +124,21 @@ def _home_of(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _teach_at(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I teach chemistry at a high school in Tallinn": the job, and the town."""
+    """ "I teach chemistry at a high school in Tallinn": the job, and the town."""
     subject = m["what"].strip().lower()
     job = f"{subject} teacher"
     draft = Draft(en_fact(m.string, voice), topic_from(job, "job"), "identity", 8).stating("job", job)
     home = clean_value(m["place"])
     if home:
-        also = Draft(en_sentence(f"{voice.title} is based in {home}"), "home", "identity", 8).stating("home", home)
+        also = Draft(en_sentence(f"{voice.title} is based in {home}"), "home", "identity", 8).stating(
+            "home", home
+        )
         draft = dataclasses.replace(draft, also=(also,))
     return draft
 
 
 def _called_org(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I work as a software engineer at a fintech startup called Pleo": the job and the named employer."""
+    """ "I work as a software engineer at a fintech startup called Pleo": the job and the named employer."""
     draft = _employer_draft(m["org"], voice, en_sentence(f"{voice.title} works at {m['org']}"))
     job = clean_value(m["job"]) if m["job"] else None
     if draft is None or not job or not is_occupation(job):
@@ -142,12 +148,14 @@ def _called_org(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 def _business_in(m: re.Match[str], voice: Voice) -> Draft | None:
-    """"I run a small pottery studio in Bath": what they run, and the town it is in as their home."""
+    """ "I run a small pottery studio in Bath": what they run, and the town it is in as their home."""
     draft = Draft(en_fact(m.string, voice), topic_from(m["what"], "business"), "identity", 7)
     home = clean_value(m["place"])
     if not home:
         return draft
-    also = Draft(en_sentence(f"{voice.title} is based in {home}"), "home", "identity", 8).stating("home", home)
+    also = Draft(en_sentence(f"{voice.title} is based in {home}"), "home", "identity", 8).stating(
+        "home", home
+    )
     return dataclasses.replace(draft, also=(also,))
 
 
@@ -197,7 +205,11 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
             r"(?:in|on)\s+(?P<obj>.+)$",
             _degree_in,
         ),
-        ("being", r"^being\s+(?:a|an)\s+(?P<job>[\w\s-]{3,40}?)\s+(?:is|has|means|isn't|can\s+be)\b.*$", _being_a),
+        (
+            "being",
+            r"^being\s+(?:a|an)\s+(?P<job>[\w\s-]{3,40}?)\s+(?:is|has|means|isn't|can\s+be)\b.*$",
+            _being_a,
+        ),
         (
             "I",
             r"^i(?:'d|\s+would)\s+(?:prefer|like|rather\s+have)\s+(?:(?:the\s+)?(?:answers|replies|responses)\s+in\s+|"

@@ -129,7 +129,7 @@ def is_occupation(phrase: str) -> bool:
 
 
 def job_and_employer(phrase: str) -> tuple[str, str | None]:
-    """"clinical trainer at Medisim" → ("clinical trainer", "Medisim"); without an employer, the job
+    """ "clinical trainer at Medisim" → ("clinical trainer", "Medisim"); without an employer, the job
     alone (articles dropped)."""
     parts = re.split(r"\s+(?:at|for|with)\s+(?=[A-Z0-9]|the\s+[A-Z])", phrase.strip(), maxsplit=1)
     # "a barista at a cafe", "an HR manager at a small charity": the job, not the unnamed place
@@ -185,5 +185,7 @@ NATIONALITIES = frozenset(
 )
 """What "I'm Brazilian" says: where someone is from, not their name."""
 
-NOT_A_NAME = "(?!(?:" + "|".join(sorted((re.escape(n) for n in NATIONALITIES), key=len, reverse=True)) + r")\b)"
+NOT_A_NAME = (
+    "(?!(?:" + "|".join(sorted((re.escape(n) for n in NATIONALITIES), key=len, reverse=True)) + r")\b)"
+)
 """A lookahead: the capitalised word that follows is not a nationality ("my mum's Brazilian" names no one)."""

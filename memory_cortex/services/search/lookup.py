@@ -134,7 +134,8 @@ class LookupStage:
                 if me is not None:
                     subjects += entity_sql.related(conn, request.user_id, me.id, sorted(question.relations))
                 subjects += [
-                    entity_id for entity_id, name in names.items()
+                    entity_id
+                    for entity_id, name in names.items()
                     if name.casefold().removeprefix("user's ") in question.relations
                 ]
             if question.first_person or not named:
@@ -143,7 +144,12 @@ class LookupStage:
             # An asked relation of the user is itself an attribute of theirs ("my sister's name").
             attributes = sorted(question.attributes | question.relations)
             records = entity_sql.facts_of_subjects(
-                conn, request.user_id, list(dict.fromkeys(subjects)), attributes, request.audience, MAX_LOOKUP_FACTS
+                conn,
+                request.user_id,
+                list(dict.fromkeys(subjects)),
+                attributes,
+                request.audience,
+                MAX_LOOKUP_FACTS,
             )
             return [record.id for record in records if record.layer in request.layers]
 
@@ -151,9 +157,13 @@ class LookupStage:
         if not found:
             return only_user
         by_id = pool.by_id()
-        missing = [memory_id for memory_id in found if memory_id not in by_id or by_id[memory_id].cosine is None]
+        missing = [
+            memory_id for memory_id in found if memory_id not in by_id or by_id[memory_id].cosine is None
+        ]
         if missing and request.query_vector is not None and self._index is not None:
-            cosines = await call_index(self._index, self._index.cosines, request.user_id, request.query_vector, missing)
+            cosines = await call_index(
+                self._index, self._index.cosines, request.user_id, request.query_vector, missing
+            )
         else:
             cosines = {}
         words = {w for w in question.words if len(w) > 3}
@@ -163,7 +173,9 @@ class LookupStage:
         for memory_id in found:
             candidate = by_id.get(memory_id)
             if candidate is None:
-                candidate = Candidate(memory_id, cosine=cosines.get(memory_id), query_cosine=cosines.get(memory_id))
+                candidate = Candidate(
+                    memory_id, cosine=cosines.get(memory_id), query_cosine=cosines.get(memory_id)
+                )
                 by_id[memory_id] = candidate
                 pool.candidates.append(candidate)
             elif candidate.cosine is None and memory_id in cosines:
@@ -207,11 +219,15 @@ class LookupStage:
                 wanted = top * (1.0 - 0.01 * rank)
                 current = pool.relevance(candidate)
                 if current > 0 and abs(current - wanted) > 1e-12:
-                    candidate.factors["said_order"] = candidate.factors.get("said_order", 1.0) * wanted / current
+                    candidate.factors["said_order"] = (
+                        candidate.factors.get("said_order", 1.0) * wanted / current
+                    )
                     changed = True
         if changed:
             pool.rank()
 
 
 def _fact_texts(conn: sqlite3.Connection, memory_ids: Iterable[int]) -> dict[int, str]:
-    return {mid: record.fact.casefold() for mid, record in memory_sql.get_many(conn, list(memory_ids)).items()}
+    return {
+        mid: record.fact.casefold() for mid, record in memory_sql.get_many(conn, list(memory_ids)).items()
+    }
