@@ -22,6 +22,7 @@ Usage::
 
     python bench/beliefs.py                          # the dev scenarios
     python bench/beliefs.py --set scenarios-2        # the second tuning set
+    python bench/beliefs.py --set scenarios-3        # the third (varied writers)
     python bench/beliefs.py --set heldout            # the held-out scenarios (measured, never read)
     python bench/beliefs.py --show                   # every failed check, with its block
     python bench/beliefs.py --json out/beliefs.json
@@ -131,7 +132,9 @@ def session_bodies(scenario: dict[str, Any], session: dict[str, Any]) -> list[di
 
 def post_all(client: httpx.Client, scenarios: list[dict[str, Any]]) -> None:
     for scenario in tqdm(scenarios, desc="posting conversations", unit="scenario"):
-        order = sorted(range(len(scenario["sessions"])), key=lambda i: scenario["sessions"][i].get("post_order", i))
+        order = sorted(
+            range(len(scenario["sessions"])), key=lambda i: scenario["sessions"][i].get("post_order", i)
+        )
         for index in order:
             for body in session_bodies(scenario, scenario["sessions"][index]):
                 response = client.post("/ingest", json=body, timeout=WRITE_TIMEOUT)
@@ -165,7 +168,9 @@ def ask(client: httpx.Client, scenario: dict[str, Any], question: dict[str, Any]
     return response.json()
 
 
-def check_question(report: Report, scenario: dict[str, Any], question: dict[str, Any], answer: dict[str, Any]) -> None:
+def check_question(
+    report: Report, scenario: dict[str, Any], question: dict[str, Any], answer: dict[str, Any]
+) -> None:
     lines = answer["context"].splitlines()[2:]  # after the header and the recalled-as-data label
     body = fold("\n".join(lines))
     report.blocks[f"{scenario['id']}: {question['query']}"] = answer["context"]
@@ -185,7 +190,10 @@ def check_question(report: Report, scenario: dict[str, Any], question: dict[str,
     if question.get("only_profile"):
         beyond = lines[answer.get("profile", 0) :]
         report.add(
-            scenario, "nothing forbidden", not beyond and not forbidden, f"{question['query']!r}: {beyond or forbidden}"
+            scenario,
+            "nothing forbidden",
+            not beyond and not forbidden,
+            f"{question['query']!r}: {beyond or forbidden}",
         )
     elif question.get("forbidden"):
         report.add(scenario, "nothing forbidden", not forbidden, f"{question['query']!r}: {forbidden}")
@@ -221,19 +229,29 @@ def check_facts(client: httpx.Client, report: Report, scenario: dict[str, Any]) 
             (e for name, e in by_name.items() if sorted(name.split()) == sorted(subject.split())), None
         )
         if entity is None:
-            report.add(scenario, "entity current, old ended", False, f"no entity {subject!r} (have {sorted(by_name)})")
+            report.add(
+                scenario,
+                "entity current, old ended",
+                False,
+                f"no entity {subject!r} (have {sorted(by_name)})",
+            )
             continue
         view = detail(entity["id"])
         current = [m for m in view["current"] if m["attribute"] == attribute]
         ended = [m for m in view["history"] if m["attribute"] == attribute and m["valid_to"]]
         if attribute in RELATION_ATTRIBUTES:
             # "The user's daughter is Mia" is the relation User -daughter-> Mia: its object is the value.
-            mine = [r for r in view["relations"] if r["subject_id"] == entity["id"] and r["predicate"] == attribute]
+            mine = [
+                r
+                for r in view["relations"]
+                if r["subject_id"] == entity["id"] and r["predicate"] == attribute
+            ]
             current += [{"value": r["object"], "fact": ""} for r in mine if not r["ended"]]
             ended += [{"value": r["object"], "fact": "", "valid_to": r["ended"]} for r in mine if r["ended"]]
         now_ok = any(fold(expected["current"]) in fold(f"{m['value']} {m['fact']}") for m in current)
         old_ok = all(
-            any(fold(word) in fold(f"{m['value']} {m['fact']}") for m in ended) for word in expected.get("previous", [])
+            any(fold(word) in fold(f"{m['value']} {m['fact']}") for m in ended)
+            for word in expected.get("previous", [])
         )
         report.add(
             scenario,
@@ -245,7 +263,8 @@ def check_facts(client: httpx.Client, report: Report, scenario: dict[str, Any]) 
     words = [fold(word) for word in scenario.get("not_the_users", [])]
     if words:
         listed = client.get(
-            "/memories", params={"user_id": user, "kinds": "fact", "limit": 500, "include_superseded": "true"},
+            "/memories",
+            params={"user_id": user, "kinds": "fact", "limit": 500, "include_superseded": "true"},
             timeout=SEARCH_TIMEOUT,
         ).json()["memories"]
         mine = [m for m in listed if m["subject_id"] is None and m["kind"] == "fact"]
@@ -279,14 +298,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     def share(items: list[Check]) -> dict[str, Any]:
         passed = sum(item.passed for item in items)
-        return {"checks": len(items), "passed": passed, "share": passed / len(items) if items else float("nan")}
+        return {
+            "checks": len(items),
+            "passed": passed,
+            "share": passed / len(items) if items else float("nan"),
+        }
 
     failed = [item for item in report.checks if not item.passed]
     return {
         "revision": git_revision(),
         "set": args.set,
         "scenarios": len(scenarios),
-        "categories": {category: share(by_category[category]) for category in CATEGORIES if by_category[category]},
+        "categories": {
+            category: share(by_category[category]) for category in CATEGORIES if by_category[category]
+        },
         "checks": {kind: share(items) for kind, items in sorted(by_kind.items())},
         "overall": share(report.checks),
         "failed": [
@@ -305,17 +330,33 @@ def print_report(report: dict[str, Any]) -> None:
     rows = [[name, s["checks"], s["passed"], s["share"]] for name, s in report["categories"].items()]
     rows.append(["all", report["overall"]["checks"], report["overall"]["passed"], report["overall"]["share"]])
     print()
-    print(format_table(["category", "checks", "passed", "share"], rows, title=f"{report['set']}: {report['scenarios']} scenarios"))
+    print(
+        format_table(
+            ["category", "checks", "passed", "share"],
+            rows,
+            title=f"{report['set']}: {report['scenarios']} scenarios",
+        )
+    )
     print()
-    print(format_table(["check", "checks", "passed", "share"], [[k, s["checks"], s["passed"], s["share"]] for k, s in report["checks"].items()]))
+    print(
+        format_table(
+            ["check", "checks", "passed", "share"],
+            [[k, s["checks"], s["passed"], s["share"]] for k, s in report["checks"].items()],
+        )
+    )
     below = [name for name, s in report["categories"].items() if s["share"] < TARGET]
     print(f"\ncategories below {TARGET}: {', '.join(below) or 'none'}  (revision {report['revision']})")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(
-        "--set", default="scenarios", choices=("scenarios", "scenarios-2", "heldout"), help="which scenarios"
+        "--set",
+        default="scenarios",
+        choices=("scenarios", "scenarios-2", "scenarios-3", "heldout"),
+        help="which scenarios",
     )
     parser.add_argument("--only", action="append", default=[], help="scenario id prefix (repeatable)")
     parser.add_argument("--env", action="append", default=[], help="MEMORY_CORTEX_…=value for the daemon")
