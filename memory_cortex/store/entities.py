@@ -357,18 +357,27 @@ def owner_profile(
     return [MemoryRecord.from_row(row) for row in rows]
 
 
-def said_by_others(conn: Connection, memory_ids: Sequence[int]) -> set[int]:
+def said_by_others(conn: Connection, memory_ids: Sequence[int]) -> dict[int, str]:
     """Which of these memories are about someone other than the user, or said by someone other than
     the user: a fact with a subject, a turn of a person marked not the owner (``metadata.owner``), an
-    assistant's turn (what it said is not the user's statement)."""
+    assistant's turn (what it said is not the user's statement). Each with whom it is of or by: the
+    subject's name for a fact, the speaker's name (the turn's text before its first ``": "``) for a
+    turn; ``""`` when unknown."""
     if not memory_ids:
-        return set()
+        return {}
     d = dialect_of(conn)
-    owner = d.json_text("metadata", "owner")
-    role = d.json_text("metadata", "role")
+    owner = d.json_text("m.metadata", "owner")
+    role = d.json_text("m.metadata", "role")
     rows = conn.execute(
-        f"SELECT id FROM memories WHERE {d.in_list('id')} AND ((kind = 'fact' AND subject_id IS NOT NULL)"
-        f" OR (kind = 'turn' AND ({owner} IN ('0', 'false') OR {role} = 'assistant')))",
+        "SELECT m.id, m.kind, m.fact, e.name FROM memories AS m LEFT JOIN entities AS e ON e.id = m.subject_id"
+        f" WHERE {d.in_list('m.id')} AND ((m.kind = 'fact' AND m.subject_id IS NOT NULL)"
+        f" OR (m.kind = 'turn' AND ({owner} IN ('0', 'false') OR {role} = 'assistant')))",
         (d.list_param(memory_ids),),
     )
-    return {int(row[0]) for row in rows}
+    found: dict[int, str] = {}
+    for memory_id, kind, fact, name in rows:
+        if kind == "turn":
+            speaker, colon, _ = str(fact).partition(": ")
+            name = speaker if colon else ""
+        found[int(memory_id)] = str(name or "")
+    return found

@@ -338,3 +338,25 @@ async def test_a_question_about_the_user_gets_no_one_elses_facts(
     )
     block = await context(client, "Where do I work?")
     assert "Monzo" in block["context"] and "pharmacist" not in block["context"], block
+
+
+async def test_a_question_naming_someone_known_only_by_their_words_gets_their_words(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    # Amaka has no entity (no fact was read from her words): the question still names her.
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("I'm a data analyst at Spotify", "2026-01-14T10:00:00Z", name="Priya", owner=True),
+            said(
+                "nothing exciting here, still doing nights on the ward at Karolinska lol",
+                "2026-01-21T17:31:00Z",
+                name="Amaka",
+            ),
+        ],
+        **GROUP,
+    )
+    scope = {k: GROUP[k] for k in ("session_kind", "channel")}
+    assert "Karolinska" in (await context(client, "Where does Amaka work?", **scope))["context"]
+    assert "Karolinska" not in (await context(client, "Where do I work?", **scope))["context"]

@@ -15,7 +15,9 @@ The facts found join the candidates, and every fact of an asked subject and attr
 is at least ``search.min_similarity`` or a keyword of the question is in it (a question that uses
 "work" in passing, "how do I make this work?", does not pull the user's employer in).
 
-A question that asks an attribute and names none of the user's other entities and no group — "Where
+A question that asks an attribute and names none of the user's other entities, no one whose words
+are among the results ("Where does Amaka work?", Amaka known only by her turns in a group) and no
+group — "Where
 do I work?", "What diet does Maya follow?" (Maya being the user, whom the memory knows by no entity
 of her own), "张伟做什么工作？" — is about the user, and is not answered by another person's facts or
 words: in a group, Bob's "I'm a pharmacist" is close to it, and is Bob's. Such candidates score
@@ -115,7 +117,7 @@ class LookupStage:
         if question.attributes and request.kinds in (None, ("fact",)) and self._config.belief_boost > 0:
             about_user = await self._add_asked_facts(request, pool, question)
         if about_user:
-            await self._others_aside(request, pool)
+            await self._others_aside(request, pool, question)
         await self._newest_first(request, pool)
 
     async def _add_asked_facts(self, request: SearchRequest, pool: Pool, question: Asked) -> bool:
@@ -189,10 +191,15 @@ class LookupStage:
         request.timed("lookup_facts", started)
         return only_user
 
-    async def _others_aside(self, request: SearchRequest, pool: Pool) -> None:
-        """Another person's facts and words among the best score ``× SOMEONE_ELSE``."""
+    async def _others_aside(self, request: SearchRequest, pool: Pool, question: Asked) -> None:
+        """Another person's facts and words among the best score ``× SOMEONE_ELSE`` — unless the
+        question names one of those people: one the memory knows only by their words in a group
+        (no entity of theirs), "Where does Amaka work?", is asking about them."""
         best = pool.top(max(self._config.prior_pool, request.limit))
         others = await self._db.read(lambda conn: entity_sql.said_by_others(conn, pool.ids(best)))
+        speakers = dict(enumerate({name for name in others.values() if name}))
+        if names_in(question.text, speakers):
+            return
         for candidate in best:
             if candidate.id in others:
                 candidate.factors["someone_else"] = SOMEONE_ELSE
