@@ -9,7 +9,10 @@ The contract (docs/concepts/search.md, "What /context gives"):
    named subject's current fact first), then the conversation turns, newest first.
 3. **When memories disagree, the newest comes first**: a fact replaced by a later statement is not
    in the block at all (it is superseded); facts of one subject and attribute that are all current
-   (a pet, and a new one) come in the order they were said, newest first; turns too.
+   (a pet, and a new one) come in the order they were said, newest first; turns too. Where the
+   user's own words about what is asked came later than the facts of it ("got a new job at
+   Workday", from which no fact was read), they follow the profile, before those facts, each of
+   which says it was said before them.
 4. **Nothing content-free, nobody else's**: a turn that says nothing ("Got it.", "Assistant: Nice
    change.") is left out; an assistant's turn only when it shares a word with the question; a
    question about the user ("Where do I work?") gets no other person's facts or words.
@@ -70,6 +73,9 @@ CORRECTED_MARK_SEVERAL = "(partly corrected by the lines above)"
 # After a fact said before another current one of the same subject and attribute (one said in a group,
 # the other in private: both current where they were said), when the attribute has one value at a time.
 EARLIER_MARK = "(said earlier than the line above)"
+# After a fact of the user that the question asks for, said before the user's later words on it that
+# follow the profile (``lookup`` turns: an update the extraction may have missed).
+BEFORE_LATER_WORDS_MARK = "(said before the user's words of {date} on it)"
 
 
 @dataclass(frozen=True)
@@ -158,22 +164,48 @@ def build_block(
     profile: Sequence[MemoryRecord],
     max_tokens: int,
 ) -> ContextBlock:
-    """The block for ``query``: ``profile`` first (within :data:`PROFILE_SHARE` of the budget), then
-    the hits that say something, facts in search order (corrections before what they correct),
-    then turns newest first."""
+    """The block for ``query``: ``profile`` first (within :data:`PROFILE_SHARE` of the budget; an
+    asked fact older than the user's later words on it is not profile but follows them); then the
+    user's later words about what it asks (turns the lookup found newer than the asked
+    facts: rule 3 of the module), newest first; then the hits that say something, facts in search
+    order (corrections before what they correct), then turns newest first. An asked fact of the
+    user said before those later words says so (:data:`BEFORE_LATER_WORDS_MARK`, with their date)."""
     budget = max_tokens * CHARS_PER_TOKEN
     lines = [CONTEXT_HEADER, RECALLED_LABEL]
     used = len(CONTEXT_HEADER) + 1 + len(RECALLED_LABEL)
     included: list[int] = []
+    later = sorted(
+        (hit for hit in hits if hit.memory.kind == "turn" and "lookup" in hit.factors),
+        key=lambda hit: (hit.memory.said_at, hit.memory.id),
+        reverse=True,
+    )
+    later_lines = [(hit, fact_line(hit.memory, "")) for hit in later]
+    # Room for the first of them is kept, so the profile never hides the newest words on the question.
+    reserve = len(later_lines[0][1]) + 1 if later_lines else 0
+    latest = later[0].memory.said_at if later else ""
+    asked = {hit.memory.id for hit in hits if hit.memory.kind == "fact" and "lookup" in hit.factors}
+
+    def older_mark(memory: MemoryRecord) -> str:
+        older = memory.id in asked and memory.about_owner and memory.said_at < latest
+        return f" {BEFORE_LATER_WORDS_MARK.format(date=latest[:10])}" if older else ""
+
     profile_budget = used + int(budget * PROFILE_SHARE)
     for record in profile:
+        if older_mark(record):
+            continue  # an asked fact older than the user's later words on it: after them, marked
         line = fact_line(record, "")
-        if used + len(line) + 1 > min(budget, profile_budget):
+        if used + len(line) + 1 > min(budget - reserve, profile_budget):
             break
         lines.append(line)
         used += len(line) + 1
         included.append(record.id)
     profile_lines = len(included)
+    for hit, line in later_lines:
+        if used + len(line) + 1 > budget:
+            break
+        lines.append(line)
+        used += len(line) + 1
+        included.append(hit.memory.id)
     query_words = {w for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS} | set(
         _HAN.findall(query)
     )
@@ -188,8 +220,11 @@ def build_block(
     facts = [hit for hit in relevant if hit.memory.kind != "turn"]
     turns = [hit for hit in relevant if hit.memory.kind == "turn"]
     chosen_turns: list[SearchHit] = []
-    entries: list[tuple[SearchHit, str]] = _earlier_marked(corrections_first(facts), profile)
+    shown_profile = [record for record in profile if record.id in shown]
+    entries: list[tuple[SearchHit, str]] = _earlier_marked(corrections_first(facts), shown_profile)
     for hit, mark in [*entries, *((turn, "") for turn in turns)]:
+        if not mark or EARLIER_MARK in mark:
+            mark = older_mark(hit.memory) or mark  # the later words' date says more
         line = fact_line(hit.memory, mark)
         if used + len(line) + 1 > budget:
             break

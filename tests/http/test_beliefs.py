@@ -360,3 +360,29 @@ async def test_a_question_naming_someone_known_only_by_their_words_gets_their_wo
     scope = {k: GROUP[k] for k in ("session_kind", "channel")}
     assert "Karolinska" in (await context(client, "Where does Amaka work?", **scope))["context"]
     assert "Karolinska" not in (await context(client, "Where do I work?", **scope))["context"]
+
+
+async def test_the_users_later_words_on_what_is_asked_come_before_the_older_fact(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    # Whether or not a fact is read from the later words, the block must not answer with the old job.
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("I work as a nurse at St Mary's hospital.", "2026-01-10T09:00:00Z")])
+    await ingest(
+        client,
+        [
+            said(
+                "first week in the new job done!! the Octopus Energy office has free lunch",
+                "2026-05-02T18:00:00Z",
+            )
+        ],
+        session_id="s2",
+    )
+    block = await context(client, "Where do I work these days?")
+    lines = block["context"].splitlines()
+    newer = next(i for i, line in enumerate(lines) if "Octopus" in line)
+    older = [i for i, line in enumerate(lines) if "St Mary" in line and line.startswith("- [")]
+    assert all(
+        newer < i and "(said before the user's words of 2026-05-02 on it)" in lines[i] for i in older
+    ), lines
+    assert newer >= 2 + block["profile"]  # the profile holds no fact the later words may have changed

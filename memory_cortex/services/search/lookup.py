@@ -30,11 +30,11 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...config import SearchConfig
 from ...models.attributes import ATTRIBUTES, CJK_RELATIONS, RELATIONS
+from ...records import MemoryRecord
 from ...store import entities as entity_sql
 from ...store import memories as memory_sql
 from ...store.db import Database
@@ -124,10 +124,10 @@ class LookupStage:
         """Add and boost the asked facts; returns whether the question is about the user alone (an
         attribute of theirs, in the first person, naming nobody else)."""
         started = time.perf_counter()
-        only_user = False
+        only_user = about_user = False
 
-        def read(conn: sqlite3.Connection) -> list[int]:
-            nonlocal only_user
+        def read(conn: sqlite3.Connection) -> list[MemoryRecord]:
+            nonlocal only_user, about_user
             names = entity_sql.subject_names(conn, request.user_id)
             named = names_in(question.text, names)
             subjects: list[int | None] = list(named)
@@ -142,6 +142,7 @@ class LookupStage:
                 ]
             if question.first_person or not named:
                 subjects.append(None)
+            about_user = None in subjects
             only_user = subjects == [None] and not question.about_several
             # An asked relation of the user is itself an attribute of theirs ("my sister's name").
             attributes = sorted(question.attributes | question.relations)
@@ -153,10 +154,12 @@ class LookupStage:
                 request.audience,
                 MAX_LOOKUP_FACTS,
             )
-            return [record.id for record in records if record.layer in request.layers]
+            return [record for record in records if record.layer in request.layers]
 
-        found = await self._db.read(read)
+        records = await self._db.read(read)
+        found = [record.id for record in records]
         if not found:
+            request.timed("lookup_facts", started)
             return only_user
         by_id = pool.by_id()
         missing = [
@@ -171,7 +174,7 @@ class LookupStage:
         words = {w for w in question.words if len(w) > 3}
         floor = self._config.min_similarity
         boost = 1.0 + self._config.belief_boost
-        texts = await self._db.read(lambda conn: _fact_texts(conn, found))
+        texts = {record.id: record.fact.casefold() for record in records}
         for memory_id in found:
             candidate = by_id.get(memory_id)
             if candidate is None:
@@ -188,8 +191,46 @@ class LookupStage:
             if about or keyword:
                 candidate.factors["lookup"] = boost
         pool.rank()
+        users = [record for record in records if record.about_owner]
+        if about_user and any("lookup" in by_id[record.id].factors for record in users):
+            await self._newer_words(request, pool, question, users)
         request.timed("lookup_facts", started)
         return only_user
+
+    async def _newer_words(
+        self, request: SearchRequest, pool: Pool, question: Asked, facts: list[MemoryRecord]
+    ) -> None:
+        """When the question is about an attribute of the user (one of their ``facts`` of it was
+        found about the question), the user's own turns among the best candidates said after all of
+        those facts, that say a word asking for an asked attribute ("got a new job at Workday" for
+        "Where do I work?"), count as found by the lookup: an update the extraction missed comes
+        with the fact it updates, however far its meaning is from the question's."""
+        since = max(fact.said_at for fact in facts)
+        read_from = {mid for fact in facts for mid in fact.metadata.get("derived_from") or []}
+        best = [c for c in pool.top(max(self._config.prior_pool, request.limit)) if "lookup" not in c.factors]
+        if not best:
+            return
+        records = await self._db.read(lambda conn: memory_sql.get_many(conn, pool.ids(best)))
+        cues = [cue for key in question.attributes for cue in ATTRIBUTES[key].asked_by]
+        boost = 1.0 + self._config.belief_boost
+        changed = False
+        for candidate in best:
+            turn = records.get(candidate.id)
+            if (
+                turn is None
+                or turn.kind != "turn"
+                or not owners_words(turn)
+                or turn.said_at <= since
+                or turn.id in read_from
+            ):
+                continue
+            text = turn.fact.casefold()
+            words = set(_WORD.findall(text))
+            if any((cue in text) if _CJK.search(cue) else (cue in words) for cue in cues):
+                candidate.factors["lookup"] = boost
+                changed = True
+        if changed:
+            pool.rank()
 
     async def _others_aside(self, request: SearchRequest, pool: Pool, question: Asked) -> None:
         """Another person's facts and words among the best score ``× SOMEONE_ELSE`` — unless the
@@ -234,7 +275,6 @@ class LookupStage:
             pool.rank()
 
 
-def _fact_texts(conn: sqlite3.Connection, memory_ids: Iterable[int]) -> dict[int, str]:
-    return {
-        mid: record.fact.casefold() for mid, record in memory_sql.get_many(conn, list(memory_ids)).items()
-    }
+def owners_words(turn: MemoryRecord) -> bool:
+    """Whether a turn is the user's own words: not the assistant's, nor a person marked not the owner."""
+    return turn.metadata.get("role") != "assistant" and turn.metadata.get("owner") not in (False, 0, "false")
