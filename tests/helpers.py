@@ -130,6 +130,7 @@ class ChatServer:
         self.requests: list[dict[str, Any]] = []
         self.app = web.Application()
         self.app.router.add_post("/v1/chat/completions", self._chat)
+        self.app.router.add_get("/v1/models", self._models)
         self.port = 0
 
     @property
@@ -143,6 +144,9 @@ class ChatServer:
     def prompts(self) -> str:
         """Every message content sent so far, joined."""
         return "\n".join(str(m.get("content", "")) for r in self.requests for m in r.get("messages", []))
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "qwen3-8b", "object": "model"}]})
 
     async def _chat(self, request: web.Request) -> web.Response:
         self.requests.append(await request.json())

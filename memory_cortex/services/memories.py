@@ -214,11 +214,10 @@ class MemoryService:
             else [WritePlan() for _ in rows]
         )
         # An update an LLM named (the fact it was shown and said this one replaces): a supersession,
-        # checked on write like a correction's (same user, reach and subject).
+        # checked on write like a correction's (same user, reach and subject), never a merge: a
+        # merge planned by wording would leave the fact it replaces current.
         plans = [
-            WritePlan(supersede=row.replaces)
-            if row.replaces is not None and plan.merge_into is None and plan.merge_with_batch is None
-            else plan
+            WritePlan(supersede=row.replaces) if row.replaces is not None else plan
             for row, plan in zip(rows, plans, strict=True)
         ]
         rows, plans = await narrow_supersessions(self._db, rows, plans)  # only a one-fact memory hides
