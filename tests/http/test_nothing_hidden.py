@@ -53,13 +53,9 @@ async def test_a_correction_keeps_the_other_facts_of_the_memory_it_corrects(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
     client = await start(aiohttp_client, tmp_path, minilm)
-    await say(
-        client,
-        "alex",
-        "s1",
-        "Remember that I have two kids, Mia (6) and Leo (4).",
-        "Correction: my daughter Mia is 7, not 6.",
-    )
+    # One memory holding two facts, as a client (or a model) may write it; the rules would split it.
+    await store(client, {"user_id": "alex", "fact": "The user has two kids, Mia (6) and Leo (4)."})
+    await say(client, "alex", "s1", "Correction: my daughter Mia is 7, not 6.")
     stored = await memories_of(client, "alex")
     kids = stored["The user has two kids, Mia (6) and Leo (4)."]
     [correction] = [memory for memory in stored.values() if memory["category"] == "correction"]
@@ -71,6 +67,26 @@ async def test_a_correction_keeps_the_other_facts_of_the_memory_it_corrects(
     assert kids["id"] in [hit["id"] for hit in found["results"]]
     found = await search(client, "How old is Mia?", "alex")
     assert {kids["id"], correction["id"]} <= {hit["id"] for hit in found["results"]}
+
+
+async def test_said_in_one_go_each_fact_is_its_own_and_a_correction_replaces_only_its_own(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await say(
+        client,
+        "alex",
+        "s1",
+        "Remember that I have two kids, Mia (6) and Leo (4).",
+        "Correction: my daughter Mia is 7, not 6.",
+    )
+    ages = {
+        memory["value"]: memory
+        for memory in (await memories_of(client, "alex")).values()
+        if memory["kind"] == "fact" and memory["attribute"] == "age"
+    }
+    assert ages["6"]["superseded_by"] == ages["7"]["id"] and ages["7"]["superseded_by"] is None, ages
+    assert ages["4"]["superseded_by"] is None  # Leo's age is his own fact: still current
 
 
 async def test_a_correction_still_supersedes_a_memory_of_the_same_one_fact(
@@ -184,14 +200,10 @@ async def test_the_floor_judges_only_what_the_vector_side_alone_proposed(
 
 # -- 4. what the reviewer found (issue 23, second pass) -------------------------------------------
 async def correction_beside_the_ages(client: TestClient) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Mia's and Leo's ages in one memory, then a correction of Mia's: (the ages, the correction)."""
-    await say(
-        client,
-        "alex",
-        "s1",
-        "Remember that Mia is 6 years old and Leo is 4 years old.",
-        "Correction: Mia is 7 years old, not 6.",
-    )
+    """Mia's and Leo's ages in one memory (as a client may write it), then a correction of Mia's:
+    (the ages, the correction)."""
+    await store(client, {"user_id": "alex", "fact": "Mia is 6 years old and Leo is 4 years old."})
+    await say(client, "alex", "s1", "Correction: Mia is 7 years old, not 6.")
     facts = [memory for memory in (await memories_of(client, "alex")).values() if memory["kind"] == "fact"]
     (ages,) = [memory for memory in facts if memory["category"] != "correction"]
     (correction,) = [memory for memory in facts if memory["category"] == "correction"]

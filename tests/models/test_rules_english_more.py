@@ -37,9 +37,15 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     # indirect phrasings
     ("home is Dublin these days", {("user", "home", "dublin")}),
     ("I'm a Lagos babe but Toronto is home now", {("user", "origin", "lagos"), ("user", "home", "toronto")}),
-    ("Glaswegian born and bred, live in London now though", {("user", "origin", "glaswegian"), ("user", "home", "london")}),
+    (
+        "Glaswegian born and bred, live in London now though",
+        {("user", "origin", "glaswegian"), ("user", "home", "london")},
+    ),
     ("I'm at Unilever, in marketing", {("user", "employer", "unilever"), ("user", "job", "marketing")}),
-    ("I work for Shell as a process engineer", {("user", "employer", "shell"), ("user", "job", "process engineer")}),
+    (
+        "I work for Shell as a process engineer",
+        {("user", "employer", "shell"), ("user", "job", "process engineer")},
+    ),
     ("I'm the head chef at Nonna's", {("user", "job", "head chef"), ("user", "employer", "nonna's")}),
     ("Im a stay at home dad to 3 kids", {("user", "job", "stay at home dad to 3 kids")}),
     ("I eat halal so I check the gelatine", {("user", "diet", "halal")}),
@@ -53,7 +59,10 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     # a change of job or partner said as leaving one
     ("I left Vodafone, I'm at MTN now", {("user", "employer", "mtn")}),
     ("no longer at Barclays, moved to Monzo in March", {("user", "employer", "monzo")}),
-    ("Just left Tesco, starting at Aldi as a store manager next week", {("user", "employer", "aldi"), ("user", "job", "store manager")}),
+    (
+        "Just left Tesco, starting at Aldi as a store manager next week",
+        {("user", "employer", "aldi"), ("user", "job", "store manager")},
+    ),
     # later statements about the same person
     (
         "btw my son's name is Arjun, he's 4, and he loves trains",
@@ -61,16 +70,34 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ),
     ("my sister's called Hannah and she's a vet", {("user", "sister", "hannah"), ("Hannah", "job", "vet")}),
     ("our eldest, Sam, just turned 10", {("user", "child", "sam"), ("Sam", "age", "10")}),
-    ("my twins, Ella and Ruby, start school in September", {("user", "child", "ella"), ("user", "child", "ruby")}),
+    (
+        "my twins, Ella and Ruby, start school in September",
+        {("user", "child", "ella"), ("user", "child", "ruby")},
+    ),
     ("oh that's Karen, she's my manager, she's lovely", {("user", "manager", "karen")}),
-    ("my mum is from Kerala and dad's from Punjab", {("user's mother", "origin", "kerala"), ("user's father", "origin", "punjab")}),
-    ("born and raised in Kano, been in Abuja since uni", {("user", "origin", "kano"), ("user", "home", "abuja")}),
-    ("my 3 year old is obsessed with dinosaurs", {("user's child", "age", "3"), ("user's child", "likes", "dinosaurs")}),
+    (
+        "my mum is from Kerala and dad's from Punjab",
+        {("user's mother", "origin", "kerala"), ("user's father", "origin", "punjab")},
+    ),
+    (
+        "born and raised in Kano, been in Abuja since uni",
+        {("user", "origin", "kano"), ("user", "home", "abuja")},
+    ),
+    (
+        "my 3 year old is obsessed with dinosaurs",
+        {("user's child", "age", "3"), ("user's child", "likes", "dinosaurs")},
+    ),
     ("my Staffy Bruno is 9 now", {("user", "pet", "bruno"), ("Bruno", "age", "9")}),
     ("we have two rabbits, Salt and Pepper", {("user", "pet", "salt"), ("user", "pet", "pepper")}),
-    ("my mum speaks Welsh and English", {("user's mother", "speaks", "welsh"), ("user's mother", "speaks", "english")}),
+    (
+        "my mum speaks Welsh and English",
+        {("user's mother", "speaks", "welsh"), ("user's mother", "speaks", "english")},
+    ),
     # group chat: someone else's "I", and someone named
-    ("I've been at Wipro 4 yrs now, still a junior dev", {("Priya", "employer", "wipro"), ("Priya", "job", "junior dev")}),
+    (
+        "I've been at Wipro 4 yrs now, still a junior dev",
+        {("Priya", "employer", "wipro"), ("Priya", "job", "junior dev")},
+    ),
 ]
 SPEAKERS = {"I've been at Wipro 4 yrs now, still a junior dev": "Priya"}
 

@@ -83,8 +83,13 @@ def _drop_long_quote(m: re.Match[str]) -> str:
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
 
 
+# An emoji between two statements ends the first: "Plot twist 😂 Dami got a new job at Google".
+_EMOJI_BOUNDARY = re.compile(r"(?<=\w)\s*[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+\s+(?=[A-Z])")
+
+
 def _clean(text: str) -> str:
-    text = _EMOJI.sub(" ", text.translate(_APOSTROPHES))
+    text = _EMOJI_BOUNDARY.sub(". ", text.translate(_APOSTROPHES))
+    text = _EMOJI.sub(" ", text)
     text = _FENCED_CODE.sub("\n", text)
     text = _INLINE_CODE.sub(r"\1", text)
     text = _QUOTED_LINE.sub("", text)
@@ -268,7 +273,8 @@ def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[lis
             drafts.append(_wrapped(draft, wrapper, language, voice) if wrapper else draft)
         if language.in_passing is not None:
             named = {draft.about.name for draft in drafts if draft.about is not None and draft.about.name}
-            drafts += [d for d in language.in_passing(clause, voice) if d.value not in named]
+            passing = [d for d in language.in_passing(clause, voice) if d.value not in named]
+            drafts += [_wrapped(d, wrapper, language, voice) if wrapper else d for d in passing]
     if asked:
         # "I need to parse a CSV, how do I do it?" is a request for help, not a to-do to remember.
         drafts = [draft for draft in drafts if draft.category != "todo"]
@@ -288,6 +294,8 @@ def _from_message(text: str, voice: Voice) -> list[Draft]:
     previous_sentence: list[int] = []
     for sentence in _sentences(text):
         language = _language_of(sentence)
+        if language.prepare is not None:
+            sentence = language.prepare(sentence)
         mode, carried_mode = carried_mode, None
         found, bare = _from_sentence(sentence, language, voice)
         if not found and bare is None and previous_sentence and language.names_previous is not None:

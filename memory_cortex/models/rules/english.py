@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import re
 
-from .english_changes import EN_CHANGE_RULES, en_named_relations, en_normalise, en_relative
+from .english_changes import EN_CHANGE_RULES, en_normalise, en_relative
 from .english_more import EN_MORE_RULES
+from .english_notes import EN_BARE_JOB_RULES, EN_NOTE_RULES, prepare
 from .english_passing import continuations, in_passing
+from .english_people import en_named_relations
+from .english_phrasing import EN_PHRASING_RULES
 from .english_rules import EN_RULES, en_pattern
 from .english_text import QUOTED
 from .english_updates import EN_UPDATE_RULES
+from .english_values import WORD_AGE
 from .english_voice import en_fact, is_content, team_fact, third_person, topic_from
 from .shapes import SPACES, Draft, Language, Voice, cap, en_sentence
 
@@ -125,6 +129,8 @@ def _en_restate(body: str) -> str | None:
 def _en_correction(body: str, voice: Voice) -> Draft | None:
     if not is_content(body) and not body.lower().startswith("it's"):
         return None
+    if re.match(r"^(?:about|regarding|re)\b", body, re.IGNORECASE):
+        return None  # "Ignore what I said about Leeds": taken back, nothing said instead
     meant = re.match(r"^i\s+meant\s+(?:to\s+say\s+)?(?P<rest>.*)$", body, re.IGNORECASE)
     if meant and not is_content(meant["rest"]):
         return None  # "I meant it": sincerity, not a correction
@@ -205,10 +211,17 @@ _EN_AUX = (
 )
 ENGLISH = Language(
     name="en",
-    rules=EN_CHANGE_RULES + EN_UPDATE_RULES + EN_MORE_RULES + EN_RULES,
+    rules=EN_NOTE_RULES
+    + EN_CHANGE_RULES
+    + EN_UPDATE_RULES
+    + EN_MORE_RULES
+    + EN_RULES
+    + EN_PHRASING_RULES
+    + EN_BARE_JOB_RULES,
     relative=en_relative,
     in_passing=_en_in_passing,
     normalise=en_normalise,
+    prepare=prepare,
     lead_in=en_pattern(
         # Said to be disbelieved ("sure, and I'm the Queen of England"), or text to work on ("translate: I
         # live in Madrid"): the whole sentence goes.
@@ -228,11 +241,16 @@ ENGLISH = Language(
         r"quick\s+note|one\s+more\s+thing|side\s+note|fun\s+fact|good\s+news|big\s+news|update|news|guess\s+what|"
         r"so\s+yeah|morning|good\s+morning|evening|finally|heads\s+up|honestly|tbh|ngl|lowkey|seriously|ok\s+so|"
         r"okay\s+so|oh\s+and|my\s+mistake|psst|new\s+chapter|life\s+update|change\s+of\s+plans?|guess\s+who|"
+        r"(?:big|small|huge)\s+changes?|plot\s+twist|some\s+news|lots?\s+of\s+changes|"
+        # Confirming what was asked, or owning up to it: "Correct, London-based.", "I must confess I…"
+        r"correct\b|exactly\b|that's\s+(?:right|correct)\b|that\s+is\s+(?:right|correct)|i\s+must\s+(?:confess|admit|say)(?=\s+(?:i|my)\b)|"
+        r"i\s+have\s+to\s+(?:confess|admit)(?=\s+(?:i|my)\b)|(?:i'm|i\s+am)\s+afraid(?=\s+(?:i|i'm|my)\b)|"
+        r"since\s+\d{4}(?=\s+(?:i|we)\s+(?:live|work|have|stay)\b)|"
         # When it holds from, said before the statement: "Starting Monday, I'm…", "As of today I work…"
         r"(?:starting|from|as\s+of|since|beginning)\s+(?:(?:next|this|last)\s+)?(?:monday|tuesday|wednesday|thursday|"
         r"friday|saturday|sunday|today|tomorrow|week|month|year|january|february|march|april|may|june|july|"
         r"august|september|october|november|december)|(?:last|this)\s+(?:week(?:end)?|month|year|monday|tuesday|"
-        r"wednesday|thursday|friday|saturday|sunday)|yesterday|today|recently|lately|anyway)(?:[\s,!.:;\-]+|$))+"
+        r"wednesday|thursday|friday|saturday|sunday)|yesterday|today|recently|lately|anyway)(?:[\s,!.:;\-–—]+|$))+"
     ),
     names_previous=en_pattern(
         r"^(?:(?:her|his|its|their)\s+name(?:'s|\s+is)|(?:she|he|it)(?:'s|\s+is)\s+(?:called|named))\s+"
@@ -267,18 +285,22 @@ ENGLISH = Language(
         # "since I graduated" is when (kept), "since I'm diabetic" is why (a statement of its own).
         r"\s+since\s+(?=(?:i'm|im|i\s+am|i've|ive|i\s+have|i\s+live|i\s+work|my)\b)|"
         # ", so the trip is now on June 3": a plan's new date after the reason for it.
-        r"\s*,\s*so\s+(?=(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|has\s+been|got)\s+(?:now\s+)?"
+        r"(?:\s*,\s*|\s+)so\s+(?=(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|has\s+been|got)\s+(?:now\s+)?"
         r"(?:on|moved|pushed|set|changed|rescheduled|postponed)\b)|"
-        rf"(?:\s*[,;:–—]\s*(?:(?:and|but|so|also|plus)\s+)?|\s+-\s+|{_NAME_AND_I}\s+(?:and(?!\s+(?:what|how|why|who)\b)|"
-        r"but|so|plus|because|cause|cos|bc|though|although)\s+)(?=(?!(?:i'm|im|i\s+am)\s+(?:now\s+)?(?:at|with)\b)(?:i|i'm|"
+        rf"(?:\s*[,;:–—]\s*(?:(?:and|but|so|also|plus|as)\s+)?|\s+-\s+|{_NAME_AND_I}\s+(?:and(?!\s+(?:what|how|why|who)\b)|"
+        r"n|but|so|plus|because|cause|cos|bc|though|although)\s+)(?=(?!(?:i'm|im|i\s+am)\s+(?:now\s+)?(?:at|with)\b)(?:i|i'm|"
         r"i've|i'd|i'll|im|ive|my|starting|"
         r"as\s+of|live\s+in|work\s+(?:at|for|as)|"
         # asides that close a statement: the laugh or the complaint after it is not part of it
         r"honestly|tbh|ngl|lowkey|that's\s+where|now\s+(?:i|i'm|im|i've|ive|we|we're)|"
         r"(?:still|already)\s+(?:can't|cant|cannot|can\s+not|don't|dont|no|not|haven't|havent|hasn't)|"
-        r"what|what's|who|who's|how|where|where's|when|why|which|if|unless|do\s+you|can\s+you|could\s+you|"
+        # (not "…called Dougal, who is now eleven": who is that old)
+        rf"what|what's|who(?!(?:'s|\s+is)\s+(?:now\s+)?(?:\d|{WORD_AGE}))|who's(?!\s+(?:now\s+)?(?:\d|{WORD_AGE}))|"
+        r"how|where|where's|when|why|which|if|unless|do\s+you|can\s+you|could\s+you|"
         r"would\s+you|are\s+you|is\s+it|please|remember|don't\s+forget|from\s+now\s+on|going\s+forward|"
         r"(?:always|never)(?=\s+\w+\s)|call\s+me|remind\s+me|let's)\b)"
+        # "Mia is 6 and Leo is 4", "…, Leo is 4": a named person's own statement after a comma or "and"
+        r"|(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?=(?-i:[A-Z][a-z]+)\s+(?:is|lives|works|turned|has)\s+\w)"
         # a question run on without a comma: "since I'm based in Nairobi what time is 3pm GMT for me"
         r"|\s+(?=(?:what|how|where|which)\s+(?:time|is|are|do|does|did|should|can|would|will)\b)"
     ),
@@ -295,7 +317,7 @@ ENGLISH = Language(
     # what is said ("too", "I guess", "lol") stay: they are evidence, and hedges drop the clause.
     trail_off=en_pattern(
         r"(?:(?:\s*[,;:\-–—]\s*|\s+)(?:by\s+the\s+way|btw|fyi|just\s+so\s+you\s+know|for\s+the\s+record|"
-        r"for\s+what\s+it's\s+worth|for\s+your\s+information)"
+        r"for\s+what\s+it's\s+worth|for\s+your\s+information|tbh|ngl|to\s+be\s+honest)"
         r"|\s*[,;:\-–—]\s*(?:anyway|anyways|actually|though|you\s+know))+[\s.!…~]*$"
     ),
     # Read once a sentence, before it is split: a polite request's "can you"; quoted words, which are
@@ -303,7 +325,10 @@ ENGLISH = Language(
     # vegan one right?"), which states nothing.
     polite=en_pattern(
         r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?=(?:remember|note|keep\s+in\s+mind|bear\s+in\s+"
-        r"mind|call\s+me|remind\s+me|always|never|answer|reply|respond|write|speak|talk|stop|not)\b)"
+        r"mind|call\s+me|remind\s+me|always|never|answer|reply|respond|write|speak|talk|stop|not|switch)\b)"
+        # "I should be most grateful if you would reply in French": a request, not a condition
+        r"|^i(?:'d|\s+would|\s+should)\s+be\s+(?:most\s+|very\s+|so\s+|really\s+)?grateful\s+if\s+you\s+(?:would|could)\s+"
+        r"(?:please\s+)?(?=(?:answer|reply|respond|write|speak|talk|call\s+me|always|never)\b)"
         rf"|{QUOTED}|^(?!(?:can|could|would|will)\s+(?:you|u)\b)(?:(?!\s[-–—]\s)[^,;:\n—–])*\?[\s?!]*$"
     ),
 )

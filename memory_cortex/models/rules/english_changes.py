@@ -7,11 +7,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ..attributes import canonical_relation
-from .english_people import BARE_KIN, PET_KINDS, REL_ADJ, relation_of
+from .english_people import BARE_KIN, NAMED_REL_WORDS, PET_KINDS, REL_ADJ, relation_of
 from .english_people import REL_WORDS as PEOPLE_WORDS
-from .english_text import spell_out
-from .english_values import DIETS, NOT_A_NAME, clean_value, drink_value, is_drink, is_occupation
+from .english_text import lowercase_org, spell_out
+from .english_values import DIETS, NOT_A_NAME, WORD_AGE, clean_value, drink_value, is_drink, is_occupation
 from .english_voice import en_fact, is_content, topic_from
 from .shapes import About, Draft, Rule, Voice, en_sentence, first_words_of
 
@@ -86,17 +85,31 @@ def _joined(m: re.Match[str], voice: Voice) -> Draft | None:
     title = as_job["job"] if as_job else role["job"] if role else None
     if as_job:
         org = as_job["org"]
+    org, _, after = _DASH.sub("\0", org, count=1).partition("\0")
+    if (
+        _PLACE_OF_STUDY.search(org) and not title
+    ):  # "started at Uni of York - doing History": a student, not an employee
+        field = re.match(
+            r"^(?:doing|studying|reading)\s+(?P<field>[\w\s]{2,30}?)[\s!.]*$", after, re.IGNORECASE
+        )
+        if field is None:
+            return None
+        return Draft(en_fact(m.string, voice), "studies", "identity", 7).stating("studies", field["field"])
     org = re.sub(
         r"\s+(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b.*$", "", org, flags=re.IGNORECASE
     )
-    employer = clean_value(org, keep_article=True)
+    employer = clean_value(_IN_DEPARTMENT.sub("", org), keep_article=True)
     job = None
     if title and is_occupation(title) and (title := clean_value(title)):
         article = "an" if title[:1].lower() in "aeiou" else "a"
         job = Draft(en_sentence(f"{voice.title} works as {article} {title}"), "job", "identity", 8).stating(
             "job", title
         )
-    if not employer or not (re.match(r"[A-Z0-9]|the\s+[A-Z]", employer) or _PUBLIC_EMPLOYER.match(employer)):
+    if not employer or not (
+        re.match(r"[A-Z0-9]|the\s+[A-Z]", employer)
+        or _PUBLIC_EMPLOYER.match(employer)
+        or lowercase_org(employer)
+    ):
         return job  # "I started at the bottom": no organisation named
     also = [job] if job else []
     where = re.search(
@@ -113,6 +126,13 @@ def _joined(m: re.Match[str], voice: Voice) -> Draft | None:
     return dataclasses.replace(draft, also=tuple(also)) if also else draft
 
 
+_IN_DEPARTMENT = re.compile(  # "a new job at Workday in HR": the employer is Workday
+    r"\s+in\s+(?:hr|it|sales|marketing|finance|legal|ops|operations|engineering|product|design|data|support|"
+    r"compliance|accounts|payroll|recruitment|research|admin|the\s+\w+\s+team)\b.*$",
+    re.IGNORECASE,
+)
+_DASH = re.compile(r"\s+[-–—]\s+")
+_PLACE_OF_STUDY = re.compile(r"\b(?:uni|university|college|sixth\s+form)\b", re.IGNORECASE)
 _PUBLIC_EMPLOYER = re.compile(
     r"^the\s+(?:council|civil\s+service|army|navy|air\s+force|police|fire\s+service|government)$",
     re.IGNORECASE,
@@ -133,7 +153,12 @@ def _pet(m: re.Match[str], voice: Voice) -> Draft | None:
     species = " ".join(m["species"].lower().split())
     name = m.groupdict().get("name")
     if name:
-        return Draft(en_fact(m.string, voice), "pet", "relationship", 7).stating("pet", name)
+        draft = Draft(en_fact(m.string, voice), "pet", "relationship", 7).stating("pet", name)
+        if not m["age"]:
+            return draft
+        about = About(name, None, "pet", of=voice.person)  # "…called Dougal, who is now eleven"
+        age = Draft(en_sentence(f"{name} is {m['age']} years old"), "age", "identity", 7, about=about)
+        return dataclasses.replace(draft, also=(age.stating("age", m["age"]),))
     return Draft(en_sentence(f"{voice.title} has a {species}"), "pet", "relationship", 6).stating(
         "pet", species
     )
@@ -233,7 +258,7 @@ EN_CHANGE_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I",
-            rf"^(?:i\s+(?:now\s+)?report|{_IM}\s+(?:now\s+)?reporting)\s+(?:directly\s+)?to\s+{_NAME}"
+            rf"^(?:i\s+(?:now\s+|still\s+)?report|{_IM}\s+(?:now\s+|still\s+)?reporting)\s+(?:directly\s+)?to\s+{_NAME}"
             r"(?:\s+now)?(?:\s+(?:since|after|because|as\s+of)\b.*|\s*[,;].*)?$",
             _reports_to,
         ),
@@ -244,9 +269,11 @@ EN_CHANGE_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I we",
-            rf"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:have|got|adopted|rescued|bought|"
+            rf"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:have|got|adopted|rescued|bought|keep|"
             rf"brought\s+home)\s+(?:a|an|one)\s+(?:new\s+|little\s+|rescue\s+|\w+\s+)?{_SPECIES}(?:\s*,?\s*"
-            rf"(?:named|called|who's\s+called)\s+{_NAME})?(?:[\s!.]*$|\s*,(?!\s*(?-i:[A-Z])).*$|"
+            rf"(?:named|called|who's\s+called|(?:her|his|its)\s+name(?:'s|\s+is))\s+{_NAME}"
+            rf"(?:\s*,\s*who(?:'s|\s+is)\s+(?:now\s+)?(?P<age>\d{{1,2}}|{WORD_AGE})(?:\s+years\s+old)?\b)?)?"
+            rf"(?:[\s!.]*$|\s*,(?!\s*(?-i:[A-Z])).*$|"
             rf"(?<=[a-z])\s+(?:and|but|who|which)\s+(?:he|she|it|they)\b.*$)",
             _pet,
         ),
@@ -266,19 +293,20 @@ EN_CHANGE_RULES: tuple[Rule, ...] = tuple(
 
 # --- someone the speaker names by relation: the rules again, in their voice
 
-_REL_WORDS = (
-    "sister|brother|mother|mom|mum|father|dad|son|daughter|kid|child|baby|wife|husband|partner|girlfriend|"
-    "boyfriend|fiancée?|fiancee|spouse|friend|best\\s+friend|colleague|coworker|boss|manager|grandma|grandmother|"
-    "grandpa|grandfather|grandad|granddad|aunt|uncle|cousin|roommate|flatmate|neighbou?r|niece|nephew|dog|cat|"
-    "puppy|kitten"
-)
 _RELATIVE = _pattern(
     rf"^(?:(?P<det>my|our)\s+(?:(?P<adj>{REL_ADJ}|eldest|oldest|youngest)\s+)?(?P<rel>{PEOPLE_WORDS})|(?P<kin>{BARE_KIN})|"
     r"(?P<det2>my|our)\s+(?P<age>\d{1,2})[\s-]*(?:year|yr)[\s-]*old(?:\s+(?P<kid>son|daughter|boy|girl))?)"
-    rf"(?:\s*,?\s+{_NAME}\s*,?)?(?:\s+|(?P<is>'s\s+))(?P<rest>(?(is).+|(?:is|has|was|lives|works|moved|just|recently|"
+    rf"(?:\s*,?\s+{_NAME}\s*,?)?(?:\s+and\s+(?:his|her|their)\s+(?:wife|husband|partner|family|kids|children|girlfriend|"
+    r"boyfriend)(?=\s+(?:live|are|have|moved)\b))?"
+    rf"(?:\s+|(?P<is>'s\s+))(?P<rest>(?(is).+|(?:is|has|was|lives|live|works|moved|just|recently|"
     r"finally|also|still|now|only|turned|started|got|loves|likes|hates|can't|cannot|doesn't|does|speaks|studies|"
     r"goes|drinks|eats|plays|went|became|quit|left|joined|runs|owns|teaches|adopted|grew|retired|prefers|adores|"
     r"'s)\b.*))$"
+)
+# What of theirs a possessive names that is about them: "my mum's birthday is…", "my son's diet is…".
+_THEIR_OWN = re.compile(
+    r"^(?:birthday|bday|age|hometown|job|diet|usual\s+drink|favou?rite\s+[\w\s]+?)\s+(?:is|falls\s+on)\b",
+    re.I,
 )
 _PARTICIPLE = re.compile(
     r"^(?:(?:just|recently|finally|also|now|already|officially)\s+)*(?:got|been|gone|moved|started|had|become|"
@@ -288,7 +316,10 @@ _PARTICIPLE = re.compile(
 # Where a second statement about the same person starts ("is 12 and obsessed with Minecraft"): only
 # the first is read, in their voice.
 _NEXT_PREDICATE = re.compile(
-    r"\s*(?:,\s*|\s+)(?:and(?!\s+(?-i:[A-Z]))|but|so|who|which)\s+.*$|\s*[,;]\s+.*$", re.IGNORECASE
+    r"\s*(?:,\s*|\s+)(?:and(?!\s+(?-i:[A-Z]))|but|so|who|which)\s+.*$|"
+    # not the names a count introduces: "has two cats, Pip and Squeak"
+    r"\s*[,;]\s+(?!(?-i:[A-Z])[a-z]+(?:\s*(?:,|\band\b|&)\s*(?-i:[A-Z])[a-z]+)+[\s!.]*$).*$",
+    re.IGNORECASE,
 )
 _NAMING = re.compile(
     rf"^(?:is|'s)\s+(?:now\s+|actually\s+)?(?:(?:called|named)\b|{NOT_A_NAME}(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){{0,2}}"
@@ -329,6 +360,14 @@ def en_relative(clause: str) -> tuple[About, str, str] | None:
     if relation is None:
         return None
     rest = _NEXT_PREDICATE.sub("", m["rest"])
+    kind = "pet" if relation == "pet" else "person"
+    said_as = (
+        f"{m['adj'].lower()} {said}"
+        if m["adj"] and m["adj"].lower() not in ("new", "lovely", "darling")
+        else said
+    )
+    if m["is"] and _THEIR_OWN.match(rest):  # "my mum's birthday is 3 March": her birthday
+        return About(m["name"], relation, kind), said_as, f"my {rest}"
     if m["is"] and re.match(
         r"^[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|were|has|have|'s)\b", rest, re.IGNORECASE
     ):
@@ -345,13 +384,7 @@ def en_relative(clause: str) -> tuple[About, str, str] | None:
     if rest.startswith("'m"):
         rest = rest[2:].strip()
         rest = f"am {rest}"
-    kind = "pet" if relation == "pet" else "person"
-    word = (
-        f"{m['adj'].lower()} {said}"
-        if m["adj"] and m["adj"].lower() not in ("new", "lovely", "darling")
-        else said
-    )
-    return About(m["name"], relation, kind), word, f"I {rest}"
+    return About(m["name"], relation, kind), said_as, f"I {rest}"
 
 
 def _to_first_person(verb: str) -> str:
@@ -371,24 +404,27 @@ def _to_first_person(verb: str) -> str:
 
 _WE = _pattern(
     r"^we(?P<aux>'ve|\s+have|'re|\s+are)?\s+(?=(?:just\s+|recently\s+|finally\s+|officially\s+|now\s+|still\s+)*"
-    r"(?:moved|relocated|live|got|adopted|rescued|bought|brought|have|are\s+(?:based|living)|living|based)\b)"
+    r"(?:moved|relocated|shifted|staying|live|got|adopted|rescued|bought|brought|have|are\s+(?:based|living)|living|based)\b)"
 )
-_OUR_HOUSEHOLD = _pattern(rf"^our\s+(?=(?:\w+\s+)?(?:{_REL_WORDS}|hamster|rabbit|parrot|horse|pets?)\b)")
+_OUR_HOUSEHOLD = _pattern(rf"^our\s+(?=(?:\w+\s+)?(?:{NAMED_REL_WORDS}|hamster|rabbit|parrot|horse|pets?)\b)")
 # A statement whose "I" was left out: "just moved to Bristol", "turned 30 on Sunday", "got a new job at
 # Monzo". Only these openings: a bare "Got it." or "moved the meeting" reads as nothing after the "I".
 _NO_SUBJECT = _pattern(
     r"^(?:(?:just|finally|recently|officially|also|absolutely|really|honestly|literally|currently|still|now)\s+)*"
-    r"(?P<verb>moved\s+to|originally\s+from|fluent\s+in|diagnosed\s+with|got\s+the\s+keys\s+to|signed\s+(?:the|a)\s+lease|"
-    r"relocated\s+to|turned\s+\d+|started\s+(?:at|with|working|as)|starting\s+(?:at|with|as|a\s+new)|"
+    r"(?P<verb>moved\s+(?:to|into(?=\s+(?-i:[A-Z])))|work\s+in(?=\s+(?-i:[A-Z])[\w'-]+\s+as\b)|originally\s+from|fluent\s+in|diagnosed\s+with|got\s+the\s+keys\s+to|signed\s+(?:the|a)\s+lease|"
+    r"relocated\s+to|only\s+drink\s|(?:not|no\s+longer)\s+(?:a\s+)?(?:vegan|vegetarian|pescatarian|keto|teetotal)\s+(?:any\s*more|anymore)|"
+    r"turned\s+\d+|started\s+(?:at|with|working|as)|starting\s+(?:at|with|as|a\s+new)|"
     r"been\s+(?:at|with|in|(?:vegan|vegetarian|pescatarian|pescetarian|veggie|keto|plant-based|teetotal)(?!-)|working|living)|"
     r"(?:can't|cannot)\s+stand|(?:love|hate|adore|loathe|detest)\s+(?!(?:it|this|that|these|those|you|u|ya|him|her|"
-    r"them|us|when|how|the|what|who|my|your|ur)\b)|doing\s+(?:a|an|my)\s+(?:masters|master's|phd|degree|"
+    r"them|us|when|how|the|what|who|my|your|ur)\b)|doing\s+(?:a|an|my)\s+(?:(?:part|full)[- ]time\s+)?(?:masters|master's|phd|degree|"
     r"apprenticeship|course|diploma|bachelor's|bachelors|ma|msc|mba|bsc)|studying|joined|got\s+(?:a\s+new\s+job|the\s+job|a\s+job|promoted|engaged|married|a\s+(?:new\s+)?(?:dog|cat|puppy|"
     r"kitten))|switched\s+(?:to|from)|adopted|went\s+(?:vegan|vegetarian)|gone\s+(?:vegan|vegetarian)|quit\s+my|born\s+"
-    r"(?:and\s+raised\s+)?(?:in|on)|grew\s+up\s+in|living\s+in|based\s+in|allergic\s+to|reporting\s+to|working\s+"
+    r"(?:and\s+raised\s+)?(?:in|on)|grew\s+up\s+in|living\s+in|based\s+(?:here\s+|there\s+)?in|allergic\s+to|reporting\s+to|working\s+"
     r"(?:at|for|as)|(?:big|huge|massive)\s+fan\s+of|married\s+to|engaged\s+to|live\s+in|work\s+(?:at|for|as))\b"
 )
 _AM_FORMS = (
+    "not",
+    "no",
     "living",
     "based",
     "allergic",
@@ -417,7 +453,7 @@ _BARE_ALLERGY = _pattern(
 _BARE_STATE = _pattern(
     r"^(?=(?:vegan|vegetarian|veggie|pescatarian|pescetarian|plant[- ]based|teetotal|(?:type\s+[12]\s+)?diabetic|"
     r"asthmatic|epileptic|coeliac|celiac|(?:lactose|gluten|dairy)[- ]intolerant|\d{1,3}\s*(?:years?\s+old|y/?o|yrs?\s+old))"
-    r"(?:\s+(?:for\s+[\w\s]*?\b(?:now|years|yrs)\b|since|here|btw|now|so|and|but|though|tbh)\b|\s*[,;]|$))"
+    r"(?:\s+(?:for\s+[\w\s]*?\b(?:now|years|yrs)\b|since|here|btw|now|so|and|but|though|tbh|only)\b|\s*[,;]|$))"
 )
 _HAVE_FORMS = ("been",)
 # "type 1 diabetic here", "Grace here": a speaker introducing themself.
@@ -465,6 +501,7 @@ def en_normalise(clause: str) -> str:
         first = m["verb"].split()[0].lower()
         if first in ("big", "huge", "massive"):
             return f"I'm a {clause}"
+        clause = clause[:1].lower() + clause[1:]  # "Currently based in Cebu": mid-sentence now
         if first in _AM_FORMS:
             return f"I'm {clause}"
         if first in _WAS_FORMS or first in _WAS_FORMS_MORE:
@@ -483,33 +520,3 @@ def en_normalise(clause: str) -> str:
     if _BARE_ALLERGY.match(clause):
         return f"I have a {clause}"
     return clause
-
-
-# --- "my husband Marco", "our neighbour Frank": a relation named in passing
-
-_NAMED_RELATIVE = _pattern(
-    rf"\b(?:my|our)\s+(?:(?:older|younger|little|big|baby|twin|eldest|oldest|youngest|step|best|new|lovely)\s+)?"
-    rf"(?P<rel>{_REL_WORDS}|grandad|granddad|hamster|rabbit)\s*,?\s+(?P<name>(?-i:(?:Mrs?|Ms|Dr)\.?\s+)?"
-    r"(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?)\b"
-)
-
-
-def en_named_relations(clause: str, voice: Voice) -> list[Draft]:
-    """The relations a statement names in passing ("My husband Marco says hi" → the user's partner is
-    Marco), each a fact of its own."""
-    drafts = []
-    for m in _NAMED_RELATIVE.finditer(clause):
-        said = " ".join(m["rel"].lower().split())
-        relation = "friend" if said == "best friend" else canonical_relation(said)
-        name = m["name"]
-        if relation is None or name.split()[0].lower() in _NOT_A_NAME:
-            continue
-        fact = en_sentence(f"{name} is {voice.possessive} {said}")
-        drafts.append(Draft(fact, said, "relationship", 7).stating(relation, name))
-    return drafts
-
-
-_NOT_A_NAME = frozenset(
-    "i i'm im is and or but who which that the a an to in on at for with from he she they it we you me my our "
-    "said says told asked thinks just also".split()
-)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .english_text import is_name, plausible_allergen, plausible_home
+from .english_text import NOT_ORGS, is_name, plausible_allergen, plausible_home
 from .english_values import DIETS, LANGUAGES, NATIONALITIES, clean_value, is_drink, is_occupation
 from .english_voice import en_fact, is_content, topic_from
 from .shapes import About, Draft, Rule, Voice, en_sentence, first_words_of
@@ -49,16 +49,10 @@ def _employer_draft(org: str | None, voice: Voice, fact: str | None = None) -> D
     employer = clean_value(org, keep_article=True) if org else None
     if not employer or not re.match(r"[A-Z0-9]|the\s+[A-Z]|[a-z][\w&'.-]*$", employer):
         return None
-    if employer.lower() in _NOT_ORGS or employer.split()[0].lower() in _NOT_ORGS:
+    if employer.lower() in NOT_ORGS or employer.split()[0].lower() in NOT_ORGS:
         return None
     text = fact or en_sentence(f"{voice.title} works at {employer}")
     return Draft(text, "employer", "identity", 8).stating("employer", employer)
-
-
-_NOT_ORGS = frozenset(
-    """home work uni university college school it this that there here the a an my his her their our gym
-    hospital church mine yours theirs night nights""".split()
-)
 
 
 def _with_job(draft: Draft | None, job: str | None, voice: Voice) -> Draft | None:
@@ -140,7 +134,7 @@ def _based(m: re.Match[str], voice: Voice) -> Draft | None:
 
 
 _HOME_TAIL = re.compile(
-    r"\s+(?:with|for|near|because|since|after|where|which|but|and|so|to|as|last|this|in\s+(?:the\s+)?(?:spring|summer|"
+    r"\s+(?:with|for|near|because|since|after|where|which|but|and|so|to|as|last|this|over|in\s+(?:the\s+)?(?:spring|summer|"
     r"autumn|fall|winter|\d{4}|january|february|march|april|may|june|july|august|september|october|november|"
     r"december))\b.*$|\s+[-–—]\s+.*$",
     re.IGNORECASE,
@@ -262,7 +256,7 @@ def _all_about(m: re.Match[str], voice: Voice) -> Draft | None:
     return _likes(m, voice)
 
 
-_PASSING_ILLNESS = re.compile(
+PASSING_ILLNESS = re.compile(
     r"^(?:covid|flu|the\s+flu|a\s+cold|cold|an?\s+(?:\w+\s+)?infection|infection|pneumonia|a\s+virus|a\s+sprain|"
     r"an?\s+(?:sprained|broken|fractured|twisted|pulled|torn)|sprained|broken|fractured|"
     r"a\s+fracture|tonsillitis|bronchitis|strep|a\s+broken|an?\s+ear|food\s+poisoning|concussion)\b",
@@ -273,7 +267,7 @@ _PASSING_ILLNESS = re.compile(
 def _diagnosed(m: re.Match[str], voice: Voice) -> Draft | None:
     """ "diagnosed with type 2 diabetes last year": a lasting condition (not "covid", "a cold")."""
     condition = clean_value(m["obj"])
-    if not condition or _PASSING_ILLNESS.match(condition) or not is_content(condition):
+    if not condition or PASSING_ILLNESS.match(condition) or not is_content(condition):
         return None
     return Draft(en_fact(m.string, voice), "health", "identity", 8).stating("health", condition)
 
@@ -372,7 +366,7 @@ EN_MORE_RULES: tuple[Rule, ...] = tuple(
             "I",
             rf"^(?:{_IM}\s+(?:currently\s+)?working|i\s+(?:currently\s+)?work)\s+(?:nights\s+|days\s+|shifts\s+|"
             rf"weekends\s+)?(?:at|for)\s+(?:the\s+)?{_ORG}(?:\s+(?:warehouse|store|shop|branch|office|factory|"
-            rf"depot|site|plant))?(?:\s+(?:since|for)\s+[\w\s]+?)?\s+as\s+(?:a|an|the)\s+(?P<job>[\w\s-]{{2,40}}?)"
+            rf"depot|site|plant))?(?:\s+(?:since|for)\s+[\w\s]+?)?\s+as\s+(?:(?:a|an|the)\s+)?(?P<job>[\w\s-]{{2,40}}?)"
             r"(?:\s*[,;.].*|\s+(?:since|for|and|but|so)\b.*)?$",
             _at_org,
         ),
@@ -466,7 +460,7 @@ EN_MORE_RULES: tuple[Rule, ...] = tuple(
             None,
             r"^(?:always\s+)?(?P<obj>[\w'-]+(?:\s+[\w'-]+){0,3}?)(?:\s*,\s*[\w\s-]{1,20}?){0,2}?(?:\s*,\s*(?:always|no\s+sugar|every\s+(?:single\s+)?"
             r"(?:morning|day)|with\s+(?:two|one|\d|milk)\s*(?:sugars?)?)|\s+(?:all\s+the\s+way|every\s+(?:single\s+)?"
-            r"(?:morning|day)|or\s+nothing))(?:\s*$|\s*,.*|\s+(?P=obj)\b.*|\s+for\s+me\b.*)$",
+            r"(?:morning|day)|or\s+(?:nothing|bust|i\s+(?:don't|can't|cannot)\s+function|i\s+die)))(?:\s*$|\s*,.*|\s+(?P=obj)\b.*|\s+for\s+me\b.*)$",
             _habit_drink,
         ),
         (
@@ -536,7 +530,7 @@ EN_MORE_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I",
-            rf"^{_IM}\s+(?:currently\s+)?(?:doing|reading|studying)\s+(?P<obj>{FIELDS})\s+at\s+(?:uni|university|college|"
+            rf"^{_IM}\s+(?:currently\s+)?(?:doing|reading|studying)\s+(?P<obj>{FIELDS})\s+at\s+(?:(?:[a-z]+\s+)?(?:uni|university|college)\b|"
             r"(?-i:[A-Z])).*$",
             _field,
         ),
@@ -568,7 +562,8 @@ def allergy(m: re.Match[str], voice: Voice) -> Draft | None:
 
 _DWELLING = re.compile(
     r"^(?:a|an|the|my|our)\s+(?:[\w-]+\s+){0,2}?(?:flat|house|place|apartment|room|studio|bungalow|cottage|"
-    r"houseshare|house\s+share|terrace|semi)\s+(?:in|on|near|just\s+outside)\s+(?=(?-i:[A-Z]))",
+    r"houseshare|house\s+share|terrace|semi|care\s+home|nursing\s+home|retirement\s+(?:home|village))\s+"
+    r"(?:in|on|near|just\s+outside)\s+(?=(?-i:[A-Z]))",
     re.IGNORECASE,
 )
 

@@ -10,16 +10,19 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .english_people import BARE_KIN, MY_RELATIVE, NAME, REL_WORDS, name_ok, relation_of, said_of
+from .english_people import BARE_KIN, MY_RELATIVE, NAME, PET_KINDS, REL_WORDS, name_ok, relation_of, said_of
 from .english_text import is_name, spell_out
-from .english_values import is_drink, is_occupation
+from .english_values import WORD_AGE, is_drink, is_occupation
 from .shapes import About, Draft, Voice, en_sentence
 
 Reader = Callable[[str, Voice], Draft | None]
 
-_JOIN = re.compile(r",|\band\b|\bbut\b|\bso\b|;", re.IGNORECASE)
+# "…is called Ruby she's 9": chat runs an age on without a comma.
+_RUN_ON_AGE = r"\s+(?=(?:he|she)(?:'s|\s+is)\s+\d{1,2}\b)"
+_JOIN = re.compile(rf",|\band\b|\bbut\b|\bso\b|;|\s[-–—]\s|{_RUN_ON_AGE}", re.IGNORECASE)
 _SEGMENT = re.compile(
-    r"\s*[,;]\s*(?:(?:and|but|so|plus)\s+)?|(?<!^me)\s+(?:and(?!\s+(?:i|me)\b)|but|plus|so)\s+(?!(?:raised|bred)\b)",
+    r"\s*[,;]\s*(?:(?:and|but|so|plus)\s+)?|\s+[-–—]\s+|(?<!^me)\s+(?:and(?!\s+(?:i|me)\b)|but|plus|so)\s+(?!(?:raised|bred)\b)"
+    rf"|{_RUN_ON_AGE}",
     re.IGNORECASE,
 )
 # What someone else says, thinks or wants is not a statement of fact, and neither is what follows it.
@@ -30,8 +33,11 @@ _REPORTED = re.compile(
     re.IGNORECASE,
 )
 # A part that makes the rest conditional, or starts a new thought about something else.
+# "My sister Margaret, who is eighty-two, …": her age, said in passing.
+_WHO_IS_AGE = rf"(?:'s|\s+is)\s+(?:now\s+)?(?:\d{{1,3}}|{WORD_AGE})\b"
 _STOP = re.compile(
-    r"^(?:if|unless|when|whenever|once|in\s+case|even\s+if|as\s+long\s+as|which|who|whose|where|that\s+(?!'s)|"
+    rf"^(?:if|unless|when|whenever|once|in\s+case|even\s+if|as\s+long\s+as|which|who(?!{_WHO_IS_AGE})|whose|where|"
+    r"that\s+(?!'s)|"
     r"though|although|because|cause|cos|since|before|after|until|like|not|never\s+gonna|otherwise|or)\b",
     re.IGNORECASE,
 )
@@ -42,7 +48,8 @@ _ADVERBS = (
 _BE_START = re.compile(
     rf"^{_ADVERBS}(?:allergic|based|living|married|engaged|obsessed|originally|from|vegan|vegetarian|pescatarian|"
     r"veggie|keto|halal|kosher|coeliac|celiac|diabetic|lactose|gluten|dairy|studying|working|doing|a|an|fluent|"
-    r"retired|into|big|huge|massive|lifelong|no\s+longer|\d{1,3}(?=\s*(?:$|years?|yrs?|y/?o\b|and\b|,)))\b",
+    r"retired|into|big|huge|massive|lifelong|no\s+longer|autistic|dyslexic|asthmatic|epileptic|deaf|mad\s+about|"
+    rf"crazy\s+about|(?:\d{{1,3}}|{WORD_AGE})(?=\s*(?:$|years?|yrs?|y/?o\b|and\b|,)))\b",
     re.IGNORECASE,
 )
 _HAVE_START = re.compile(rf"^{_ADVERBS}(?:been|gone|lived|worked|had)\b", re.IGNORECASE)
@@ -53,13 +60,14 @@ _VERB_START = re.compile(
     re.IGNORECASE,
 )
 _BORN = re.compile(rf"^{_ADVERBS}born\b", re.IGNORECASE)
+_HAVING = re.compile(r"^having\s+(?:grown\s+up|been\s+(?:born|raised|brought\s+up))\s+in\b", re.IGNORECASE)
 _THIRD_VERB = re.compile(
     rf"^(?P<adv>{_ADVERBS})(?P<verb>is|'s|has|was|does|doesn't|lives|works|speaks|drinks|eats|loves|likes|hates|"
     r"prefers|adores|enjoys|studies|teaches|moved|relocated|started|joined|left|quit|turned|went|switched|runs|"
     r"owns|can't|cannot|got|adopted|grew|reports|uses|plays|goes|just|needs|wants)\b",
     re.IGNORECASE,
 )
-_PRONOUN = re.compile(r"^(?:he|she)(?P<rest>'s\b.*|\s+.*)$", re.IGNORECASE | re.DOTALL)
+_PRONOUN = re.compile(rf"^(?:he|she|who(?={_WHO_IS_AGE}))(?P<rest>'s\b.*|\s+.*)$", re.IGNORECASE | re.DOTALL)
 _PARTICIPLE = re.compile(
     r"^\s*(?:just\s+|also\s+|recently\s+|finally\s+)*(?:got|been|gone|moved|started|had|lived|worked|become)\b",
     re.I,
@@ -67,6 +75,7 @@ _PARTICIPLE = re.compile(
 _WE = re.compile(r"^we(?P<aux>'re|'ve|\s+are|\s+have)?\s+", re.IGNORECASE)
 _BARE_NAME = re.compile(rf"^{NAME}$")
 _THE_JOB = re.compile(r"^the\s+(?P<job>[\w\s-]{2,30})$", re.IGNORECASE)
+_BARE_AGE = re.compile(r"^\s*\(?(?P<age>\d{1,2})\)?$")
 _AGE = re.compile(r"^(?P<age>\d{1,2})\s*(?:years?|yrs?|y/?o)(?:\s+old)?$", re.IGNORECASE)
 
 _NAMED_AS = re.compile(
@@ -80,6 +89,8 @@ _IS_MY = re.compile(
     re.IGNORECASE,
 )
 _INTRODUCED = re.compile(rf"^(?:that's|this\s+is|meet|that\s+was)\s+(?P<name>{NAME})$", re.IGNORECASE)
+# "Ava's birthday was yesterday, she's 7 now": the parts after it are about Ava.
+_NAMED_DAY = re.compile(rf"^(?P<name>{NAME})'s\s+(?:birthday|bday)\b", re.IGNORECASE)
 _PRONOUN_IS_MY = re.compile(
     r"^(?:he's|she's|he\s+is|she\s+is)\s+my\s+(?P<rel>[\w-]+(?:\s+[\w-]+)?)$", re.IGNORECASE
 )
@@ -88,7 +99,7 @@ _KIN_SUBJECT = re.compile(
 )
 _PETS_HAD = re.compile(
     r"^(?:i|we)(?:'ve|\s+have)?\s+(?:also\s+)?(?:have|got|adopted|rescued)\s+(?:two|three|four|five|\d)\s+"
-    r"(?P<kind>[a-z]+?)s\b",
+    rf"(?P<kind>{PET_KINDS}|pupp|bunn)(?:s|es|ies)\b",  # pets only: "two kids, Mia and Leo" are not pets
     re.IGNORECASE,
 )
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i've|i'd|me|myself)\b", re.IGNORECASE)
@@ -121,19 +132,25 @@ def _is_speaker(subject: _Subject | None) -> bool:
 
 def continuations(clause: str, voice: Voice, read: Reader) -> list[Draft]:
     """The statements after a clause's first one, each about whom it is about."""
+    clause = spell_out(clause)
     if not _JOIN.search(clause):
         return []
-    parts = [_OPENER.sub("", p.strip()) for p in _SEGMENT.split(spell_out(clause)) if p and p.strip()]
+    parts = [_OPENER.sub("", p.strip()) for p in _SEGMENT.split(clause) if p and p.strip()]
     parts = [p for p in parts if p]
     if len(parts) < 2 or _REPORTED.search(parts[0]):
         return []
-    subject = _opening(parts[0])
+    subject = opening = _opening(parts[0])
+    drafts: list[Draft] = []
+    named = MY_RELATIVE.match(parts[0]) if subject is not None and subject.about is not None else None
+    if named is not None and (
+        age := _BARE_AGE.match(parts[0][named.end() :])
+    ):  # "my daughter Grace 9": her age
+        drafts += _read_first_person(f"I'm {age['age']} years old", subject, voice, read)
     # "London born and raised, now living in Brighton": whom a first part without a subject is about,
     # when the rules read it as the speaker's
     first = read(parts[0], voice) if subject is None and not _NOT_ALONE.match(parts[0]) else None
     if first is not None and first.about is None and first.attribute:
         subject = _Subject(was_from=first.attribute == "origin")
-    drafts: list[Draft] = []
     for part in parts[1:]:
         if _STOP.match(part) or _REPORTED.search(part):
             break
@@ -144,6 +161,41 @@ def continuations(clause: str, voice: Voice, read: Reader) -> list[Draft]:
             continue
         found, subject = _part(part, subject, voice, read)
         drafts += found
+    return drafts + _changed(parts, voice, read) + _their_new_job(parts, opening, voice, read)
+
+
+def _their_new_job(parts: list[str], subject: _Subject | None, voice: Voice, read: Reader) -> list[Draft]:
+    """ "My brother quit BMW, he is with Audi now": the new employer of whom the clause is about."""
+    if subject is None or subject.about is None or not _THEY_LEFT.search(parts[0]):
+        return []
+    for part in parts[1:]:
+        if (new := _THEY_WITH.match(part)) is not None:
+            return _read_first_person(f"I work at {new['org']}", subject, voice, read)
+    return []
+
+
+_WITH_NOW = re.compile(rf"^(?:i'm|im|i\s+am)\s+(?:now\s+)?with\s+(?P<org>{NAME})\s+now$", re.IGNORECASE)
+_JOINED = re.compile(r"^(?:i\s+|i've\s+)?(?:just\s+)?joined\s+as\b", re.IGNORECASE)
+# "My brother quit BMW, he is with Audi now": someone else's new employer, after the old one
+_THEY_LEFT = re.compile(r"\b(?:quit|left)\s+(?-i:[A-Z])", re.IGNORECASE)
+_THEY_WITH = re.compile(
+    rf"^(?:he|she)(?:'s|\s+is)\s+(?:now\s+)?(?:with|at)\s+(?P<org>{NAME})(?:\s+now)?\b", re.IGNORECASE
+)
+
+
+def _changed(parts: list[str], voice: Voice, read: Reader) -> list[Draft]:
+    """What a change said in any order states: "Moved out of London, we're in Margate now" (a home),
+    "I'm with Deloitte now, left PwC in the summer" (an employer: "with" someone alone may be a partner)."""
+    drafts: list[Draft] = []
+    if any(_MOVE.search(p) for p in parts):
+        for part in parts:
+            if (now_in := _IN_NOW.match(part)) is not None:
+                drafts += _read_first_person(f"I live in {now_in['place']}", _SPEAKER, voice, read)
+    if any(((left := _LEFT.match(p)) and not left["split"]) or _JOINED.match(p) for p in parts):
+        for part in parts:
+            if (new := _WITH_NOW.match(part)) is not None:
+                fact = en_sentence(f"{voice.title} now works at {new['org']}")
+                drafts.append(Draft(fact, "employer", "identity", 8).stating("employer", new["org"]))
     return drafts
 
 
@@ -162,7 +214,7 @@ def _opening(part: str, *, later: bool = False) -> _Subject | None:
     m = _NAMED_AS.match(part) or _IS_MY.match(part)
     if m and name_ok(m["name"]) and (relation := relation_of(m["rel"])):
         return _Subject(About(m["name"], relation), _said(m))
-    m = _INTRODUCED.match(part)
+    m = _INTRODUCED.match(part) or _NAMED_DAY.match(part)
     if m and name_ok(m["name"]):
         return _Subject(About(m["name"], None), None)
     m = _PRONOUN_IS_MY.match(part)
@@ -178,7 +230,8 @@ def _opening(part: str, *, later: bool = False) -> _Subject | None:
         return _Subject(About(None, relation), m["rel"].lower())
     m = _PETS_HAD.match(part)
     if m:
-        return _Subject(pets=m["kind"])
+        kind = m["kind"].lower()
+        return _Subject(pets={"pupp": "puppy", "bunn": "bunny"}.get(kind, kind))
     m = _LEFT.match(part)
     if m:
         return _Subject(left="partner" if m["split"] else "job")
@@ -203,8 +256,8 @@ _LEFT = re.compile(
 _FROM = re.compile(r"\b(?:from|grew\s+up|born|raised)\b", re.IGNORECASE)
 _MY_THING = re.compile(rf"^my\s+(?!(?:{REL_WORDS})\b)", re.IGNORECASE)
 _NEW_JOB = re.compile(
-    rf"^(?:(?:i'm|im|i\s+am)\s+)?(?:now\s+)?(?:at|with)\s+(?P<org>{NAME})(?:\s+now)?$|^(?:i\s+)?(?:moved|switched|went)\s+"
-    rf"(?:over\s+)?to\s+(?P<org2>{NAME})\b",
+    rf"^(?:(?:i'm|im|i\s+am)\s+)?(?:now\s+)?(?:at|with)\s+(?P<org>{NAME})(?:\s+now)?$|^(?:i\s+)?(?:(?:moved|switched|went)\s+"
+    rf"(?:over\s+)?to|(?:just\s+)?joined)\s+(?P<org2>{NAME})\b",
     re.IGNORECASE,
 )
 _NEW_PARTNER = re.compile(
@@ -257,11 +310,11 @@ def _part(part: str, subject: _Subject, voice: Voice, read: Reader) -> tuple[lis
         rest = part[m.end() :].strip()
         return _read_first_person(_as_first_person(_is_or_has(rest)), kin, voice, read), kin
     if about is None:  # the speaker, their "I" left out: "born in Kano, been in Abuja since uni"
-        clause = _subjectless(part)
+        clause = (
+            f"I live in {subject.moved_in}" if subject.moved_in and _MOVE.search(part) else _subjectless(part)
+        )
         if clause is None and _DRINK_ALONE.match(part) and is_drink(part):
             clause = f"I usually drink {_DRINK_ALONE.match(part)['drink']}"  # "I'm a big tea drinker, earl grey mostly"
-        if clause is None and subject.moved_in and _MOVE.search(part):
-            clause = f"I live in {subject.moved_in}"  # "We're in Leeds now, the move went fine"
         if clause is None and subject.was_from and (now_in := _NOW_IN.match(part)):
             clause = f"I live in {now_in['place']}"  # "I'm from Kraków originally, now in Berlin"
         if clause is None and _BARE_JOB.match(part) and is_occupation(part):
@@ -339,6 +392,8 @@ def _subjectless(part: str) -> str | None:
     Abuja since uni"; None when it does not read as one."""
     if _BORN.match(part):
         return f"I was {part}"
+    if _HAVING.match(part):  # "I speak Welsh fluently, having grown up in Carmarthen"
+        return "I grew up in" + part[part.lower().index(" in") + 3 :]
     if _HAVE_START.match(part):
         return f"I've {part}"
     if _VERB_START.match(part):
@@ -388,7 +443,8 @@ def _read_first_person(clause: str | None, subject: _Subject, voice: Voice, read
         return [draft] if draft is not None else []
     about = replace(about, of=voice.person)
     said = subject.said or about.relation or "relative"
-    draft = read(clause, voice.relative(about, said))
+    told = Voice.of(about.name) if about.relation is None and about.name else voice.relative(about, said)
+    draft = read(clause, told)
     if draft is None or draft.attribute is None:
         return []
     return [_about(draft, about)]
@@ -423,8 +479,12 @@ _NOT_MINE = re.compile(
     re.IGNORECASE,
 )
 _NAMED_SUBJECT = re.compile(
-    r"^(?P<name>(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))\s+(?P<rest>(?:just\s+|finally\s+|recently\s+|also\s+|now\s+)*(?:moved\s+(?:back\s+)?to|relocated\s+to|"
-    r"lives\s+in|turned\s+\d|works\s+(?:at|for|as)|started\s+at|got\s+a\s+(?:new\s+)?job\s+at|is\s+allergic\s+to)\b.*)$"
+    r"^(?P<name>(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?:\s+|(?='s\s))(?P<rest>(?:just\s+|finally\s+|recently\s+|also\s+|now\s+)*(?:moved\s+(?:back\s+)?to|relocated\s+to|"
+    r"lives\s+in|turned\s+\d|works\s+(?:at|for|as)|started\s+at|got\s+a\s+(?:new\s+)?job\s+at|is\s+allergic\s+to|"
+    # "Finn has eczema", "Mia is coeliac", "Leo's 5 now": what they have, what they are, their age
+    r"has\s+(?!(?:to|got\s+to|been|just|no|nothing)\b)|(?:is|'s)\s+(?:(?:now|officially)\s+)?(?:\d{1,2}(?=\s+(?:now|today|years?|"
+    r"this\s+year|already|and)\b|\s*[,.!]|$)|coeliac|celiac|diabetic|asthmatic|epileptic|autistic|dyslexic|vegan|vegetarian|"
+    r"pescatarian|(?:lactose|gluten|dairy)[- ]intolerant))\b.*)$"
 )
 _NOT_PEOPLE = frozenset(
     """just finally recently everyone everybody someone somebody nobody anyone they we he she it mum mom dad nan
@@ -458,7 +518,8 @@ def in_passing(clause: str, voice: Voice, read: Reader) -> list[Draft]:
     m = _NAMED_SUBJECT.match(clause)
     if m and name_ok(m["name"]) and m["name"].split()[0].lower() not in _NOT_PEOPLE:
         about = About(m["name"], None, of=voice.person)
-        draft = read(_as_first_person(_NEXT.sub("", m["rest"])), Voice.of(m["name"]))
+        rest = re.sub(r"^'s\s+", "is ", _NEXT.sub("", m["rest"]))
+        draft = read(_as_first_person(rest), Voice.of(m["name"]))
         if (
             draft is not None
             and draft.attribute is not None

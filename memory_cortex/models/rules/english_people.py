@@ -7,9 +7,14 @@ from __future__ import annotations
 import re
 
 from ..attributes import canonical_relation
+from .shapes import Draft, Voice, en_sentence
 
 # Words chat English uses for a relation that ``canonical_relation`` does not know.
 _MORE_RELATIONS = {
+    "tita": "aunt",
+    "tito": "uncle",
+    "lola": "grandmother",
+    "lolo": "grandfather",
     "mate": "friend",
     "best mate": "friend",
     "best friend": "friend",
@@ -48,16 +53,16 @@ PET_KINDS = (
 _PETS = frozenset(w.replace("\\s+", " ") for w in PET_KINDS.split("|"))
 
 REL_WORDS = (
-    "sister-in-law|brother-in-law|mother-in-law|father-in-law|sister|brother|mother|mom|mum|mama|father|dad|son|"
+    "sister-in-law|brother-in-law|mother-in-law|father-in-law|sister|sis|brother|bro|mother|mom|mum|mama|father|dad|son|"
     "daughter|kid|child|baby|wife|husband|hubby|missus|partner|girlfriend|boyfriend|fiancée?|fiancee|spouse|"
     "best\\s+friend|best\\s+mate|friend|bestie|mate|colleague|coworker|co-worker|boss|manager|oga|grandma|"
-    "grandmother|nan|nana|granny|gran|grandpa|grandfather|grandad|granddad|aunty|auntie|aunt|uncle|cousin|"
+    "grandmother|nan|nana|granny|gran|tita|tito|lola|lolo|grandpa|grandfather|grandad|granddad|aunty|auntie|aunt|uncle|cousin|"
     "roommate|flatmate|housemate|neighbou?r|niece|nephew|twins|eldest|oldest|youngest|little\\s+one|boy|girl|"
     + PET_KINDS
 )
 """Relation words, longest first where one starts another."""
 
-REL_ADJ = r"(?:older|younger|little|big|baby|twin|step|new|best|lovely|darling|elder|line)"
+REL_ADJ = r"(?:older|younger|little|big|baby|twin|step|new|best|lovely|darling|elder|line|junior|senior)"
 
 
 def relation_of(said: str) -> str | None:
@@ -105,3 +110,42 @@ def said_of(m: re.Match[str]) -> str:
         if adj and adj.lower() not in ("new", "lovely", "darling")
         else rel.lower()
     )
+
+
+NAMED_REL_WORDS = (
+    "sister|brother|mother|mom|mum|father|dad|son|daughter|kid|child|baby|wife|husband|partner|girlfriend|"
+    "boyfriend|fiancée?|fiancee|spouse|friend|best\\s+friend|colleague|coworker|boss|manager|grandma|grandmother|"
+    "grandpa|grandfather|grandad|granddad|aunt|uncle|tita|tito|lola|lolo|cousin|roommate|flatmate|neighbou?r|niece|nephew|dog|cat|"
+    "puppy|kitten"
+)
+"""The relations a speaker names someone by in passing ("my husband Marco", "our neighbour Frank")."""
+
+# --- "my husband Marco", "our neighbour Frank": a relation named in passing
+
+_NAMED_RELATIVE = re.compile(
+    rf"\b(?:my|our)\s+(?:(?:older|younger|little|big|baby|twin|eldest|oldest|youngest|step|best|new|lovely)\s+)?"
+    rf"(?P<rel>{NAMED_REL_WORDS}|grandad|granddad|{PET_KINDS})\s*,?\s+(?P<name>(?-i:(?:Mrs?|Ms|Dr|Miss|Herr|Frau|Mme|Madame|Señora?|Sra?)\.?\s+)?"
+    r"(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?)\b",
+    re.IGNORECASE,
+)
+
+
+def en_named_relations(clause: str, voice: Voice) -> list[Draft]:
+    """The relations a statement names in passing ("My husband Marco says hi" → the user's partner is
+    Marco), each a fact of its own."""
+    drafts = []
+    for m in _NAMED_RELATIVE.finditer(clause):
+        said = " ".join(m["rel"].lower().split())
+        relation = relation_of(said)
+        name = m["name"].removesuffix("'s")  # "my daughter Zoe's birthday": Zoe
+        if relation is None or name.split()[0].lower() in _NOT_NAMED:
+            continue
+        fact = en_sentence(f"{name} is {voice.possessive} {said}")
+        drafts.append(Draft(fact, said, "relationship", 7).stating(relation, name))
+    return drafts
+
+
+_NOT_NAMED = frozenset(
+    "i i'm im is and or but who which that the a an to in on at for with from he she they it we you me my our "
+    "said says told asked thinks just also".split()
+)

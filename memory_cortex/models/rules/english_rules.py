@@ -14,11 +14,12 @@ from .english_more import home as _home
 from .english_more import origin as _origin
 from .english_more import speaks as _speaks
 from .english_people import relation_of
+from .english_possessive import RELATION_WORDS, my_x_is_y
+from .english_text import lowercase_org
 from .english_values import (
-    DIETS,
     LANGUAGES,
     NATIONALITIES,
-    NOT_A_NAME,
+    ORG_WORD,
     clean_value,
     is_drink,
     is_occupation,
@@ -36,27 +37,15 @@ _IM = r"(?:i'm|i\s+am|im)"
 _IHAVE = r"(?:i\s+have|i've\s+got|i\s+have\s+got|ive\s+got)"
 _ADV = (
     r"(?:(?:really|truly|absolutely|also|generally|usually|definitely|always|mostly|actually|"
-    r"personally|strongly|much|still|just|honestly|totally|genuinely|do|currently|now|only)\s+)*"
+    r"personally|strongly|much|still|just|honestly|totally|genuinely|do|currently|now|only|very)\s+)*"
 )
-_RELATION_WORDS = (
-    "sister sisters brother brothers sibling siblings mother mom mum mommy mummy mama father dad daddy papa "
-    "parent parents wife husband partner spouse fiance fiancé fiancee fiancée girlfriend boyfriend son sons "
-    "daughter daughters kid kids child children baby twin friend friends bestie roommate flatmate housemate "
-    "boss manager colleague colleagues coworker coworkers co-worker cofounder co-founder teammate mentor "
-    "teacher doctor therapist dentist cat cats dog dogs pet pets puppy kitten parrot hamster rabbit horse "
-    "cousin cousins aunt uncle niece nephew grandma grandmother grandpa grandfather grandparents "
-    "granddaughter grandson stepmother stepfather stepson stepdaughter stepbrother stepsister neighbor "
-    "neighbour landlord family in-laws mother-in-law father-in-law mate roomie hubby missus nan nana gran granny "
-    "grandad granddad aunty auntie oga"
-).split()
-_RELATIONS = frozenset(_RELATION_WORDS)
-_REL = "(?:" + "|".join(sorted(map(re.escape, _RELATION_WORDS), key=len, reverse=True)) + ")"
+_REL = "(?:" + "|".join(sorted(map(re.escape, RELATION_WORDS), key=len, reverse=True)) + ")"
 _REL_PHRASE = rf"(?:(?:best|older|younger|big|little|baby|twin|eldest|oldest|youngest|step|line)\s+)?{_REL}"
 
 _NAME_WORD = r"[^\W\d_][\w'.-]*"
 _NAME_TAIL = (
     r"(?:\s+(?:and|but|or|btw|by\s+the\s+way|though|so|from\s+now\s+on|please|instead|these\s+days|now|"
-    r"for\s+short)\b.*|\s*\(.*\)|\s*[,;:–—-]\s+.*)?$"
+    r"for\s+short|not)\b.*|\s*\(.*\)|\s*[,;:–—-]\s+.*)?$"
 )
 _ANY_NAME = (
     rf"(?P<name>{_NAME_WORD}(?:\s+(?!(?:and|but|or|btw|by|though|so|from|please)\b){_NAME_WORD}){{0,3}})"
@@ -149,144 +138,6 @@ def _named_favourite(m: re.Match[str], voice: Voice) -> Draft | None:
     return draft.stating("likes", m["name"])
 
 
-_POSSESSIVE_FORBIDDEN = frozenset(
-    "i you he she it they we me him her them us says said thinks thought told and or but that which who "
-    "if when because also really is are was were has have had will would do does did not just".split()
-)
-_POSSESSIVE_DISCOURSE = frozenset(
-    "question questions point guess concern concerns issue issues problem problems answer bad pleasure "
-    "understanding assumption thought thoughts idea ideas suggestion request hope fear worry mistake "
-    "fault turn apologies apology opinion take head brain mind heart day week life code output error "
-    "schedule calendar inbox weekend morning evening night mood plan plans place room desk phone laptop car "
-    "real couch bed "
-    "errors result results log logs response message prompt test tests build screen internet connection "
-    "wifi battery reply feeling feelings gut bet sense impression".split()
-)
-_IDENTITY_NOUNS = frozenset(
-    "name birthday age email e-mail address job occupation profession pronouns nationality hometown "
-    "gender timezone username handle phone number title role religion height weight diet citizenship "
-    "language tongue website blog github".split()
-)
-_PROJECT_NOUNS = frozenset(
-    "project projects repo repository stack deadline server database db app website site company startup "
-    "team framework codebase branch api budget domain product client customer launch release backend "
-    "frontend deployment pipeline service".split()
-)
-_GOAL_NOUNS = frozenset(
-    "goal goals plan plans dream dreams aim priority priorities ambition resolution".split()
-)
-_TRANSIENT = re.compile(
-    r"^(?:not|so|too|very|kind\s+of|sort\s+of|a\s+bit|a\s+little|still|already|broken|slow|down|failing|"
-    r"fine|ok|okay|good|bad|great|done|ready|here|there|gone|missing|wrong|right|correct|different|same|"
-    r"better|worse|empty|full|dead|crashing|stuck|loading|off|open|closed|weird|strange|messed|acting|"
-    r"a\s+mess|killing|bugged|buggy|lagging|this|that|it|what|where|who|how|why|when|which|just|literally|"
-    r"honestly|all\s+over|spent|terrible|awful|horrible|insane|mental|crazy|wild|a\s+nightmare|a\s+disaster|"
-    r"chaos|chaotic|zero|nothing|everything|amazing|lovely|the\s+best|the\s+worst|so+|such|being|getting|going)\b",
-    re.IGNORECASE,
-)
-
-
-def _my_x_is_y(m: re.Match[str], voice: Voice) -> Draft | None:
-    """'my sister's name is Ana', 'my favourite colour is green', 'my email is a@b.c'."""
-    words = [w.removesuffix("'s") for w in m["x"].lower().split()]
-    if any(w in _POSSESSIVE_FORBIDDEN for w in words) or words[-1] in _POSSESSIVE_DISCOURSE:
-        return None
-    if not is_content(m["y"]) or _TRANSIENT.match(m["y"].strip()) or _NOT_A_VALUE.match(m["y"].strip()):
-        return None
-    x = m["x"].lower()
-    if words[-1] in ("dream", "dreams", "wish", "fantasy") or " ".join(words[-2:]) in _JOKE_NOUNS:
-        return None  # "my dream is to open a bakery": a wish; "my spirit animal is a sloth": a joke
-    relation = next((w for w in words if w in _RELATIONS), None)
-    if relation is not None and words[-1] != relation and words[-1] in _RELATIONS:
-        return None  # "my friend's baby is called Nova": someone else's relation
-    attribute: str | None = None
-    if relation is not None:
-        category: Category = "relationship"
-        importance, topic = 7, x.split("'s")[0].strip() if "'s" in x else relation
-        # "my sister's name is Ana", "my boss is Paul Hart", "my dog is called Rex": who they are.
-        if _NAMED.match(m["y"]) and len(words) <= 3 and (words[-1] == relation or words[-1] == "name"):
-            attribute = relation_of(relation) or canonical_relation(relation)
-        elif words[-1] == relation and (called := _CALLED_AT_END.search(m["y"])):
-            # "my dog is a rescue greyhound called Dash"
-            draft = Draft(en_fact(m.string, voice), relation, "relationship", 7)
-            return draft.stating(relation_of(relation) or canonical_relation(relation), called["name"])
-        elif len(words) == 1 or words[-1] == relation:
-            return None  # "my mum is amazing": an opinion; what she is or has is read in her voice
-    elif any(w in ("favourite", "favorite", "fave", "preferred", "hobby", "hobbies") for w in words):
-        category, importance, topic = "preference", 6, x
-        if any(w in ("drink", "beverage") for w in words) and is_drink(m["y"]):
-            attribute = "drink"
-        elif words[0] in ("favourite", "favorite", "fave"):
-            attribute = "likes"
-    elif words[-1] in _IDENTITY_NOUNS:
-        category, importance, topic = "identity", 8, x
-        attribute = _IDENTITY_ATTRIBUTES.get(" ".join(words[-2:])) or _IDENTITY_ATTRIBUTES.get(words[-1])
-        if attribute == "birthday" and not re.search(
-            r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", m["y"], re.I
-        ):
-            attribute = None  # "my birthday is next Friday": when it falls, not the date
-    elif words[-1] in _PROJECT_NOUNS:
-        category, importance, topic = "project_state", 6, x
-    elif words[-1] in _GOAL_NOUNS:
-        category, importance, topic = "fact", 6, x
-    elif " ".join(words[-2:]) in ("usual drink", "go-to drink", "daily drink", "morning drink"):
-        category, importance, topic, attribute = "preference", 6, x, "drink"
-    elif re.match(r"^my\s+\S.*?\s+are\b", m.string, re.IGNORECASE):
-        return None  # "my eyes are terrible in the dark", "my shifts are all over the place": a description
-    else:
-        category, importance, topic = "fact", 5, x
-    if category in ("relationship", "fact", "project_state") and m["y"].split()[0].lower().endswith("ing"):
-        return None  # "my cat is sleeping", "my project is going well": a moment, not a fact
-    draft = Draft(en_fact(m.string, voice), topic, category, importance)
-    value = clean_value(re.sub(r"^(?:now|actually|called|named|on)\s+", "", m["y"].strip(), flags=re.I))
-    if attribute == "diet" and not (value and DIETS.match(value)):
-        return None  # "my diet is mostly biscuits": a joke, not a diet
-    return draft.stating(attribute, value) if attribute else draft
-
-
-_CALLED_AT_END = re.compile(
-    r"^(?:a|an)\s+[\w\s-]{2,40}?\s+(?:called|named)\s+(?P<name>(?-i:[A-Z])[\w'-]+)[\s!.]*$", re.I
-)
-_JOKE_NOUNS = frozenset(
-    [
-        "spirit animal",
-        "second home",
-        "happy place",
-        "love language",
-        "toxic trait",
-        "roman empire",
-        "villain era",
-        "personality",
-        "real partner",
-        "one true love",
-        "true love",
-        "therapist",
-    ]
-)
-_NOT_A_VALUE = re.compile(r"^(?:my|your|our|whatever|whoever|basically|literally)\b", re.IGNORECASE)
-_NAMED = re.compile(
-    rf"^(?:now\s+|actually\s+)?(?:(?:called|named)\s+|{NOT_A_NAME})(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){{0,2}}"
-    r"(?:[\s!.]*$|\s*[,;:–—]|\s+(?:and|but|so|who|now)\b)",
-    re.IGNORECASE,
-)
-# "my X is Y" with an identity noun X: the attribute it states.
-_IDENTITY_ATTRIBUTES = {
-    "name": "name",
-    "nickname": "name",
-    "birthday": "birthday",
-    "age": "age",
-    "hometown": "origin",
-    "job": "job",
-    "occupation": "job",
-    "profession": "job",
-    "title": "job",
-    "job title": "job",
-    "role": "job",
-    "diet": "diet",
-    "language": "language",
-}
-
-
 _INSTRUCTION_VERBS = (
     r"(?:answer|reply|respond|write|speak|talk|use|call|add|include|give|show|ask|format|put|keep|mention|"
     r"say|start|end|sign|run|test|check|explain|cite|provide|double-check|confirm|assume|suggest|"
@@ -332,6 +183,10 @@ def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
     if based:
         phrase = phrase[: based.start()]
     job, employer = job_and_employer(phrase)
+    if based and not employer and ORG_WORD.search(based["home"]):  # "a staff nurse in Apollo Hospital"
+        employer, based = clean_value(based["home"], keep_article=True), None
+    elif not employer and (named := _IN_ORG.search(job)):  # "senior accountant in HDFC Bank"
+        job, employer = job[: named.start()], named["org"]
     if employer and (where := _IN_PLACE.search(employer)):  # "at Spotify in Stockholm"
         employer, based = employer[: where.start()], based or where
     draft = draft.stating("job", job)
@@ -362,6 +217,11 @@ def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
     return dataclasses.replace(draft, also=tuple(also)) if also else draft
 
 
+_IN_ORG = re.compile(
+    r"\s+in\s+(?P<org>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3}\s+(?:hospital|bank|university|college|"
+    r"school|clinic|group|ltd|limited|inc|plc|gmbh|corp|company|airways|telecom|council|ministry|agency))\s*$",
+    re.IGNORECASE,
+)
 _TITLE_OF_NOTHING = re.compile(
     r"^(?:[\w-]+\s+)?(?:ceo|cfo|cto|coo|president|queen|king|master|chief)\s+of\s+(?!(?:a|an|the|my|our)\b)(?-i:[a-z])",
     re.IGNORECASE,
@@ -431,9 +291,9 @@ def _employer(m: re.Match[str], voice: Voice) -> Draft | None:
         return None
     draft = Draft(en_fact(m.string, voice), "employer", "identity", 8)
     # "I work for myself", "I work at home": no organisation named.
-    named = re.match(r"[A-Z0-9]|the\s+[A-Z]", employer) and not re.match(
-        r"(?:home|myself|my\s)", employer, re.I
-    )
+    named = (
+        re.match(r"[A-Z0-9]|the\s+[A-Z]", employer) and not re.match(r"(?:home|myself|my\s)", employer, re.I)
+    ) or lowercase_org(employer)
     return draft.stating("employer", employer) if named else draft
 
 
@@ -568,7 +428,7 @@ EN_RULES: tuple[Rule, ...] = tuple(
         (
             "I",
             rf"^{_IM}\s+(?:a\s+|an\s+)?(?:strict\s+|also\s+|fully\s+|mostly\s+)?(?P<obj>vegan|vegetarian|veggie|"
-            r"pescatarian|pescetarian|plant[- ]based|keto|paleo|flexitarian|carnivore|teetotal(?:er|ler)?|halal|"
+            r"pescatarian|pescetarian|plant[- ]based|keto|paleo|flexitarian|carnivore|teetotal(?:er|ler)?|halal|pure\s+veg|"
             r"kosher|gluten[- ]free|dairy[- ]free|lactose[- ]free)\b(?!-).*$",
             _say("identity", 8, "diet", attribute="diet"),
         ),
@@ -604,7 +464,11 @@ EN_RULES: tuple[Rule, ...] = tuple(
             _say("identity", 8),
         ),
         # --- relationships
-        (None, rf"^{_CAP_NAME}(?:\s+is|'s)\s+my\s+(?P<rel>{_REL_PHRASE})\b.*$", _named_relation),
+        (
+            None,
+            rf"^{_CAP_NAME}(?:\s+is|'s)\s+(?:(?:officially|now|also|actually|still)\s+)?my\s+(?P<rel>{_REL_PHRASE})\b.*$",
+            _named_relation,
+        ),
         (
             None,
             rf"^{_CAP_NAME}\s+is\s+my\s+(?:absolute\s+|all-time\s+)?favou?rite\s+(?P<thing>.+)$",
@@ -620,13 +484,13 @@ EN_RULES: tuple[Rule, ...] = tuple(
         (
             "my",
             r"^my\s+(?P<x>[^\W\d_][\w-]*(?:'s)?(?:\s+[^\W\d_][\w-]*(?:'s)?){0,3}?)\s+(?:is|are)\s+(?P<y>.+)$",
-            _my_x_is_y,
+            my_x_is_y,
         ),
         (
             "my",
             # "my birthday's July 14": the same, with the verb joined to its noun.
             r"^my\s+(?P<x>(?:[^\W\d_][\w-]*\s+){0,2}[^\W\d_][\w-]*)'s\s+(?P<y>(?!\w+\s+(?:is|are)\b).+)$",
-            _my_x_is_y,
+            my_x_is_y,
         ),
         # --- standing instructions to the assistant
         (
@@ -643,7 +507,7 @@ EN_RULES: tuple[Rule, ...] = tuple(
         (
             "I",
             rf"^{_IM}\s+(?P<age>\d{{1,3}})(?:\s*(?:years?|yrs?|y/?o)(?:\s+old)?)?(?!\s+(?:mentally|at\s+heart|inside|in\s+"
-            r"spirit|in\s+\w+\s+years)\b)(?:\s+(?:now|today|already|this\s+year|going\s+on\s+\d+))?"
+            r"spirit|in\s+\w+\s+years)\b)(?:\s+(?:now|today|already|this\s+year|going\s+on\s+\d+))?(?:\s+(?:btw|by\s+the\s+way))?"
             r"(?:(?:\s*,\s*|\s+(?:and|but|so)\s+)(?!(?:and\s+)?(?:what|how|why|who|where)\b).*|,?\s+not\s+\d{1,3}\b.*)?[\s!.]*$",
             _age,
         ),
@@ -674,13 +538,13 @@ EN_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I",
-            rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:living|based|located|residing)\s+(?:in|at|near|out\s+of|"
+            rf"^{_IM}\s+(?:currently\s+|now\s+)?(?:living|based|located|residing)\s+(?:here\s+)?(?:in|at|near|out\s+of|"
             r"outside)\s+(?P<obj>.+)$",
             _home,
         ),
         (
             "I",
-            r"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+"
+            r"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:to|into(?=\s+(?-i:[A-Z])))\s+"
             r"(?P<obj>.+)$",
             _home,
         ),
@@ -696,7 +560,8 @@ EN_RULES: tuple[Rule, ...] = tuple(
             _origin,
         ),
         ("I", r"^i\s+was\s+born\s+on\s+(?P<obj>.+)$", _say("identity", 8, "birthday", attribute="birthday")),
-        ("I", r"^i\s+grew\s+up\s+in\s+(?P<obj>.+)$", _origin),
+        ("I", r"^i\s+(?:grew\s+up|was\s+(?:brought\s+up|raised))\s+in\s+(?P<obj>.+)$", _origin),
+        ("I", rf"^{_IM}\s+born\s+(?:and\s+(?:raised|bred)\s+)?in\s+(?P<obj>.+)$", _origin),
         ("I", r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?work\s+as\s+(?P<obj>.+)$", _occupation),
         (
             "I",
@@ -732,7 +597,8 @@ EN_RULES: tuple[Rule, ...] = tuple(
         (
             "please kindly pls plz answer reply respond write talk speak",
             r"^(?:(?:please|kindly|pls|plz)\s+)?(?:answer|reply|respond|write|talk|speak)\s+(?:(?:to\s+)?me\s+)?(?:only\s+)?in\s+"
-            r"(?P<lang>[a-z]+)(?:\s+(?:please|only|from\s+now(?:\s+on)?|going\s+forward))*(?:\s*,.*)?$",
+            r"(?P<lang>[a-z]+)(?:\s+(?:please|only|from\s+now(?:\s+on)?|going\s+forward|henceforth|from\s+here\s+on))*"
+            r"(?:\s*,.*|\s+(?:i'm|i\s+am|as|because|since|so)\b.*)?$",
             _answer_language,
         ),
         (

@@ -42,6 +42,18 @@ _TEXTSPEAK = {
     "bf": "boyfriend",
     "gf": "girlfriend",
     "bff": "best friend",
+    "n": "and",
+    "r": "are",
+    "hes": "he's",
+    "shes": "she's",
+    "theyre": "they're",
+    "studyin": "studying",
+    "workin": "working",
+    "livin": "living",
+    "doin": "doing",
+    "bday": "birthday",
+    "gfs": "girlfriend's",
+    "bfs": "boyfriend's",
 }
 _TEXTSPEAK_WORD = re.compile(
     r"(?<![\w'])(?:" + "|".join(sorted(map(re.escape, _TEXTSPEAK), key=len, reverse=True)) + r")(?![\w'/])",
@@ -64,8 +76,10 @@ def _spelled(m: re.Match[str]) -> str:
 
 # "my birthdays the 3rd", "my dads a mechanic": the apostrophe chat leaves out.
 _MISSING_APOSTROPHE = re.compile(
-    r"\b(my\s+(?:name|birthday|dad|mum|mom|sister|brother|son|daughter|husband|wife|boss|partner|girlfriend|"
-    r"boyfriend|manager))s(?=\s+(?:the\s+\d|\d|called\b|named\b|a\s|an\s|(?-i:[A-Z])))",
+    r"\b(my\s+(?:(?:little|big|baby|best|older|younger)\s+)?(?:name|birthday|bday|dad|mum|mom|sister|sis|brother|bro|son|"
+    r"daughter|husband|wife|boss|partner|girlfriend|boyfriend|manager|friend|bestie|cat|dog|puppy|kitten|bunny|"
+    r"hamster|nan|grandma|grandad|cousin|aunt|uncle))s(?=\s+(?:the\s+\d|\d|called\b|named\b|name\b|a\s|an\s|"
+    r"from\b|(?-i:[A-Z])))",
     re.IGNORECASE,
 )
 
@@ -83,6 +97,36 @@ def spell_out(clause: str) -> str:
     if _TEXTSPEAK_KEYS.isdisjoint(w.strip(_PUNCTUATION) for w in lowered.split()):
         return clause
     return _ID.sub("I'd", _TEXTSPEAK_WORD.sub(_spelled, clause))
+
+
+# --- a message written all in lower case: names where a name is said
+
+_NAME_CUE = re.compile(
+    r"\b(?P<cue>called|named|name\s+is|name's|go\s+by|goes\s+by)\s+(?P<name>[a-z][a-z'-]+)"
+    # "call me lexi not alexandra": not "call me later", "call me crazy but…"
+    r"|\bcall\s+me\s+(?P<name2>[a-z][a-z'-]+)(?=\s*$|\s+(?:not|instead|from\s+now|pls|please|now|thanks)\b|\s*[!.,])"
+)
+_NOT_NAMES = frozenset(
+    "a an the my your his her our their not no just also still now actually so that this it me you him them "
+    "what who whatever something anything nothing because and but or later back tomorrow tonight soon today asap "
+    "anytime whenever again maybe sometime crazy old please pls".split()
+)
+
+
+def recase(sentence: str) -> str:
+    """A sentence written all in lower case with the words it names as names capitalised: "my cat's
+    called biscuit" → "my cat's called Biscuit". A sentence with any capital letter is left as it is."""
+    if any(char.isupper() for char in sentence):
+        return sentence
+
+    def named(m: re.Match[str]) -> str:
+        group = "name" if m["name"] else "name2"
+        name = m[group]
+        if name in _NOT_NAMES:
+            return m.group()
+        return m.group()[: m.start(group) - m.start()] + name[:1].upper() + name[1:]
+
+    return _NAME_CUE.sub(named, sentence)
 
 
 # --- quoted text: a title, a line of dialogue, a pasted bio (never the speaker's own statement)
@@ -134,3 +178,16 @@ _NAME = re.compile(r"^(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){0,2}$")
 def is_name(value: str | None) -> bool:
     """'Marco', 'Mrs Patel', 'Paul Hart': capitalised words, at most three."""
     return bool(value) and bool(_NAME.match(value or ""))
+
+
+NOT_ORGS = frozenset(
+    """home work uni university college school it this that there here the a an my his her their our gym
+    hospital church mine yours theirs night nights weekends weekend myself present moment least all noon dawn
+    midnight lunch lunchtime dusk last first once scale random""".split()
+)
+"""Words an "at …" names that are no organisation ("at home", "at uni", "at night")."""
+
+
+def lowercase_org(employer: str) -> bool:
+    """'tesco', 'greggs': one word a chat writes in lower case for an organisation, not 'home' or 'nights'."""
+    return re.fullmatch(r"[a-z][\w&'.-]*", employer) is not None and employer not in NOT_ORGS

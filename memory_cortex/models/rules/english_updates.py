@@ -176,7 +176,8 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
         (None, rf"^{_NAME}\s+(?:just\s+)?turned\s+(?P<age>\d{{1,3}})\b.*$", _named_turned),
         (
             "I so",
-            rf"^(?:so\s+)?i(?:'ve|\s+have)\s+been\s+(?:dating|seeing|going\s+out\s+with)\s+{_NAME}\b.*$",
+            rf"^(?:so\s+)?i(?:'ve|\s+have)\s+been\s+(?:dating|seeing|going\s+out\s+with)\s+(?:a\s+(?:[\w-]+\s+){{0,2}}?"
+            rf"(?:man|woman|guy|girl|gentleman|lady|bloke|fella|lad)\s+(?:called|named)\s+)?{_NAME}\b.*$",
             _dating,
         ),
         (
@@ -193,12 +194,16 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I we",
-            rf"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|also\s+|finally\s+)?(?:adopted|got|rescued|brought\s+home)\s+"
-            rf"(?:a|an)\s+(?:new\s+|little\s+|rescue\s+)?(?:kitten|puppy|cat|dog|rabbit|bunny|hamster|parrot|"
-            rf"guinea\s+pig)\s*,\s*{_NAME}\s*(?:[!.]|$).*$",
+            rf"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|also\s+|finally\s+|now\s+)?(?:adopted|got|rescued|brought\s+home|"
+            rf"have)\s+(?:a|an)\s+(?:new\s+|little\s+|rescue\s+)?(?:kitten|puppy|cat|dog|rabbit|bunny|hamster|parrot|"
+            rf"guinea\s+pig)\s*,\s*{_NAME}\s*(?:[!.]|,|$).*$",
             _named_pet,
         ),
-        ("it's", r"^it's\s+(?P<obj>[\w\s-]{2,30}?)\s+(?:that\s+)?i'm\s+allergic\s+to\b.*$", _cleft_allergy),
+        (
+            "it's it",
+            r"^(?:it's|it\s+is)\s+(?P<obj>[\w\s-]{2,30}?)\s+(?:that\s+)?(?:i'm|i\s+am)\s+allergic\s+to\b.*$",
+            _cleft_allergy,
+        ),
         (
             "my",
             r"^my\s+(?:master'?s|masters|degree|phd|bachelor'?s|major|doctorate|msc|ma|ba|bsc|mba)(?:\s+degree)?\s+is\s+"

@@ -16,7 +16,7 @@ _TIME = (
 _TRAILING = re.compile(
     rf"(?:[\s,;:–—-]+(?:{_TIME}|now|rn|atm|right\s+now|at\s+the\s+moment|these\s+days|originally|anymore|any\s+more|these\s+days|nowadays|for\s+good|for\s+now|"
     r"full[- ]time|part[- ]time|as\s+well|too|either|again|already|at\s+last|finally|haha|lol|somehow|mostly|"
-    r"by\s+trade|"
+    r"by\s+trade|btw|tbh|by\s+the\s+way|on\s+(?:the\s+)?weekends?|on\s+(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?|"
     r"though|actually|instead|apparently|i\s+guess)\b)+\s*$",
     re.IGNORECASE,
 )
@@ -49,6 +49,12 @@ def clean_value(phrase: str | None, *, keep_article: bool = False) -> str | None
     return text or None
 
 
+_UNITS = "one two three four five six seven eight nine".split()
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+WORD_AGE = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS)}))?|{'|'.join(_TEENS)}|{'|'.join(_UNITS)}|a\s+hundred(?:\s+and\s+\w+)?)"
+"""An age said in words ("seventy-eight", "eleven")."""
+
 OCCUPATIONS = frozenset(
     """
     accountant actor actress administrator analyst anaesthetist anesthetist architect artist assistant
@@ -74,6 +80,7 @@ OCCUPATIONS = frozenset(
     zookeeper ranger landscaper postie trucker bouncer sailor doula registrar housewife homemaker sysadmin
     apprentice trainee teller dispatcher cardiologist dermatologist paediatrician pediatrician midwife cook
     chef sous barista mechanic creative technologist administrator coordinator supervisor inspector warden
+    agent headmistress headmaster associate solicitor barrister paralegal
     firefighter paramedic optometrist physio radiologist pharmacist childminder cleaner receptionist
     """.split()
 )
@@ -85,14 +92,14 @@ DRINKS = frozenset(
     cocoa chocolate juice smoothies smoothie soda cola beer wine whisky whiskey gin oat flat white
     mocha macchiato cortado yerba mate kefir milk lemonade sparkling coke pepsi sprite fanta lucozade squash
     cordial cuppa cuppas brew tisane horlicks ovaltine chocolate earl grey assam darjeeling oolong sencha hojicha
-    genmaicha peppermint chamomile camomile redbush lapsang rooibos
+    genmaicha peppermint chamomile camomile redbush lapsang rooibos monster redbull
     """.split()
 )
 """Words a usual drink is made of ("green tea", "oat flat white")."""
 
 DIETS = re.compile(
     r"^(?:(?:a|an|strict|fully|completely|mostly|strictly)\s+)*(?:vegan|vegetarian|veggie|pescatarian|pescetarian|"
-    r"plant[- ]based|keto|paleo|carnivore|flexitarian|halal|kosher|gluten[- ]free|dairy[- ]free|lactose[- ]free|"
+    r"plant[- ]based|keto|paleo|carnivore|flexitarian|halal|kosher|gluten[- ]free|dairy[- ]free|lactose[- ]free|pure\s+veg|"
     r"low[- ]carb|teetotal(?:er|ler)?)\b(?!-)",
     re.IGNORECASE,
 )
@@ -105,13 +112,22 @@ _MULTIWORD_JOBS = re.compile(
     r"(?:stay[- ]at[- ]home\s+(?:mum|mom|dad|parent|mother|father)|full[- ]time\s+(?:mum|mom|dad|parent)|"
     r"(?:social|support|care|youth|case|key|aid|sex|charity)\s+worker|flight\s+attendant|cabin\s+crew|"
     r"teaching\s+assistant|personal\s+trainer|(?:estate|travel|letting)\s+agent|civil\s+servant|police\s+officer|"
-    r"shop\s+assistant|lab\s+tech|junior\s+doctor)s?\b"
+    r"shop\s+assistant|lab\s+tech|junior\s+doctor|head\s+of\s+[\w&]+(?:\s+[\w&]+)?)s?\b"
 )
 _HEAD_END = re.compile(
     r"\s+(?:at|for|in|with|from|of|on|by|up|down|over|near|based)\s+.*$|\s+(?:too|now|again|somehow|mostly|"
     r"though|as\s+well|by\s+trade|full[- ]time|part[- ]time)$",
     re.IGNORECASE,
 )
+
+
+ORG_WORD = re.compile(
+    r"(?:\b(?-i:[A-Z]{2,6})\b|\b(?:hospital|bank|university|college|school|clinic|group|ltd|limited|inc|plc|gmbh|"
+    r"corp|corporation|company|airways|airlines|telecom|foods|motors|labs|technologies|solutions|systems|"
+    r"consulting|partners|insurance|pharma|council|ministry|agency)\s*$)",
+    re.IGNORECASE,
+)
+"""What ends an organisation's name ("Apollo Hospital", "Access Bank", "Comarch Ltd"), or an acronym."""
 
 
 def is_occupation(phrase: str) -> bool:
@@ -126,6 +142,23 @@ def is_occupation(phrase: str) -> bool:
         return True
     words = re.findall(r"[a-z]+", head)
     return bool(words) and (words[-1].rstrip("s") in _OCCUPATION_STEMS or bool(_JOB_SUFFIX.search(words[-1])))
+
+
+_NOT_IN_A_JOB = frozenset(
+    """by on to from at in for with and or this that it is was are am be been will would can me you now the a an i i'm
+    im my your his her our their he she we they""".split()
+)
+
+
+def plain_job(job: str) -> bool:
+    """Whether ``job`` is a job's name and nothing more: "engineering manager", "Head of Data"; not
+    "lead on this", "artist by weekend"."""
+    words = job.split()
+    return bool(words) and not any(
+        w.lower() in _NOT_IN_A_JOB
+        or (w.lower() == "of" and i + 1 < len(words) and words[i + 1][:1].islower())
+        for i, w in enumerate(words)
+    )
 
 
 def job_and_employer(phrase: str) -> tuple[str, str | None]:

@@ -12,7 +12,7 @@ _ADVERBS = frozenset(
     "always usually never also really just still often sometimes mostly only actually generally "
     "normally currently now already definitely absolutely truly primarily mainly even totally "
     "honestly personally strongly much typically rarely seldom occasionally genuinely finally recently "
-    "officially literally basically".split()
+    "officially literally basically very".split()
 )
 _VERB_THIRD_PERSON = {
     "am": "is",

@@ -181,6 +181,8 @@ class Language:
     names_previous: re.Pattern[str] | None = None
     polite: re.Pattern[str] | None = None  # a request phrased as a question that is not one
     trail_off: re.Pattern[str] | None = None  # a closing aside ("…, by the way") that is not the fact
+    # A sentence as the rules read it before it is split ("Husband Dan." → "My husband Dan.").
+    prepare: Callable[[str], str] | None = None
     hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation
     rule_index: dict[str, tuple[Rule, ...]] = field(init=False, repr=False)
     any_word_rules: tuple[Rule, ...] = field(init=False, repr=False)

@@ -1,0 +1,182 @@
+"""The English rules on how varied writers put things: learners of English ("I have 34 years", "I am
+working by Siemens"), formal older writers ("I am exceedingly fond of…"), teens in lower case ("my
+cats called biscuit"), parents writing notes ("Son Arlo, 6, autistic."), terse answers ("Staff
+Engineer at Stripe."), and changes said in passing. Each positive row names every (subject,
+attribute, value) the message must state; extra facts with an attribute fail the row too.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_cortex.models.rules import Said, extract_statements
+
+
+def facts_of(text: str, speaker: str | None = None) -> set[tuple[str, str, str]]:
+    """(subject, attribute, value) of each fact, and the relation a fact about a named person states."""
+    found = set()
+    for _, fact in extract_statements([Said(text, speaker)]):
+        if fact.attribute is not None:
+            found.add((fact.subject, fact.attribute, (fact.value or "").lower()))
+        if fact.relation and not fact.subject.endswith(f"'s {fact.relation}") and fact.subject_kind != "plan":
+            found.add((speaker or "user", fact.relation, fact.subject.lower()))
+    return found
+
+
+POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
+    # learners of English
+    ("I have 41 years and I work as nurse", {("user", "age", "41"), ("user", "job", "nurse")}),
+    ("I am staying in Kochi since 2017", {("user", "home", "kochi")}),
+    ("I stay at Kumasi with my parents", {("user", "home", "kumasi")}),
+    ("I am working by Bosch since 2012", {("user", "employer", "bosch")}),
+    (
+        "I'm working with Vodacom as a sales agent",
+        {("user", "employer", "vodacom"), ("user", "job", "sales agent")},
+    ),
+    ("I work at Tata as project manager", {("user", "employer", "tata"), ("user", "job", "project manager")}),
+    ("I am doing job in Wipro", {("user", "employer", "wipro")}),
+    ("I am born in Lyon but I live in Lille", {("user", "origin", "lyon"), ("user", "home", "lille")}),
+    ("we shifted to Chennai last year only", {("user", "home", "chennai")}),
+    ("I have allergy on dust", {("user", "allergy", "dust")}),
+    ("I very like biryani", {("user", "likes", "biryani")}),
+    ("I am pure veg", {("user", "diet", "pure veg")}),
+    ("My husband Ravi is teacher of maths", {("user", "partner", "ravi"), ("Ravi", "job", "teacher")}),
+    (
+        "I am working as senior clerk in Canara Bank",
+        {("user", "job", "senior clerk"), ("user", "employer", "canara bank")},
+    ),
+    # formal, older writers
+    ("I am sixty-nine years of age", {("user", "age", "sixty-nine")}),
+    ("I am rather fond of lupins", {("user", "likes", "lupins")}),
+    ("I have never cared for opera", {("user", "dislikes", "opera")}),
+    ("I take my coffee with a splash of milk", {("user", "drink", "coffee")}),
+    ("My GP diagnosed me with glaucoma last spring", {("user", "health", "glaucoma")}),
+    ("I should prefer to be called Margaret", {("user", "name", "margaret")}),
+    ("I was raised in Limerick", {("user", "origin", "limerick")}),
+    (
+        "I keep an old collie called Bess, who is now twelve",
+        {("user", "pet", "bess"), ("Bess", "age", "twelve")},
+    ),
+    (
+        "My brother Hugh, who is seventy, lives in a nursing home near Bath",
+        {("user", "brother", "hugh"), ("Hugh", "age", "seventy"), ("Hugh", "home", "bath")},
+    ),
+    (
+        "My daughter Ruth and her husband live in Perth",
+        {("user", "daughter", "ruth"), ("Ruth", "home", "perth")},
+    ),
+    ("I would be grateful if you would reply in Welsh henceforth", {("user", "language", "welsh")}),
+    # teens, in lower case
+    ("my dogs called pepper shes a lab", {("user", "pet", "pepper")}),
+    ("gf is called maya shes 16", {("user", "partner", "maya"), ("Maya", "age", "16")}),
+    ("im 15 n i live in hull", {("user", "age", "15"), ("user", "home", "hull")}),
+    (
+        "my sister lily is 12 n works at greggs on sat",
+        {("user", "sister", "lily"), ("Lily", "age", "12"), ("Lily", "employer", "greggs")},
+    ),
+    ("got a job at primark!! so happy", {("user", "employer", "primark")}),
+    # notes
+    ("Wife Jo. Works at the hospital.", {("user", "partner", "jo")}),
+    (
+        "Daughter Amy 8 - loves ponies",
+        {("user", "daughter", "amy"), ("Amy", "age", "8"), ("Amy", "likes", "ponies")},
+    ),
+    (
+        "Kids: Sam 9, Bea 6.",
+        {("user", "child", "sam"), ("Sam", "age", "9"), ("user", "child", "bea"), ("Bea", "age", "6")},
+    ),
+    ("Cat: Socks.", {("user", "pet", "socks")}),
+    ("Me: 44, part-time teacher.", {("user", "age", "44"), ("user", "job", "part-time teacher")}),
+    ("Sam - asthmatic.", {("Sam", "health", "asthmatic")}),
+    ("Bea allergic to kiwi.", {("Bea", "allergy", "kiwi")}),
+    ("Nativity play Thurs 14th.", {("nativity play", "date", "thurs 14th")}),
+    ("Green tea. No sugar.", {("user", "drink", "green tea")}),
+    (
+        "I have three cats, Pip, Pop and Pud",
+        {("user", "pet", "pip"), ("user", "pet", "pop"), ("user", "pet", "pud")},
+    ),
+    # terse answers
+    ("Yes — Head of Sales at Ocado.", {("user", "job", "head of sales"), ("user", "employer", "ocado")}),
+    ("Product manager, Monzo.", {("user", "job", "product manager"), ("user", "employer", "monzo")}),
+    ("Correct, Leeds-based.", {("user", "home", "leeds")}),
+    ("Partner's name is Eli.", {("user", "partner", "eli")}),
+    ("Birthday's 3 June.", {("user", "birthday", "3 june")}),
+    ("Peanuts — anaphylactic.", {("user", "allergy", "peanuts")}),
+    # changes said in passing
+    ("I'm with KPMG now, left EY in March.", {("user", "employer", "kpmg")}),
+    ("No longer at Aviva — joined Zurich in June.", {("user", "employer", "zurich")}),
+    ("Moved out of Bath, we're in Bristol now.", {("user", "home", "bristol")}),
+    ("My brother quit Nike, he is with Adidas now.", {("user's brother", "employer", "adidas")}),
+    ("We adopted a dog, his name is Rolo.", {("user", "pet", "rolo")}),
+    ("My mum's birthday is 9 July.", {("user's mother", "birthday", "9 july")}),
+    ("Ella's 8 now, not 7.", {("Ella", "age", "8")}),
+    ("Can you switch to Italian from now on?", {("user", "language", "italian")}),
+    ("Not vegan anymore, it was too hard.", {("user", "diet", "not vegan")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), POSITIVES)
+def test_varied_writers_state_their_facts(text: str, expected: set[tuple[str, str, str]]) -> None:
+    assert facts_of(text) == expected
+
+
+NEGATIVES = [
+    # a person or a visit where an employer or a home would be
+    "I'm with Sarah now",
+    "I'm staying at Mum's since Tuesday",
+    "I'm staying in London this weekend",
+    "we shifted to React last year",
+    # numbers that are not an age
+    "I have 3 years of experience",
+    "I'm one of them",
+    # notes that name no one and no job
+    "Engineer at heart, artist by weekend.",
+    "Great teacher, that one.",
+    "Been vegan-curious lately",
+    "Dad jokes are the worst",
+    "Tom - running late",
+    "Me: tired",
+    # taken back, or someone else's thing
+    "Ignore what I said about Leeds, that was a joke.",
+    "My friend's book is called 'Rain in Lisbon'.",
+    "I take the bus to work",
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_what_only_looks_like_a_fact_states_nothing(text: str) -> None:
+    assert facts_of(text) == set()
+
+
+def test_a_town_after_in_is_not_taken_for_an_employer() -> None:
+    assert facts_of("I work in Leeds as a nurse, love it") == {("user", "job", "nurse")}
+
+
+def test_a_name_in_a_lower_case_message_is_capitalised_in_the_fact() -> None:
+    facts = extract_statements([Said("my cats called biscuit")])
+    assert [fact.value for _, fact in facts] == ["Biscuit"]
+
+
+def test_an_emoji_between_two_statements_ends_the_first() -> None:
+    assert facts_of("Plot twist 😂 Dami just got a new job at Google") == {("Dami", "employer", "google")}
+
+
+def test_kids_counted_and_named_are_children_never_pets() -> None:
+    assert facts_of("I have two kids, Mia and Leo.") == {("user", "child", "mia"), ("user", "child", "leo")}
+    assert facts_of("we adopted two puppies, Max and Ruby") == {
+        ("user", "pet", "max"),
+        ("user", "pet", "ruby"),
+    }
+
+
+def test_each_named_persons_statement_after_and_is_their_own() -> None:
+    assert facts_of("Mia is 6 and Leo is 4.") == {("Mia", "age", "6"), ("Leo", "age", "4")}
+    assert facts_of("Mia lives in Leeds, Tom lives in York") == {
+        ("Mia", "home", "leeds"),
+        ("Tom", "home", "york"),
+    }
+
+
+def test_a_correction_of_a_named_persons_fact_stays_a_correction() -> None:
+    (fact,) = [fact for _, fact in extract_statements([Said("Correction: Mia is 7 years old, not 6.")])]
+    assert (fact.subject, fact.attribute, fact.value, fact.category) == ("Mia", "age", "7", "correction")
