@@ -4,6 +4,10 @@ Embedding happens before the write transaction (it is slow and may fail); the wr
 short transaction on the writer thread whose after-commit hook updates the in-memory index. If the
 embedder is down, the memory is still stored (nothing accepted is lost) without a vector, counted
 in /stats as ``unembedded`` until ``scripts/backfill-embeddings.py`` or a later edit embeds it.
+
+The steps of a write each have a module: write_texts (what each memory is embedded as), write_plan
+(merge or supersede, decided before the transaction), write_row (one memory, applied inside it) and
+write_index (what the vector index holds after COMMIT).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ import dataclasses
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -21,7 +24,6 @@ import numpy as np
 from ..errors import EmbedderUnavailable, InvalidRequest, MemoryNotFound, OnlyASecret
 from ..models.embedders import Embedder
 from ..records import (
-    PRIVATE_TO_ALL_AGENTS,
     Audience,
     ConversationSession,
     MemoryFilter,
@@ -36,44 +38,21 @@ from ..redaction import is_only_secrets, redact
 from ..store import embeddings as embedding_sql
 from ..store import entities as entity_sql
 from ..store import memories as memory_sql
-from ..store import retrieval as retrieval_sql
 from ..store.db import Database
 from ..store.vectors import VectorIndex
-from ..vectormath import from_blob, to_blob
-from .beliefs import apply_after_insert, contrasted, plan_belief, store_links
+from ..vectormath import to_blob
 from .corrections import narrow_supersessions
 from .index_calls import call_index
-from .memory_text import embedding_text, redacted_json, stored_embedding_text, without_secrets
+from .memory_text import redacted_json, stored_embedding_text, without_secrets
 from .timeparse import TimeParser
+from .write_index import IndexEntry, apply_index_entries, index_entries
 from .write_plan import WritePlan, plan_writes
+from .write_row import WriteOutcome, write_one
+from .write_texts import embedding_texts
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    """What happened to one memory of a write: ``created`` or ``merged`` into an existing one;
-    ``superseded_id``: the memory it replaced (the first, when a newer statement ended several);
-    ``changed``: every other memory the write changed (superseded ones, or this one's own end)."""
-
-    record: MemoryRecord
-    action: str
-    superseded_id: int | None = None
-    changed: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class _IndexEntry:
-    """What the after-commit hook needs to mirror one row into the vector index."""
-
-    memory_id: int
-    user_id: str | None = None
-    vector: np.ndarray | None = None  # None → remove from the index
-    layer: str = "core"
-    kind: str = "fact"
-    scope: Scope = PRIVATE_TO_ALL_AGENTS
 
 
 class MemoryService:
@@ -194,7 +173,7 @@ class MemoryService:
         watermark commit together or not at all).
         """
         items = [without_secrets(item) for item in items]
-        texts = await self._embedding_texts(items)
+        texts = await embedding_texts(self._db, items)
         vectors = await self._embed(texts)
         rows = [
             self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
@@ -224,14 +203,14 @@ class MemoryService:
         if vectors is not None:
             rows = await self._embed_merged(rows, plans, texts)
 
-        def work(conn: sqlite3.Connection) -> tuple[list[WriteOutcome], list[_IndexEntry]]:
+        def work(conn: sqlite3.Connection) -> tuple[list[WriteOutcome], list[IndexEntry]]:
             outcomes: list[WriteOutcome] = []
             touched: list[int] = []
             for row, plan in zip(rows, plans, strict=True):
                 target = plan.merge_into
                 if plan.merge_with_batch is not None:
                     target = outcomes[plan.merge_with_batch].record.id
-                outcome = self._write_one(conn, row, target, plan.supersede)
+                outcome = write_one(conn, row, target, plan.supersede)
                 outcomes.append(outcome)
                 touched.append(outcome.record.id)
                 if outcome.superseded_id is not None:
@@ -241,7 +220,7 @@ class MemoryService:
                 extra_work(conn)
             final = memory_sql.get_many(conn, [o.record.id for o in outcomes])
             outcomes = [dataclasses.replace(o, record=final[o.record.id]) for o in outcomes]
-            return outcomes, self._index_entries(conn, list(dict.fromkeys(touched)))
+            return outcomes, index_entries(conn, self._index, list(dict.fromkeys(touched)))
 
         outcomes, _ = await self._db.write(work, after_commit=self._apply_index)
         return outcomes
@@ -279,78 +258,6 @@ class MemoryService:
         for (i, _), vector in zip(redo.items(), vectors, strict=True):
             rows[i] = self._with_vector(rows[i], vector)
         return rows
-
-    def _write_one(
-        self, conn: sqlite3.Connection, row: NewMemory, merge_into: int | None, supersede: int | None
-    ) -> WriteOutcome:
-        subject_id = self._subject_id(conn, row)
-        row, subject_id = contrasted(conn, row, subject_id)
-        if row.replaces is not None and supersede is None and merge_into is None:
-            supersede = row.replaces  # checked below like a correction's (same user, reach, subject)
-        belief = plan_belief(conn, row, subject_id)
-        if belief.merge_into is not None:
-            merge_into, supersede = belief.merge_into, None  # the same value said again
-        if merge_into is not None:
-            existing = memory_sql.get(conn, merge_into)
-            # Re-checked inside the transaction: it may have been deleted or superseded meanwhile. A
-            # near-duplicate by wording only merges where neither states an attribute, about the
-            # same subject: "lives in Leeds" is close to "lives in York", and is not the same fact.
-            if (
-                existing is not None
-                and existing.user_id == row.user_id
-                and existing.scope.recalled_alike(row.scope)
-                and existing.superseded_by is None
-                and (
-                    belief.merge_into == existing.id
-                    or (
-                        existing.attribute is None
-                        and row.attribute is None
-                        and existing.subject_id == subject_id
-                    )
-                )
-            ):
-                memory_sql.merge_into(conn, merge_into, row)
-                if row.valid_from is not None and (
-                    existing.valid_from is None or row.valid_from < existing.valid_from
-                ):
-                    memory_sql.update(
-                        conn, merge_into, {"valid_from": row.valid_from}
-                    )  # true since first said
-                store_links(conn, row, merge_into)
-                return WriteOutcome(existing, "merged")
-        memory_id = memory_sql.insert(conn, row, subject_id=subject_id)
-        changed = apply_after_insert(conn, belief, memory_id, row.valid_from or row.occurred_at, row)
-        store_links(conn, row, memory_id)
-        record = memory_sql.get(conn, memory_id)
-        assert record is not None
-        if belief.replaces or belief.replaced_by is not None:
-            first = belief.replaces[0].id if belief.replaces else None
-            return WriteOutcome(record, "created", superseded_id=first, changed=tuple(changed))
-        if supersede is not None:
-            older = memory_sql.get(conn, supersede)
-            if (
-                older is not None
-                and older.user_id == row.user_id
-                and older.scope.recalled_alike(row.scope)
-                and older.superseded_by is None
-                # A correction close in wording never ends a fact of another subject or attribute.
-                and older.subject_id == subject_id
-                and older.attribute in (None, row.attribute)
-            ):
-                ends = row.valid_from or row.occurred_at
-                memory_sql.update(conn, supersede, {"superseded_by": memory_id, "valid_to": ends})
-                return WriteOutcome(record, "created", superseded_id=supersede)
-        return WriteOutcome(record, "created")
-
-    @staticmethod
-    def _subject_id(conn: sqlite3.Connection, row: NewMemory) -> int | None:
-        """The entity ``row`` is about (created on first mention); None for the owner, whose own
-        entity is made once they have a structured fact (the entities list starts with them)."""
-        if row.subject is not None:
-            return entity_sql.ensure_entity(conn, row.user_id, row.subject)
-        if row.attribute is not None and row.kind == "fact":
-            entity_sql.ensure_self(conn, row.user_id)
-        return None
 
     async def update(
         self,
@@ -402,7 +309,7 @@ class MemoryService:
             else:
                 changes.update(embedding=None, embedding_model=None, embedding_dim=None)
 
-        def work(conn: sqlite3.Connection) -> tuple[MemoryRecord, list[_IndexEntry]]:
+        def work(conn: sqlite3.Connection) -> tuple[MemoryRecord, list[IndexEntry]]:
             if "superseded_by" in changes and changes["superseded_by"] is not None:
                 target = memory_sql.get(conn, int(changes["superseded_by"]))
                 if (
@@ -418,7 +325,7 @@ class MemoryService:
                 raise MemoryNotFound(memory_id)
             record = memory_sql.get(conn, memory_id)
             assert record is not None
-            return record, self._index_entries(conn, [memory_id])
+            return record, index_entries(conn, self._index, [memory_id])
 
         record, _ = await self._db.write(work, after_commit=self._apply_index)
         return record
@@ -431,11 +338,11 @@ class MemoryService:
         """
         await self.get(memory_id, user_id=user_id, audience=audience)
 
-        def work(conn: sqlite3.Connection) -> tuple[None, list[_IndexEntry]]:
+        def work(conn: sqlite3.Connection) -> tuple[None, list[IndexEntry]]:
             restored = memory_sql.superseded_by(conn, memory_id)
             if not memory_sql.delete(conn, memory_id):
                 raise MemoryNotFound(memory_id)
-            return None, [_IndexEntry(memory_id), *self._index_entries(conn, restored)]
+            return None, [IndexEntry(memory_id), *index_entries(conn, self._index, restored)]
 
         await self._db.write(work, after_commit=self._apply_index)
 
@@ -443,7 +350,7 @@ class MemoryService:
         """``items`` with their vectors attached, for a caller that inserts them in its own transaction
         (through :meth:`write_with_index`); without a vector when the embedder is down, as on create."""
         items = [without_secrets(item) for item in items]
-        vectors = await self._embed(await self._embedding_texts(items))
+        vectors = await self._embed(await embedding_texts(self._db, items))
         return [
             self._with_vector(item, None if vectors is None else vectors[i]) for i, item in enumerate(items)
         ]
@@ -457,9 +364,9 @@ class MemoryService:
         so caches keyed on it drop what they held.
         """
 
-        def run(conn: sqlite3.Connection) -> tuple[T, list[_IndexEntry]]:
+        def run(conn: sqlite3.Connection) -> tuple[T, list[IndexEntry]]:
             result, touched = work(conn)
-            return result, self._index_entries(conn, list(dict.fromkeys(touched)))
+            return result, index_entries(conn, self._index, list(dict.fromkeys(touched)))
 
         result, _ = await self._db.write(run, after_commit=self._apply_index)
         return result
@@ -538,32 +445,6 @@ class MemoryService:
         return await self._db.read(lambda conn: embedding_sql.counts(conn, self.model or ""))
 
     # -- helpers ---------------------------------------------------------------------------
-    async def _embedding_texts(self, items: Sequence[NewMemory]) -> list[str]:
-        """Each item's embedding text; an item with ``embedding_context`` gets its session's
-        previous memories (earlier items of this batch first, then stored rows) before it."""
-        wanted = [
-            (i, item) for i, item in enumerate(items) if item.embedding_context > 0 and item.source_session
-        ]
-        stored: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        if wanted:
-            longest = max(item.embedding_context for _, item in wanted)
-            sessions = {(item.user_id, str(item.source_session)) for _, item in wanted}
-
-            def read(conn: sqlite3.Connection) -> dict[tuple[str, str], list[tuple[str, str]]]:
-                return {key: retrieval_sql.session_context(conn, *key, None, longest) for key in sessions}
-
-            stored = await self._db.read(read)
-        texts: list[str] = []
-        said = stored  # built for this call: extended in place as the batch's items are said
-        for item in items:
-            context: list[tuple[str, str]] = []
-            history = said.get((item.user_id, item.source_session or ""))
-            if history is not None and item.embedding_context > 0:  # a turn of a session
-                context = history[-item.embedding_context :]
-                history.append((item.topic, item.fact))
-            texts.append(embedding_text(item.topic, item.fact, context))
-        return texts
-
     async def _embed(self, texts: list[str]) -> np.ndarray | None:
         if self._embedder is None or self._index is None or not texts:
             return None
@@ -580,34 +461,7 @@ class MemoryService:
             item, embedding=to_blob(vector), embedding_model=self.model, embedding_dim=int(vector.shape[0])
         )
 
-    def _index_entries(self, conn: sqlite3.Connection, memory_ids: list[int]) -> list[_IndexEntry]:
-        """Read back what the index must hold for these rows, inside the write transaction."""
-        if self._index is None:
-            return []
-        entries = []
-        for row in embedding_sql.vector_rows(conn, memory_ids):
-            live = (
-                row.blob is not None
-                and row.model == self._index.model
-                and (self._index.dim is None or row.dim == self._index.dim)
-                and row.superseded_by is None
-            )
-            vector = from_blob(row.blob) if live and row.blob is not None else None
-            entries.append(
-                _IndexEntry(
-                    row.memory_id, row.user_id, vector, row.layer or "core", row.kind or "fact", row.scope
-                )
-            )
-        return entries
-
-    def _apply_index(self, result: tuple[Any, list[_IndexEntry]]) -> None:
+    def _apply_index(self, result: tuple[Any, list[IndexEntry]]) -> None:
         self.version += 1
-        if self._index is None:
-            return
-        for entry in result[1]:
-            if entry.vector is None or entry.user_id is None:
-                self._index.remove(entry.memory_id)
-            else:
-                self._index.upsert(
-                    entry.memory_id, entry.user_id, entry.vector, entry.layer, entry.kind, entry.scope
-                )
+        if self._index is not None:
+            apply_index_entries(self._index, result[1])

@@ -145,6 +145,12 @@ NEGATIVES = [
     "my dream is to open a bakery in Cornwall one day",
     "my eyes are terrible in the dark",
     "I was diagnosed with a sprained ankle",
+    # reactions to a moment, not what someone is, likes or is called
+    "Looky here, I got this new pup for you!",
+    "An online platform can really show off your studio and get investors.",
+    "I love seeing them soaking in the sun like this.",
+    "I love the freedom and connection it brings.",
+    "Oh wow, I love the book even more now.",
 ]
 
 

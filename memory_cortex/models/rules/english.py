@@ -11,7 +11,8 @@ from .english_notes import EN_BARE_JOB_RULES, EN_NOTE_RULES, prepare
 from .english_passing import continuations, in_passing
 from .english_people import en_named_relations
 from .english_phrasing import EN_PHRASING_RULES
-from .english_rules import EN_RULES, en_pattern
+from .english_rule_parts import en_pattern
+from .english_rules import EN_RULES
 from .english_text import QUOTED
 from .english_updates import EN_UPDATE_RULES
 from .english_values import WORD_AGE

@@ -456,10 +456,11 @@ _BARE_STATE = _pattern(
     r"(?:\s+(?:for\s+[\w\s]*?\b(?:now|years|yrs)\b|since|here|btw|now|so|and|but|though|tbh|only)\b|\s*[,;]|$))"
 )
 _HAVE_FORMS = ("been",)
-# "type 1 diabetic here", "Grace here": a speaker introducing themself.
+# "type 1 diabetic here", "Grace here": a speaker introducing themself ("Looky here", "come here" are not).
 _HERE = _pattern(
     r"^(?!(?:a|an|the|my|your|his|her|our|their|nobody|everyone|someone|it|this|that|nothing|anyone|he|she|they|we|"
-    r"you|i|i'm|me|who|what|where|same|over|right|back|up|down|out|in|not|also|just)\b)(?P<who>(?:[\w-]+\s+){0,3}?[\w-]+)"
+    r"you|i|i'm|me|who|what|where|same|over|right|back|up|down|out|in|not|also|just|look|looky|lookie|come|get|"
+    r"listen|hey|hi|hello|sit|stay)\b)(?P<who>(?:[\w-]+\s+){0,3}?[\w-]+)"
     r"\s+here(?:\s*,.*|\s+(?:so|and|but|btw|lol|tbh)\b.*)?$"
 )
 # "me and the missus moved…", "Ahmed and I got engaged", "my partner and I live…": the speaker with someone.

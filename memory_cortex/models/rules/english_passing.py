@@ -60,6 +60,12 @@ _VERB_START = re.compile(
     re.IGNORECASE,
 )
 _BORN = re.compile(rf"^{_ADVERBS}born\b", re.IGNORECASE)
+# "An online platform can really show off your studio": a thing that does something, not "I'm a …".
+_A_THING_DOES = re.compile(
+    r"^an?\s+(?:[\w-]+\s+){0,3}?(?:can|could|will|would|should|may|might|must|is|was|does|did|has|looks|makes|"
+    r"helps|sounds|seems)\b",
+    re.IGNORECASE,
+)
 _HAVING = re.compile(r"^having\s+(?:grown\s+up|been\s+(?:born|raised|brought\s+up))\s+in\b", re.IGNORECASE)
 _THIRD_VERB = re.compile(
     rf"^(?P<adv>{_ADVERBS})(?P<verb>is|'s|has|was|does|doesn't|lives|works|speaks|drinks|eats|loves|likes|hates|"
@@ -398,7 +404,7 @@ def _subjectless(part: str) -> str | None:
         return f"I've {part}"
     if _VERB_START.match(part):
         return f"I {part}"
-    if _BE_START.match(part):
+    if _BE_START.match(part) and not _A_THING_DOES.match(part):
         return f"I'm {part}"
     return None
 

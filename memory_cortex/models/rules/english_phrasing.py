@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .english_more import PASSING_ILLNESS, home_value
+from .english_more import PASSING_ILLNESS
+from .english_places import home_value
 from .english_text import plausible_allergen, plausible_home
 from .english_values import (
     LANGUAGES,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .english_more import _employer_draft
+from .english_employment import employer_draft as _employer_draft
 from .english_values import LANGUAGES, clean_value, is_occupation
 from .english_voice import en_fact, topic_from
 from .shapes import About, Draft, Rule, Voice, cap, en_sentence, first_words_of
