@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .schemas import (
+    MAX_ID,
     NOT_BLANK,
     AgentId,
     MemoryOut,
@@ -83,8 +84,9 @@ class RelationListQuery(_AudienceFields):
     model_config = ConfigDict(strict=False, extra="ignore")
 
     user_id: UserId | None = None
-    entity: RowId | None = Field(
-        None, description="Only the relations this entity is the subject or object of."
+    # A query string is text: the id is read from it (RowId is strict, for JSON bodies).
+    entity: int | None = Field(
+        None, ge=1, le=MAX_ID, description="Only the relations this entity is the subject or object of."
     )
 
 
