@@ -278,6 +278,7 @@ def build_services(
             shared_store=config.database.backend == "postgres",
             keyword_floor=config.search.min_similarity,
             protection=config.lifecycle,
+            assistant_label=config.ingest.turn_speakers.get("assistant", "Assistant"),
         ),
         metrics=metrics,
         hardware=hardware,

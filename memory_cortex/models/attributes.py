@@ -165,7 +165,7 @@ _ATTRIBUTES = (
     Attribute("health", False, ("health", "condition", "medical", "illness", "病", "健康")),
     Attribute("likes", False, ("like", "likes", "love", "enjoy", "favourite", "favorite", "喜欢", "好き")),
     Attribute("dislikes", False, ("dislike", "hate", "hates", "讨厌", "嫌い")),
-    Attribute("pet", False, ("pet", "dog", "cat", "宠物", "狗", "猫", "ペット", "犬")),
+    Attribute("pet", False, ("pet", "pets", "dog", "cat", "宠物", "狗", "猫", "ペット", "犬")),
     Attribute("speaks", False, ("speak", "speaks", "language", "languages", "说", "話")),
     Attribute("date", True, ("when", "date", "day", "什么时候", "几号", "いつ", "何日")),
     *(
@@ -174,7 +174,10 @@ _ATTRIBUTES = (
         if relation not in ("partner", "manager")
     ),
 )
-ATTRIBUTES: dict[str, Attribute] = {attribute.key: attribute for attribute in _ATTRIBUTES}
+# The first definition of a key wins: "pet" is a relation word too, and keeps its own words.
+ATTRIBUTES: dict[str, Attribute] = {}
+for _attribute in _ATTRIBUTES:
+    ATTRIBUTES.setdefault(_attribute.key, _attribute)
 
 
 def is_single(attribute: str | None) -> bool:

@@ -40,15 +40,18 @@ class Structure:
     links: tuple[LinkRef, ...] = ()
 
 
-def structure_of(fact: ExtractedFact) -> Structure:
+def structure_of(fact: ExtractedFact, *, said_by: str | None = None) -> Structure:
     """Read an extracted fact's subject, attribute, value and relations.
 
     ``subject`` "user" is the owner; "user's father" someone known by their relation to the owner
     (the relation owner -father-> them); "Bob's sister" the same for Bob; a name is that person (with
     ``relation``: the owner -relation-> them). An attribute whose value names a person or a pet
     (``partner`` = "Marco", ``sister`` = "Ana", ``pet`` = "Rex") is a relation from the subject too.
+
+    ``said_by``: the name of the speaker when it was not the owner. A relation said in their words
+    ("my husband Tom" → Tom, relation partner) is theirs (Melanie -partner-> Tom), never the owner's.
     """
-    subject, links = _subject(fact)
+    subject, links = _subject(fact, said_by)
     attribute = canonical_attribute(fact.attribute)
     value = " ".join(fact.value.split())[:200] if fact.value and fact.value.strip() else None
     if attribute is None or value is None:
@@ -64,7 +67,7 @@ def structure_of(fact: ExtractedFact) -> Structure:
     return Structure(subject, attribute, value, links)
 
 
-def _subject(fact: ExtractedFact) -> tuple[SubjectRef | None, tuple[LinkRef, ...]]:
+def _subject(fact: ExtractedFact, said_by: str | None) -> tuple[SubjectRef | None, tuple[LinkRef, ...]]:
     if is_owner(fact.subject):
         return None, ()
     name = " ".join(fact.subject.split())
@@ -76,6 +79,10 @@ def _subject(fact: ExtractedFact) -> tuple[SubjectRef | None, tuple[LinkRef, ...
         of = None if is_owner(owner_part) else SubjectRef(owner_part)
         return subject, (LinkRef(relation, subject, of),)
     relation = canonical_relation(fact.relation) if fact.relation else None
+    if said_by and relation is not None:
+        # Someone else's husband: related to them, and to the owner not at all.
+        subject = SubjectRef(name, kind)  # type: ignore[arg-type]
+        return subject, (LinkRef(relation, subject, SubjectRef(said_by)),)
     subject = SubjectRef(name, kind, relation)  # type: ignore[arg-type]
     return subject, (LinkRef(relation, subject, None),) if relation else ()
 

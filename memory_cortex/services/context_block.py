@@ -1,9 +1,9 @@
 """The ``/context`` prompt block: what an agent reads about the user before it answers.
 
-The contract (docs/concepts/search.md, "What /context gives"):
+The contract (docs/concepts/beliefs.md, "What /context gives"):
 
 1. **A short profile first**: the user's own current facts — name, home, work, family, diet and
-   allergies, key preferences — a few lines (``recall.profile_facts``, at most
+   allergies, key preferences (those the user asked to keep) — a few lines (``recall.profile_facts``, at most
    ``PROFILE_SHARE`` of the block). Only the owner's: another person's allergy is never here.
 2. **Then what answers the question**: the facts the search found (the structured lookup puts a
    named subject's current fact first), then the conversation turns, newest first.
@@ -14,7 +14,7 @@ The contract (docs/concepts/search.md, "What /context gives"):
    Workday", from which no fact was read), they follow the profile, before those facts, each of
    which says it was said before them.
 4. **Nothing content-free, nobody else's**: a turn that says nothing ("Got it.", "Assistant: Nice
-   change.") is left out; an assistant's turn only when it shares a word with the question; a
+   change.") is left out; the assistant's own turn only when it shares a word with the question; a
    question about the user ("Where do I work?") gets no other person's facts or words.
 5. An unrelated question gets the profile and nothing else (the search's similarity floor).
 
@@ -56,6 +56,9 @@ PROFILE_ORDER = (
     "likes",
     "dislikes",
 )
+# A like or dislike is a key preference, for the profile, when it matters more than the passing
+# "I love X" (importance 6): the user asked to keep it ("Remember that I love Thai food").
+KEY_PREFERENCE = 7
 # How many values of an attribute with several a profile shows.
 PROFILE_VALUES = {"allergy": 3, "health": 2, "likes": 2, "pet": 2, "child": 2, "son": 2, "daughter": 2}
 
@@ -97,7 +100,7 @@ def profile_of(
 ) -> list[MemoryRecord]:
     """The profile's facts from the user's own current facts (``owner_profile``): by attribute in
     :data:`PROFILE_ORDER`, one value of an attribute that has one at a time (the newest said), a few
-    of one that has several; then the facts without an attribute (written before attributes existed,
+    of one that has several (of likes and dislikes, only the key ones: :data:`KEY_PREFERENCE`); then the facts without an attribute (written before attributes existed,
     or through POST /memories) that are identities or ``vital`` (an allergy written as a plain
     memory: beside the allergies, when of ``vital_importance`` or more)."""
     by_attribute: dict[str, list[MemoryRecord]] = {}
@@ -114,6 +117,8 @@ def profile_of(
     )
     for rank, attribute in enumerate(order):
         found = sorted(by_attribute.get(attribute, []), key=lambda r: r.said_at, reverse=True)
+        if attribute in ("likes", "dislikes"):
+            found = [record for record in found if record.importance >= KEY_PREFERENCE]
         single = attribute in ATTRIBUTES and ATTRIBUTES[attribute].single
         ranked += [(rank, record) for record in found[: 1 if single else PROFILE_VALUES.get(attribute, 1)]]
     vital_rank = PROFILE_ORDER.index("allergy")
@@ -140,22 +145,38 @@ def about_the_question(hit: SearchHit, query: str, floor: float, keyword_floor: 
     return cosine >= min(keyword_floor, floor) or bool(_CJK.search(query))
 
 
-def says_something(hit: SearchHit, query_words: set[str]) -> bool:
-    """Whether a turn carries content: two words beyond greetings and filler (four CJK characters);
-    an assistant's turn also shares a word with the question. A fact always does."""
+def stem(word: str) -> str:
+    """A word without its commonest English endings, so "camped" and "camping" meet ("camp")."""
+    word = word.removesuffix("'s")
+    for ending in ("ing", "ed", "es", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def says_something(hit: SearchHit, query_words: set[str], assistant_label: str = "Assistant") -> bool:
+    """Whether a turn carries content: two words beyond greetings and filler (four CJK characters),
+    or one that is the question's ("Glad to be part of it" for "… being part of the festival?");
+    the assistant's turn (labelled ``assistant_label``: no name of its own) also shares a word with
+    the question (:func:`stem` alike), so its echoes of the user ("Congrats on the new job!") stay
+    out. A person's words posted with the assistant's role (a name of their own) are read as
+    anyone's. A fact always carries content."""
     memory = hit.memory
     if memory.kind != "turn":
         return True
     text = memory.fact
     label = speaker_label(text[:80])
-    if label is not None:
+    if label is not None and text[len(label) : len(label) + 1] == ":":
         text = text[len(label) + 1 :]
     words = {w for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS and w not in _FILLER}
-    content = len(words) >= 2 or len(_CJK.findall(text)) >= 4
-    if memory.metadata.get("role") == "assistant":
-        # Shares a word with the question; in Chinese or Japanese two Han characters (kana are grammar).
-        return content and bool(words & query_words or len(set(_HAN.findall(text)) & query_words) >= 2)
-    return content
+    # Shares a word with the question; in Chinese or Japanese two Han characters (kana are grammar).
+    shared = bool({stem(word) for word in words} & {stem(word) for word in query_words}) or (
+        len(set(_HAN.findall(text)) & query_words) >= 2
+    )
+    if memory.metadata.get("role") == "assistant" and label in (assistant_label, None):
+        return shared and (len(words) >= 2 or len(_CJK.findall(text)) >= 4)
+    # One word beyond filler is enough where it is the question's ("Glad to be part of it").
+    return len(words) >= 2 or len(_CJK.findall(text)) >= 4 or (len(words) == 1 and shared)
 
 
 def build_block(
@@ -163,13 +184,16 @@ def build_block(
     hits: Sequence[SearchHit],
     profile: Sequence[MemoryRecord],
     max_tokens: int,
+    *,
+    assistant_label: str = "Assistant",
 ) -> ContextBlock:
     """The block for ``query``: ``profile`` first (within :data:`PROFILE_SHARE` of the budget; an
     asked fact older than the user's later words on it is not profile but follows them); then the
     user's later words about what it asks (turns the lookup found newer than the asked
     facts: rule 3 of the module), newest first; then the hits that say something, facts in search
     order (corrections before what they correct), then turns newest first. An asked fact of the
-    user said before those later words says so (:data:`BEFORE_LATER_WORDS_MARK`, with their date)."""
+    user said before those later words says so (:data:`BEFORE_LATER_WORDS_MARK`, with their date).
+    ``assistant_label``: the speaker label of the assistant's own turns (``ingest.turn_speakers``)."""
     budget = max_tokens * CHARS_PER_TOKEN
     lines = [CONTEXT_HEADER, RECALLED_LABEL]
     used = len(CONTEXT_HEADER) + 1 + len(RECALLED_LABEL)
@@ -214,7 +238,7 @@ def build_block(
         hit
         for hit in hits
         if hit.memory.id not in shown
-        and says_something(hit, query_words)
+        and says_something(hit, query_words, assistant_label)
         and "someone_else" not in hit.factors
     ]
     facts = [hit for hit in relevant if hit.memory.kind != "turn"]

@@ -22,8 +22,8 @@ from ..store.db import Database
 
 @dataclass(frozen=True)
 class EntityView:
-    """One entity as its page shows it: its current facts (one per single attribute, newest said
-    first), what they replaced (with ``valid_to``), its relations, and the turns the facts were
+    """One entity as its page shows it: its current facts (every live one the requester may see,
+    newest said first: a private and a group value of one attribute can both be current), what they replaced (with ``valid_to``), its relations, and the turns the facts were
     read from."""
 
     entity: Entity

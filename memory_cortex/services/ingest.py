@@ -360,7 +360,9 @@ class IngestService:
             sources = [delta.new[n - 1] for n in fact.source if 1 <= n <= len(delta.new)] or delta.new
             # The turns it was read from: its own messages' (every part of a long one).
             derived_from = [turn for message in sources for turn in turns.get(message.digest, [])]
-            structure = structure_of(fact)
+            speaker = said_by.get(id(sources[0]))
+            other = speaker.name if speaker is not None and not speaker.owner and speaker.name else None
+            structure = structure_of(fact, said_by=other)
             items.append(
                 NewMemory(
                     user_id=job.user_id,

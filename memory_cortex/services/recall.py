@@ -85,6 +85,8 @@ class RecallService:
         keyword_floor: the cosine a keyword hit needs to be in ``/context`` (``search.min_similarity``).
         protection: what is never left out of ``/context`` (``lifecycle.protect_importance`` and
             ``protected_topics``; the defaults when not given).
+        assistant_label: the speaker label of the assistant's own turns (``ingest.turn_speakers``),
+            whose replies ``/context`` keeps only when they share a word with the question.
     """
 
     def __init__(
@@ -101,8 +103,10 @@ class RecallService:
         shared_store: bool = False,
         keyword_floor: float = 0.15,
         protection: LifecycleConfig | None = None,
+        assistant_label: str = "Assistant",
     ) -> None:
         self._keyword_floor = keyword_floor
+        self._assistant_label = assistant_label
         self._protection = protection if protection is not None else LifecycleConfig()
         self._metrics = metrics
         self._shared_store = shared_store
@@ -161,7 +165,7 @@ class RecallService:
         own current facts), then the facts that answer the question, then the turns that say
         something, newest first, as dated, attributed quotes ("- 2025-05-21, Tim: …"). The memories
         in it are counted as read. Only hits of at least ``min_similarity`` (None:
-        ``search.min_similarity``) are used: nothing unrelated is injected into a prompt.
+        ``recall.context_min_similarity``) are used: nothing unrelated is injected into a prompt.
 
         ``budget_s`` (at most ``context_timeout_ms``): when the search has not finished by then the
         block is empty and ``degraded``: the caller (a prompt about to be sent) has stopped waiting,
@@ -274,7 +278,7 @@ class RecallService:
             # What must never be hidden (an allergy) is kept, as the search's floor keeps it.
             or protected_because(hit.memory, self._protection, by_category=False) is not None
         ]
-        return build_block(query, hits, profile, max_tokens)
+        return build_block(query, hits, profile, max_tokens, assistant_label=self._assistant_label)
 
     async def _synthesise(self, query: str, hits: list[SearchHit], deadline: float) -> str:
         """The LLM's answer, or :class:`LLMUnavailable` in time for the degraded answer: the LLM

@@ -273,6 +273,13 @@ async def test_relations_are_written_listed_and_deleted_within_their_scope(
     ).status == 200
     left = (await (await client.get("/relations", params={"user_id": "rosa"})).json())["relations"]
     assert [r["object"] for r in left] == ["Luca"]
+    luca = left[0]["object_id"]
+    naming = await client.get("/relations", params={"user_id": "rosa", "entity": str(luca)})
+    assert naming.status == 200, await naming.text()  # a query string's id is text
+    assert [r["object"] for r in (await naming.json())["relations"]] == ["Luca"]
+    assert (await (await client.get("/relations", params={"user_id": "rosa", "entity": "999"})).json())[
+        "relations"
+    ] == []
     # Nothing is left of Marco: he is neither listed nor shown.
     listed = (await (await client.get("/entities", params={"user_id": "rosa"})).json())["entities"]
     assert "Marco" not in {e["name"] for e in listed}
@@ -386,3 +393,124 @@ async def test_the_users_later_words_on_what_is_asked_come_before_the_older_fact
         newer < i and "(said before the user's words of 2026-05-02 on it)" in lines[i] for i in older
     ), lines
     assert newer >= 2 + block["profile"]  # the profile holds no fact the later words may have changed
+
+
+async def test_two_peoples_words_kept_as_the_users_are_told_apart_by_who_said_them(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    # A conversation between two people posted as a private session, names and no owner mark.
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("I love horror films, the scarier the better.", "2026-03-01T10:00:00Z", name="Joanna"),
+            said("I love fantasy films, Lord of the Rings above all.", "2026-03-01T10:01:00Z", name="Nate"),
+        ],
+    )
+    body = {"query": "What films does Nate like?", "user_id": "priya"}
+    debug = await (await client.post("/search/debug", json=body, headers=JSON)).json()
+    asked = {hit["fact"]: hit["factors"] for hit in debug["fused"] if hit["fact"].startswith("The user")}
+    assert any("fantasy" in fact and "lookup" in factors for fact, factors in asked.items()), asked
+    assert not any("horror" in fact and "lookup" in factors for fact, factors in asked.items()), asked
+
+
+async def test_of_an_attribute_with_many_values_only_the_closest_few_are_lifted(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    likes = ["hiking", "jazz", "sushi", "board games", "sci-fi novels", "gardening"]
+    await ingest(
+        client, [said(f"I love {thing}.", f"2026-03-01T10:0{i}:00Z") for i, thing in enumerate(likes)]
+    )
+    body = {"query": "What music do I love?", "user_id": "priya"}
+    response = await client.post("/search/debug", json=body, headers=JSON)
+    assert response.status == 200, await response.text()
+    lifted = [hit["fact"] for hit in (await response.json())["fused"] if "lookup" in hit["factors"]]
+    assert 1 <= len(lifted) <= 3 and any("jazz" in fact for fact in lifted), lifted
+    found = await client.post("/hybrid-search", json={**body, "limit": 5}, headers=JSON)
+    assert found.status == 200
+
+
+async def test_the_profile_holds_the_preferences_the_user_asked_to_keep_not_every_passing_like(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("Remember that I love Thai food.", "2026-03-01T10:00:00Z"),
+            said("I love jazz.", "2026-03-01T10:01:00Z"),
+            said("I love all the yellow leaves in the park, so cozy.", "2026-03-01T10:02:00Z"),
+        ],
+    )
+    block = await context(client, "How do I renew a passport?")
+    profile = block["context"].splitlines()[2 : 2 + block["profile"]]
+    assert any("Thai food" in line for line in profile), profile
+    assert not any("jazz" in line or "leaves" in line for line in profile), profile
+    # A passing like is still found when asked about.
+    assert "jazz" in (await context(client, "What music do I like?"))["context"]
+
+
+async def test_a_short_answer_is_kept_and_only_the_assistants_own_echoes_left_out(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    # A conversation between two people, the second posted with the assistant's role under her name
+    # (as a bridge posts a DM): her words are hers, however short; the assistant's own echo is not.
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("Are you going to the dance festival in May?", "2026-03-01T10:00:00Z", name="Gina"),
+            {
+                "role": "assistant",
+                "name": "Jon",
+                "content": "Yes! Glad to be part of it.",
+                "timestamp": "2026-03-01T10:01",
+            },
+            said("And what genre is your screenplay?", "2026-03-01T10:02:00Z", name="Gina"),
+            {
+                "role": "assistant",
+                "name": "Jon",
+                "content": "A mix of drama and romance!",
+                "timestamp": "2026-03-01T10:03",
+            },
+            {
+                "role": "assistant",
+                "content": "That sounds like a wonderful plan, enjoy every minute!",
+                "timestamp": "2026-03-01T10:04:00Z",
+            },
+        ],
+    )
+    festival = (await context(client, "What is Jon's attitude to being part of the dance festival?"))[
+        "context"
+    ]
+    assert "Glad to be part of it" in festival, festival
+    assert "wonderful plan" not in festival, festival  # the assistant's reply shares no word of it
+    genre = (await context(client, "What genre is Jon's screenplay?"))["context"]
+    assert "drama and romance" in genre, genre
+
+
+async def test_a_relation_said_by_someone_else_is_theirs_never_the_users(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said(
+                "My husband Raj and I are off to Goa next week",
+                "2026-01-14T10:00:00Z",
+                name="Priya",
+                owner=True,
+            ),
+            said("Ha, my husband Tom hates flying", "2026-01-14T10:01:00Z", name="Melanie", owner=False),
+        ],
+        **GROUP,
+    )
+    scope = {k: GROUP[k] for k in ("session_kind", "channel")}
+    relations = (await (await client.get("/relations", params={"user_id": "priya", **scope})).json())[
+        "relations"
+    ]
+    links = {(r["subject"], r["predicate"], r["object"]) for r in relations}
+    assert any(o == "Tom" and s == "Melanie" for s, _, o in links), links
+    assert not any(o == "Tom" and s != "Melanie" for s, _, o in links), links  # not the user's husband

@@ -12,6 +12,7 @@ import pytest
 from memory_cortex.config import SearchConfig
 from memory_cortex.records import NewMemory
 from memory_cortex.services.search import SearchService
+from memory_cortex.services.search.lookup import asked, short_names_in
 from memory_cortex.store import memories as memory_sql
 from memory_cortex.store import retrieval as retrieval_sql
 from memory_cortex.store.db import Database, apply_migrations, connect
@@ -94,7 +95,9 @@ def test_labels_are_capitalised_names_in_any_script(tmp_path: Path) -> None:
         "Bob",
     ]
     ids = [memory_sql.insert(conn, NewMemory(user_id="u", fact=fact)) for fact in facts]
-    speakers = {memory_id: traits.speaker for memory_id, traits in retrieval_sql.rank_traits(conn, ids).items()}
+    speakers = {
+        memory_id: traits.speaker for memory_id, traits in retrieval_sql.rank_traits(conn, ids).items()
+    }
     assert speakers == {ids[0]: "élodie", ids[1]: None, ids[2]: "dr. ann lee", ids[3]: None, ids[4]: None}
     conn.close()
 
@@ -104,3 +107,16 @@ async def test_the_speaker_pool_is_never_smaller_than_the_limit(store: tuple[Dat
     looks at all 5, so Melanie's turn is still lifted."""
     boosted = await facts(store, "What does Melanie like to paint?", subject_boost=0.5, subject_pool=1)
     assert boosted[0] == "Melanie: Painting calms me down after work."
+
+
+def test_a_short_form_of_a_speakers_name_names_them_but_a_question_word_does_not() -> None:
+    speakers = {1: "Melanie", 2: "Howard", 3: "Jo"}
+    assert short_names_in("How long have Mel and her husband been married?", speakers) == [1]
+    assert short_names_in("How is work going?", speakers) == []  # "How" begins the question
+    assert short_names_in("Where does Howard work?", speakers) == []  # the whole name: names_in's
+
+
+def test_a_question_about_pets_asks_the_pet_attribute_by_any_of_its_words() -> None:
+    # "pet" is a relation word as well: its own question words are kept.
+    for question in ("Do I have a cat?", "What pets do I have?", "What is my dog called?"):
+        assert "pet" in asked(question).attributes, question

@@ -33,8 +33,8 @@ import time
 from dataclasses import dataclass
 
 from ...config import SearchConfig
-from ...models.attributes import ATTRIBUTES, CJK_RELATIONS, RELATIONS
-from ...records import MemoryRecord
+from ...models.attributes import ATTRIBUTES, CJK_RELATIONS, RELATIONS, is_single
+from ...records import MemoryRecord, speaker_label
 from ...store import entities as entity_sql
 from ...store import memories as memory_sql
 from ...store.db import Database
@@ -44,6 +44,10 @@ from .model import Candidate, Pool, SearchRequest
 
 # Most facts of the asked subjects and attributes the lookup adds to the pool.
 MAX_LOOKUP_FACTS = 20
+# How many of the user's later turns on an asked attribute the lookup marks at most (``_newer_words``).
+NEWER_WORDS_AT_MOST = 2
+# Of a subject's attribute with many values (likes, pets), how many facts the lookup boosts at most.
+MANY_VALUES_BOOSTED = 3
 # What another person's fact or turn scores for a question about an attribute of the user.
 SOMEONE_ELSE = 0.25
 _WORD = re.compile(r"[^\W\d_][\w'-]*|\d+", re.UNICODE)
@@ -102,6 +106,19 @@ def names_in(text: str, names: dict[int, str]) -> list[int]:
     return found
 
 
+def short_names_in(query: str, names: dict[int, str]) -> list[int]:
+    """The names the question says in short: a capitalised word of three letters or more, not the
+    question's first, that begins the name's first word ("Mel" for Melanie, "Gab" for Gabriel),
+    the name itself aside."""
+    words = set(re.findall(r"(?<=\s)[A-Z][a-z]{2,}\b", query))  # not the first: "How" is no "Howard"
+    found = []
+    for entity_id, name in names.items():
+        first = name.split()[0] if name.split() else ""
+        if any(first != word and first.startswith(word) for word in words):
+            found.append(entity_id)
+    return found
+
+
 class LookupStage:
     """See the module's docstring. ``belief_boost`` 0 turns the boost off (the newest-first order of
     facts of one subject and attribute still holds)."""
@@ -115,14 +132,29 @@ class LookupStage:
         question = asked(request.query)
         about_user = False
         if question.attributes and request.kinds in (None, ("fact",)) and self._config.belief_boost > 0:
-            about_user = await self._add_asked_facts(request, pool, question)
-        if about_user:
-            await self._others_aside(request, pool, question)
+            someone = await self._names_someone_else(request, pool, question)
+            about_user = await self._add_asked_facts(request, pool, question, someone_named=someone)
+            if about_user and not someone:
+                await self._others_aside(request, pool)
         await self._newest_first(request, pool)
 
-    async def _add_asked_facts(self, request: SearchRequest, pool: Pool, question: Asked) -> bool:
+    async def _names_someone_else(self, request: SearchRequest, pool: Pool, question: Asked) -> bool:
+        """Whether the question names someone whose words are among the best candidates and who is
+        not the user: one the memory knows only by their words in a group ("Where does Amaka
+        work?"), or the other speaker of a conversation posted with the assistant's role; by their
+        name or its short form ("Mel and her husband", :func:`short_names_in`)."""
+        best = pool.top(max(self._config.prior_pool, request.limit))
+        others = await self._db.read(lambda conn: entity_sql.said_by_others(conn, pool.ids(best)))
+        speakers = dict(enumerate({name for name in others.values() if name}))
+        return bool(names_in(question.text, speakers) or short_names_in(request.query, speakers))
+
+    async def _add_asked_facts(
+        self, request: SearchRequest, pool: Pool, question: Asked, *, someone_named: bool = False
+    ) -> bool:
         """Add and boost the asked facts; returns whether the question is about the user alone (an
-        attribute of theirs, in the first person, naming nobody else)."""
+        attribute of theirs, in the first person, naming nobody else). ``someone_named``: the
+        question names another person the memory knows by their words: the user's own facts are
+        asked only in the first person."""
         started = time.perf_counter()
         only_user = about_user = False
 
@@ -140,7 +172,7 @@ class LookupStage:
                     for entity_id, name in names.items()
                     if name.casefold().removeprefix("user's ") in question.relations
                 ]
-            if question.first_person or not named:
+            if question.first_person or not (named or someone_named):
                 subjects.append(None)
             about_user = None in subjects
             only_user = subjects == [None] and not question.about_several
@@ -156,7 +188,7 @@ class LookupStage:
             )
             return [record for record in records if record.layer in request.layers]
 
-        records = await self._db.read(read)
+        records = await self._by_the_named_speaker(question, await self._db.read(read))
         found = [record.id for record in records]
         if not found:
             request.timed("lookup_facts", started)
@@ -175,7 +207,22 @@ class LookupStage:
         floor = self._config.min_similarity
         boost = 1.0 + self._config.belief_boost
         texts = {record.id: record.fact.casefold() for record in records}
+        # Of an attribute with many values at once (likes, pets), only the few closest to the question:
+        # boosting all of someone's thirty likes would push everything else out.
+        many: dict[tuple[int | None, str | None], list[MemoryRecord]] = {}
+        for record in records:
+            if not is_single(record.attribute):
+                many.setdefault((record.subject_id, record.attribute), []).append(record)
+        past_the_few = {
+            record.id
+            for group in many.values()
+            for record in sorted(group, key=lambda r: -(cosine_of(by_id, cosines, r.id)))[
+                MANY_VALUES_BOOSTED:
+            ]
+        }
         for memory_id in found:
+            if memory_id in past_the_few:
+                continue
             candidate = by_id.get(memory_id)
             if candidate is None:
                 candidate = Candidate(
@@ -192,10 +239,31 @@ class LookupStage:
                 candidate.factors["lookup"] = boost
         pool.rank()
         users = [record for record in records if record.about_owner]
-        if about_user and any("lookup" in by_id[record.id].factors for record in users):
+        if about_user and any(
+            (candidate := by_id.get(record.id)) is not None and "lookup" in candidate.factors
+            for record in users
+        ):
             await self._newer_words(request, pool, question, users)
         request.timed("lookup_facts", started)
         return only_user
+
+    async def _by_the_named_speaker(self, question: Asked, records: list[MemoryRecord]) -> list[MemoryRecord]:
+        """When the question names the speaker of some of the user's facts' source turns, only that
+        speaker's facts of the user: two people's words kept as the user's (a conversation between
+        two people posted as a private session, with names and no owner mark) are told apart by who
+        said them ("What is Nate's favourite film?" is not answered by Joanna's)."""
+        sources = {r.id: list(r.metadata.get("derived_from") or []) for r in records if r.about_owner}
+        turn_ids = sorted({int(t) for ids in sources.values() for t in ids if isinstance(t, int)})
+        if not turn_ids:
+            return records
+        turns = await self._db.read(lambda conn: memory_sql.get_many(conn, turn_ids))
+        label = {tid: speaker_label(turn.fact[:80]) for tid, turn in turns.items()}
+        said_by = {rid: {label.get(t) for t in ids} - {None} for rid, ids in sources.items()}
+        speakers = {name for names in said_by.values() for name in names if name}
+        named = {name for name in speakers if names_in(question.text, {0: name})}
+        if not named:
+            return records
+        return [r for r in records if not r.about_owner or said_by[r.id] & named]
 
     async def _newer_words(
         self, request: SearchRequest, pool: Pool, question: Asked, facts: list[MemoryRecord]
@@ -203,7 +271,8 @@ class LookupStage:
         """When the question is about an attribute of the user (one of their ``facts`` of it was
         found about the question), the user's own turns among the best candidates said after all of
         those facts, that say a word asking for an asked attribute ("got a new job at Workday" for
-        "Where do I work?"), count as found by the lookup: an update the extraction missed comes
+        "Where do I work?"), the :data:`NEWER_WORDS_AT_MOST` closest to the question, count as found
+        by the lookup (factor ``lookup`` ×1: marked, not lifted): an update the extraction missed comes
         with the fact it updates, however far its meaning is from the question's."""
         since = max(fact.said_at for fact in facts)
         read_from = {mid for fact in facts for mid in fact.metadata.get("derived_from") or []}
@@ -212,8 +281,7 @@ class LookupStage:
             return
         records = await self._db.read(lambda conn: memory_sql.get_many(conn, pool.ids(best)))
         cues = [cue for key in question.attributes for cue in ATTRIBUTES[key].asked_by]
-        boost = 1.0 + self._config.belief_boost
-        changed = False
+        newer: list[Candidate] = []
         for candidate in best:
             turn = records.get(candidate.id)
             if (
@@ -227,20 +295,15 @@ class LookupStage:
             text = turn.fact.casefold()
             words = set(_WORD.findall(text))
             if any((cue in text) if _CJK.search(cue) else (cue in words) for cue in cues):
-                candidate.factors["lookup"] = boost
-                changed = True
-        if changed:
-            pool.rank()
+                newer.append(candidate)
+        # Marked, not lifted: the closest few keep their rank, and /context reads them first.
+        for candidate in sorted(newer, key=lambda c: -(c.query_cosine or 0.0))[:NEWER_WORDS_AT_MOST]:
+            candidate.factors["lookup"] = 1.0
 
-    async def _others_aside(self, request: SearchRequest, pool: Pool, question: Asked) -> None:
-        """Another person's facts and words among the best score ``× SOMEONE_ELSE`` — unless the
-        question names one of those people: one the memory knows only by their words in a group
-        (no entity of theirs), "Where does Amaka work?", is asking about them."""
+    async def _others_aside(self, request: SearchRequest, pool: Pool) -> None:
+        """Another person's facts and words among the best score ``× SOMEONE_ELSE``."""
         best = pool.top(max(self._config.prior_pool, request.limit))
         others = await self._db.read(lambda conn: entity_sql.said_by_others(conn, pool.ids(best)))
-        speakers = dict(enumerate({name for name in others.values() if name}))
-        if names_in(question.text, speakers):
-            return
         for candidate in best:
             if candidate.id in others:
                 candidate.factors["someone_else"] = SOMEONE_ELSE
@@ -273,6 +336,13 @@ class LookupStage:
                     changed = True
         if changed:
             pool.rank()
+
+
+def cosine_of(by_id: dict[int, Candidate], cosines: dict[int, float], memory_id: int) -> float:
+    """A fact's cosine to the question: the pool's, else the one just read from the index; 0 unknown."""
+    candidate = by_id.get(memory_id)
+    known = candidate.query_cosine if candidate is not None else None
+    return known if known is not None else cosines.get(memory_id, 0.0)
 
 
 def owners_words(turn: MemoryRecord) -> bool:
