@@ -60,6 +60,23 @@ def iso_timestamp(value: Any, field_name: str | None) -> Any:
 Integer = Annotated[int, Strict(), BeforeValidator(_whole_float_to_int)]
 PositiveInteger = Annotated[int, Field(ge=1), Strict(), BeforeValidator(_whole_float_to_int)]
 RowId = Annotated[int, Field(ge=1, le=MAX_ID), Strict(), BeforeValidator(_whole_float_to_int)]
+# What a memory says of its subject (issue 33), in every response that shows a memory.
+SubjectIdOut = Annotated[
+    int | None,
+    Field(description="The entity it is about (GET /entities/{id}); null: the user themself, or a turn."),
+]
+AttributeOut = Annotated[
+    str | None,
+    Field(description="The attribute of its subject it states (home, employer, job, age, diet, …), if any."),
+]
+ValueOut = Annotated[str | None, Field(description="That attribute's value, as said.")]
+ValidFromOut = Annotated[str | None, Field(description="When it was said (the message's time), if known.")]
+ValidToOut = Annotated[
+    str | None,
+    Field(
+        description="When a later statement of the same subject and attribute replaced it (null: current)."
+    ),
+]
 Importance = Annotated[int, Field(ge=1, le=10), Strict(), BeforeValidator(_whole_float_to_int)]
 
 
@@ -254,19 +271,11 @@ class SearchResultItem(BaseModel):
     agent_id: str | None = Field(None, description="The agent it belongs to (null: every agent).")
     visibility: Visibility = Field("private", description="private or shared.")
     channel: str | None = Field(None, description="The conversation it came from (source_channel).")
-    subject_id: int | None = Field(
-        None, description="The entity it is about (GET /entities/{id}); null: the user themself, or a turn."
-    )
-    attribute: str | None = Field(
-        None,
-        description="The attribute of its subject it states (home, employer, job, age, diet, …), if any.",
-    )
-    value: str | None = Field(None, description="That attribute's value, as said.")
-    valid_from: str | None = Field(None, description="When it was said (the message's time), if known.")
-    valid_to: str | None = Field(
-        None,
-        description="When a later statement of the same subject and attribute replaced it (null: current).",
-    )
+    subject_id: SubjectIdOut = None
+    attribute: AttributeOut = None
+    value: ValueOut = None
+    valid_from: ValidFromOut = None
+    valid_to: ValidToOut = None
 
 
 class HybridSearchResponse(BaseModel):
@@ -456,19 +465,11 @@ class MemoryOut(BaseModel):
     )
     embedded: bool = Field(description="True when a vector of the live model is stored.")
     embedding_model: str | None
-    subject_id: int | None = Field(
-        None, description="The entity it is about (GET /entities/{id}); null: the user themself, or a turn."
-    )
-    attribute: str | None = Field(
-        None,
-        description="The attribute of its subject it states (home, employer, job, age, diet, …), if any.",
-    )
-    value: str | None = Field(None, description="That attribute's value, as said.")
-    valid_from: str | None = Field(None, description="When it was said (the message's time), if known.")
-    valid_to: str | None = Field(
-        None,
-        description="When a later statement of the same subject and attribute replaced it (null: current).",
-    )
+    subject_id: SubjectIdOut = None
+    attribute: AttributeOut = None
+    value: ValueOut = None
+    valid_from: ValidFromOut = None
+    valid_to: ValidToOut = None
     action: str | None = Field(
         None, description='Writes only: "created", or "merged" into this existing near-duplicate.'
     )

@@ -26,6 +26,16 @@ def facts_of(text: str, speaker: str | None = None) -> set[tuple[str, str, str]]
 
 
 POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
+    # a new role said by who gave it, and a learner's "work like"
+    (
+        "And she made me team lead for the test department, so I have six people under me now.",
+        {("user", "job", "team lead")},
+    ),
+    ("I was promoted to senior engineer last week", {("user", "job", "senior engineer")}),
+    (
+        "I work like graphic designer for Lavazza here in Turin.",
+        {("user", "job", "graphic designer"), ("user", "employer", "lavazza"), ("user", "home", "turin")},
+    ),
     # text-speak and dropped subjects
     ("ive been at deloitte for three years now", {("user", "employer", "deloitte")}),
     ("im Lagos-based btw", {("user", "home", "lagos")}),
@@ -146,6 +156,7 @@ NEGATIVES = [
     "my eyes are terrible in the dark",
     "I was diagnosed with a sprained ankle",
     # reactions to a moment, not what someone is, likes or is called
+    "I work like crazy these days",
     "Looky here, I got this new pup for you!",
     "An online platform can really show off your studio and get investors.",
     "I love seeing them soaking in the sun like this.",

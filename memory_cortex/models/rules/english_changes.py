@@ -9,7 +9,7 @@ import re
 
 from .english_people import BARE_KIN, NAMED_REL_WORDS, PET_KINDS, REL_ADJ, relation_of
 from .english_people import REL_WORDS as PEOPLE_WORDS
-from .english_text import lowercase_org, spell_out
+from .english_text import BACK_TO_FIRST, lowercase_org, spell_out
 from .english_values import DIETS, NOT_A_NAME, WORD_AGE, clean_value, drink_value, is_drink, is_occupation
 from .english_voice import en_fact, is_content, topic_from
 from .shapes import About, Draft, Rule, Voice, en_sentence, first_words_of
@@ -326,16 +326,6 @@ _NAMING = re.compile(
     r"(?:[\s!.]*$|\s*[,;:–—]|\s+(?:and|but|so|who|now)\b))",
     re.IGNORECASE,
 )
-_BACK_TO_FIRST = {
-    "is": "am",
-    "'s": "'m",
-    "has": "have",
-    "was": "was",
-    "doesn't": "don't",
-    "does": "do",
-    "goes": "go",
-    "studies": "study",
-}
 _ADVERB = re.compile(
     r"^(?:just|recently|finally|also|still|now|really|already|actually|only|officially)$", re.IGNORECASE
 )
@@ -389,8 +379,8 @@ def en_relative(clause: str) -> tuple[About, str, str] | None:
 
 def _to_first_person(verb: str) -> str:
     low = verb.lower()
-    if low in _BACK_TO_FIRST:
-        return _BACK_TO_FIRST[low]
+    if low in BACK_TO_FIRST:
+        return BACK_TO_FIRST[low]
     if low.endswith("ies") and len(low) > 4:
         return verb[:-3] + "y"
     if low.endswith(("shes", "ches", "sses", "xes")):
@@ -476,6 +466,13 @@ _ENGAGED = _pattern(
 _WAS_FORMS = ("born",)
 
 
+# "I work like graphic designer for Lavazza": "as", in a learner's English (never "like a dog"; not
+# before "in": "programmer in Comarch" names no place, and nothing here tells a firm from a town).
+_WORK_LIKE = _pattern(
+    r"^i\s+work\s+like\s+(?!(?:a|an|the|crazy|mad|hell)\b)(?P<job>(?:(?!\s(?:in|for|at|by|with)\s)[\w\s-])+?)(?=\s+(?:for|at|by|with)\b|$)"
+)
+
+
 def en_normalise(clause: str) -> str:
     """A clause as the rules read it: "We finally moved to Edinburgh" → "I finally moved to
     Edinburgh" (a household's move, pet or home is the speaker's too), "Our hamster is…" → "My
@@ -483,6 +480,9 @@ def en_normalise(clause: str) -> str:
     moved to Bristol"). Text-speak is spelled out first ("im" → "I'm"). Other clauses are left as
     they are."""
     clause = _I_MEANT.sub("", spell_out(clause))
+    m = _WORK_LIKE.match(clause)
+    if m is not None and is_occupation(m["job"]):  # a learner's "I work like programmer in Comarch"
+        clause = f"I work as {clause[m.start('job') :]}"
     m = _ENGAGED.match(clause)
     if m is not None:
         return f"I got {m['what'].lower()} to {m['name']}{clause[m.end() :]}"

@@ -50,6 +50,8 @@ def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
         job, employer = job[: named.start()], named["org"]
     if employer and (where := _IN_PLACE.search(employer)):  # "at Spotify in Stockholm"
         employer, based = employer[: where.start()], based or where
+    if employer:  # "for Lavazza here in Turin"
+        employer = re.sub(r"\s+(?:here|there)$", "", employer, flags=re.IGNORECASE)
     draft = draft.stating("job", job)
     also = []
     if employer:

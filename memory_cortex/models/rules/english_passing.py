@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .english_people import BARE_KIN, MY_RELATIVE, NAME, PET_KINDS, REL_WORDS, name_ok, relation_of, said_of
-from .english_text import is_name, spell_out
+from .english_text import BACK_TO_FIRST, is_name, spell_out
 from .english_values import WORD_AGE, is_drink, is_occupation
 from .shapes import About, Draft, Voice, en_sentence
 
@@ -409,18 +409,6 @@ def _subjectless(part: str) -> str | None:
     return None
 
 
-_BACK_TO_FIRST = {
-    "is": "am",
-    "'s": "'m",
-    "has": "have",
-    "was": "was",
-    "doesn't": "don't",
-    "does": "do",
-    "goes": "go",
-    "studies": "study",
-}
-
-
 def _as_first_person(rest: str) -> str:
     """'is a nurse' → "I am a nurse"; 'only drinks tea' → 'I only drink tea'; 'lives in Leeds' → 'I live in Leeds'."""
     words = rest.strip().split()
@@ -428,8 +416,8 @@ def _as_first_person(rest: str) -> str:
         low = word.lower()
         if re.match(_ADVERBS.replace(")*", ")"), low + " "):
             continue
-        if low in _BACK_TO_FIRST:
-            words[i] = _BACK_TO_FIRST[low]
+        if low in BACK_TO_FIRST:
+            words[i] = BACK_TO_FIRST[low]
         elif low.endswith("ies") and len(low) > 4:
             words[i] = word[:-3] + "y"
         elif low.endswith(("shes", "ches", "sses", "xes")):

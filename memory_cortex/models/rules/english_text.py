@@ -191,3 +191,17 @@ NOT_ORGS = frozenset(
 def lowercase_org(employer: str) -> bool:
     """'tesco', 'greggs': one word a chat writes in lower case for an organisation, not 'home' or 'nights'."""
     return re.fullmatch(r"[a-z][\w&'.-]*", employer) is not None and employer not in NOT_ORGS
+
+
+# A verb of the third person back in the first ("she is" → "I am"), for a statement read in its
+# speaker's voice.
+BACK_TO_FIRST = {
+    "is": "am",
+    "'s": "'m",
+    "has": "have",
+    "was": "was",
+    "doesn't": "don't",
+    "does": "do",
+    "goes": "go",
+    "studies": "study",
+}

@@ -159,6 +159,15 @@ def _business_in(m: re.Match[str], voice: Voice) -> Draft | None:
     return dataclasses.replace(draft, also=(also,))
 
 
+def _promoted(m: re.Match[str], voice: Voice) -> Draft | None:
+    """ "I was promoted to senior engineer", "she made me team lead for the test department": a new role."""
+    job = clean_value(m["job"])
+    if not job or not is_occupation(job):
+        return None
+    fact = en_sentence(f"{voice.title} was promoted to {job}")
+    return Draft(fact, topic_from(job, "job"), "identity", 8).stating("job", job)
+
+
 EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
     Rule(_pattern(pattern), handler, first_words_of(starts))
     for starts, pattern, handler in (
@@ -198,6 +207,13 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
             rf"have)\s+(?:a|an)\s+(?:new\s+|little\s+|rescue\s+)?(?:kitten|puppy|cat|dog|rabbit|bunny|hamster|parrot|"
             rf"guinea\s+pig)\s*,\s*{_NAME}\s*(?:[!.]|,|$).*$",
             _named_pet,
+        ),
+        (
+            "I she he they my",
+            r"^(?:i\s+(?:was|got|have\s+been|'ve\s+been|just\s+got)\s+(?:just\s+)?promoted\s+to|(?:she|he|they|"
+            r"my\s+(?:boss|manager|company))\s+(?:just\s+)?(?:made|promoted)\s+me(?:\s+to)?)\s+(?:the\s+|a\s+|an\s+)?"
+            r"(?P<job>[\w\s-]{3,40}?)(?:\s+(?:for|of|in|at|on)\s+[^,;]+?)?(?:[\s!.]*$|\s*[,;].*$)",
+            _promoted,
         ),
         (
             "it's it",
