@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,9 @@ from .schemas import (
     _Request,
 )
 
+# A name that says something: not blank, as long as an extracted subject at most (a new name is
+# a new entity).
+EntityName = Annotated[str, Field(min_length=1, max_length=120, json_schema_extra={"pattern": NOT_BLANK})]
 EntityKind = Literal["self", "person", "pet", "place", "plan", "organisation", "thing"]
 
 
@@ -102,14 +105,14 @@ class RelationIn(_Request):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     user_id: UserId | None = None
-    subject: RowId | str = Field(description="An entity id, or a name (e.g. 'Rosa').")
+    subject: RowId | EntityName = Field(description="An entity id, or a name (e.g. 'Rosa').")
     predicate: str = Field(
         min_length=1,
         max_length=60,
         description="What the subject is to the object (partner, sister, manager, …; not blank).",
         json_schema_extra={"pattern": NOT_BLANK},
     )
-    object: RowId | str = Field(description="An entity id, or a name (e.g. 'Marco').")
+    object: RowId | EntityName = Field(description="An entity id, or a name (e.g. 'Marco').")
     subject_kind: Literal["person", "pet", "place", "plan", "organisation", "thing"] = "person"
     object_kind: Literal["person", "pet", "place", "plan", "organisation", "thing"] = "person"
     confidence: float = Field(1.0, ge=0, le=1)
