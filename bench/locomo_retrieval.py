@@ -14,6 +14,12 @@ Usage::
     python bench/locomo_retrieval.py                       # own daemon on a temp database
     python bench/locomo_retrieval.py --limit-questions 60  # quick run
     python bench/locomo_retrieval.py --url http://127.0.0.1:8300 --json out/locomo.json
+    python bench/locomo_retrieval.py --via ingest --context  # also what /context hands the agent
+
+``--context`` asks every question once more through ``POST /context`` with the OpenClaw plugin's
+defaults (500 tokens, 15 memories) and scores *context answer*: at least half of the gold answer's
+words (stop words and the conversation's speaker names left out: every turn line names a speaker)
+are in the block an agent would read, its dates read as people write them.
 
 With ``--db PATH`` (own daemon) or ``--url`` the memories persist, and a rerun skips conversations
 whose user already holds exactly their turns, so an interrupted ingest resumes where it stopped.
@@ -62,6 +68,10 @@ DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "bench" / "locomo"
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 MODES = ("hybrid", "fts", "vector")
 SEARCH_LIMIT = 10
+# The OpenClaw plugin's /context request (integrations/openclaw: maxTokens, maxFacts defaults).
+CONTEXT_TOKENS = 500
+CONTEXT_FACTS = 15
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 RECALL_AT = (5, 10)
 # LoCoMo writes session dates as "1:56 pm on 8 May, 2023"; the zone is unknown, so none is sent.
 SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
@@ -322,7 +332,9 @@ def ingest_sessions(client: httpx.Client, conversations: list[Conversation]) -> 
         raise BenchError(f"{queue['failed']} ingest jobs failed: see GET /ingest/jobs?status=failed")
     result.seconds = time.perf_counter() - started
     for conv in conversations:
-        listed = client.get("/memories", params={"user_id": conv.sample_id, "limit": 1000}, timeout=SEARCH_TIMEOUT)
+        listed = client.get(
+            "/memories", params={"user_id": conv.sample_id, "limit": 1000}, timeout=SEARCH_TIMEOUT
+        )
         result.actions.update(str(memory.get("kind", "fact")) for memory in listed.json()["memories"])
     return result
 
@@ -351,7 +363,9 @@ class Answer:
         return 1.0 if sum(word in seen for word in wanted) * 2 >= len(wanted) else 0.0
 
 
-_STOPWORDS = frozenset("a an the of to in on at and or for with by is was are were be her his their its".split())
+_STOPWORDS = frozenset(
+    "a an the of to in on at and or for with by is was are were be her his their its".split()
+)
 
 
 def answer_words(text: str) -> list[str]:
@@ -382,6 +396,73 @@ def _spoken_date(item: dict[str, Any]) -> str:
     except ValueError:
         return ""
     return f"{day.day} {day.strftime('%B')} {day.year}"
+
+
+@dataclass(frozen=True)
+class ContextAnswer:
+    """What ``/context`` gave for one question: whether the answer is in it, its memory lines, time."""
+
+    question: Question
+    found: float  # 1.0, 0.0, or nan when the answer has no word to look for
+    lines: int
+    latency_ms: float
+    block: str = ""
+
+
+def context_found(block: str, answer: str, speakers: set[str]) -> float:
+    """1.0 when at least half of ``answer``'s words (stop words and ``speakers`` left out) are in
+    ``block``, each ISO date of it also read as "8 May 2023"; nan when no word is left to look for."""
+    wanted = [w for w in answer_words(answer) if w not in speakers]
+    if not wanted:
+        return float("nan")
+
+    def spoken(match: re.Match[str]) -> str:
+        try:
+            day = datetime(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError:
+            return match[0]
+        return f"{match[0]} {day.day} {day.strftime('%B')} {day.year}"
+
+    seen = set(answer_words(_ISO_DAY.sub(spoken, block)))
+    return 1.0 if sum(word in seen for word in wanted) * 2 >= len(wanted) else 0.0
+
+
+def ask_context(client: httpx.Client, question: Question, speakers: set[str]) -> ContextAnswer:
+    body = {
+        "query": question.question,
+        "user_id": question.sample_id,
+        "max_tokens": CONTEXT_TOKENS,
+        "max_facts": CONTEXT_FACTS,
+    }
+    started = time.perf_counter()
+    response = client.post("/context", json=body, timeout=SEARCH_TIMEOUT)
+    latency_ms = (time.perf_counter() - started) * 1000
+    if response.status_code != 200:
+        raise BenchError(f"POST /context answered {response.status_code}: {response.text[:300]}")
+    block = response.json()["context"]
+    lines = sum(1 for line in block.splitlines() if line.startswith("- "))
+    return ContextAnswer(question, context_found(block, question.answer, speakers), lines, latency_ms, block)
+
+
+def context_report(answers: list[ContextAnswer]) -> dict[str, dict[str, Any]]:
+    """Per category and ``overall``: n, the share of answers in the block, mean lines, latency."""
+
+    def summary(group: list[ContextAnswer]) -> dict[str, Any]:
+        found = [a.found for a in group if not np.isnan(a.found)]
+        return {
+            "n": len(group),
+            "context_answer": float(np.mean(found)) if found else float("nan"),
+            "lines": float(np.mean([a.lines for a in group])) if group else float("nan"),
+            "p50_ms": percentile([a.latency_ms for a in group], 50),
+            "p95_ms": percentile([a.latency_ms for a in group], 95),
+        }
+
+    report = {
+        f"{category} {name}": summary([a for a in answers if a.question.category == category])
+        for category, name in CATEGORY_NAMES.items()
+    }
+    report["overall"] = summary(answers)
+    return report
 
 
 def select_questions(questions: list[Question], limit: int | None) -> list[Question]:
@@ -495,6 +576,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " (default), or each session through POST /ingest as the OpenClaw plugin sends it (the turns"
         " are then stored by the daemon, with the facts its extractor finds)",
     )
+    parser.add_argument(
+        "--context",
+        action="store_true",
+        help="also ask every question through POST /context with the plugin's defaults and score"
+        " whether the answer is in the block (see the module's docstring)",
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
@@ -564,7 +651,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.via == "ingest":
             stored = ingest_sessions(client, conversations)
             kinds = ", ".join(f"{name} {count}" for name, count in sorted(stored.actions.items()))
-            print(f"posted {stored.written} turns through /ingest; stored after {stored.seconds:.1f}s: {kinds}")
+            print(
+                f"posted {stored.written} turns through /ingest; stored after {stored.seconds:.1f}s: {kinds}"
+            )
         else:
             stored = ingest(client, conversations, args.batch_size, dedup=args.dedup)
         if stored.written and args.via == "memories":
@@ -579,6 +668,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         per_question: dict[str, list[dict[str, Any]]] = {}
         for mode in args.modes:
             results[mode], per_question[mode] = ask_all(client, daemon, questions, mode, args.quiet_wait)
+
+        context: dict[str, Any] = {}
+        if args.context:
+            speakers = {
+                conv.sample_id: {w for turn in conv.turns for w in answer_words(turn.speaker)}
+                for conv in conversations
+            }
+            answered = [
+                ask_context(client, q, speakers[q.sample_id])
+                for q in tqdm(questions, desc="asking (/context)", unit="q")
+            ]
+            context = context_report(answered)
+            per_question["context"] = [
+                {
+                    "question": a.question.question,
+                    "answer": a.question.answer,
+                    "found": a.found,
+                    "block": a.block,
+                }
+                for a in answered
+            ]
 
         methods: dict[str, Any] = {}
         if args.methods:
@@ -616,6 +726,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "ingest_s": round(stored.seconds, 1) if stored.written else None,
         "ingest_actions": dict(stored.actions),
         "modes": results,
+        "context": context,
         "methods": methods,
         "per_question": per_question,
     }
@@ -679,7 +790,17 @@ def print_report(report: dict[str, Any]) -> None:
     print()
     print(
         format_table(
-            ["mode", "n", "r@5", "r@10", "answer@10", "p50 ms", "p95 ms", "FTS-only fallbacks", "other procs (cores)"],
+            [
+                "mode",
+                "n",
+                "r@5",
+                "r@10",
+                "answer@10",
+                "p50 ms",
+                "p95 ms",
+                "FTS-only fallbacks",
+                "other procs (cores)",
+            ],
             summary,
             title="summary (recall = mean over questions of found evidence / evidence; latency = HTTP"
             " round trip, client side)",
@@ -695,6 +816,19 @@ def print_report(report: dict[str, Any]) -> None:
         " embedder error): in 'vector' mode those return nothing. 'other procs' = CPU cores that other"
         " processes on this machine used while the mode ran (2 cores here)."
     )
+    if report.get("context"):
+        rows = [
+            [name, c["n"], c["context_answer"], c["lines"], c["p50_ms"], c["p95_ms"]]
+            for name, c in report["context"].items()
+        ]
+        print()
+        print(
+            format_table(
+                ["category", "n", "context answer", "lines", "p50 ms", "p95 ms"],
+                rows,
+                title=f"POST /context ({CONTEXT_TOKENS} tokens, {CONTEXT_FACTS} memories): the answer in the block",
+            )
+        )
     if report.get("methods"):
         print_methods(report["methods"])
     skipped = report["questions_skipped_no_evidence"]
