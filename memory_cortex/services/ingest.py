@@ -84,6 +84,19 @@ class WorkerState:
     jobs_failed: int = 0
 
 
+def other_speaker(sources: list[Message], said_by: dict[int, Speaker], method: str) -> str | None:
+    """The one person other than the owner who said every message a rules fact was read from (the
+    rules read a relation from the speaker: Melanie's "my husband Tom" is hers); None otherwise,
+    and for an LLM's facts, whose relations are to the user (its prompt says so)."""
+    if method != "rules":
+        return None
+    names = {
+        speaker.name if speaker is not None and not speaker.owner else None
+        for speaker in (said_by.get(id(message)) for message in sources)
+    }
+    return names.pop() if len(names) == 1 and None not in names else None
+
+
 class IngestService:
     """Accepts transcripts and runs the extraction worker.
 
@@ -360,9 +373,7 @@ class IngestService:
             sources = [delta.new[n - 1] for n in fact.source if 1 <= n <= len(delta.new)] or delta.new
             # The turns it was read from: its own messages' (every part of a long one).
             derived_from = [turn for message in sources for turn in turns.get(message.digest, [])]
-            speaker = said_by.get(id(sources[0]))
-            other = speaker.name if speaker is not None and not speaker.owner and speaker.name else None
-            structure = structure_of(fact, said_by=other)
+            structure = structure_of(fact, said_by=other_speaker(sources, said_by, result.method))
             items.append(
                 NewMemory(
                     user_id=job.user_id,

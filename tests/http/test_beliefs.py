@@ -514,3 +514,21 @@ async def test_a_relation_said_by_someone_else_is_theirs_never_the_users(
     links = {(r["subject"], r["predicate"], r["object"]) for r in relations}
     assert any(o == "Tom" and s == "Melanie" for s, _, o in links), links
     assert not any(o == "Tom" and s != "Melanie" for s, _, o in links), links  # not the user's husband
+
+
+async def test_the_owners_words_under_two_labels_are_still_all_theirs(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    # In a DM the owner's turns say "User"; in a group they say her name. Both are hers: a question
+    # naming her gets her employer from either.
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("I work at Monzo as a data analyst", "2026-01-10T10:00:00Z")])
+    await ingest(
+        client,
+        [said("I work at Stripe on Fridays too", "2026-01-12T10:00:00Z", name="Priya", owner=True)],
+        **GROUP,
+    )
+    body = {"query": "Where does Priya work?", "user_id": "priya", "limit": 10}
+    debug = await (await client.post("/search/debug", json=body, headers=JSON)).json()
+    looked_up = [hit["fact"] for hit in debug["fused"] if "lookup" in hit["factors"]]
+    assert any("Monzo" in fact for fact in looked_up), looked_up

@@ -62,7 +62,7 @@ _VERB_START = re.compile(
 _BORN = re.compile(rf"^{_ADVERBS}born\b", re.IGNORECASE)
 # "An online platform can really show off your studio": a thing that does something, not "I'm a …".
 _A_THING_DOES = re.compile(
-    r"^an?\s+(?:[\w-]+\s+){0,3}?(?:can|could|will|would|should|may|might|must|is|was|does|did|has|looks|makes|"
+    r"^an?\s+(?:(?!(?:who|that|which)\b)[\w-]+\s+){0,3}?(?:can|could|will|would|should|may|might|must|is|was|does|did|has|looks|makes|"
     r"helps|sounds|seems)\b",
     re.IGNORECASE,
 )

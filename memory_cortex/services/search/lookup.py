@@ -42,6 +42,8 @@ from ...store.vectors import VectorIndex
 from ..index_calls import call_index
 from .model import Candidate, Pool, SearchRequest
 
+# The speaker labels of turns whose message had no name (ingest.turn_speakers' defaults).
+ROLE_LABELS = frozenset({"User", "Assistant"})
 # Most facts of the asked subjects and attributes the lookup adds to the pool.
 MAX_LOOKUP_FACTS = 20
 # How many of the user's later turns on an asked attribute the lookup marks at most (``_newer_words``).
@@ -106,11 +108,17 @@ def names_in(text: str, names: dict[int, str]) -> list[int]:
     return found
 
 
+_CALENDAR_WORDS = frozenset(
+    "Jan Feb Mar Apr May Jun Jul Aug Sep Sept Oct Nov Dec Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun".split()
+)
+
+
 def short_names_in(query: str, names: dict[int, str]) -> list[int]:
     """The names the question says in short: a capitalised word of three letters or more, not the
     question's first, that begins the name's first word ("Mel" for Melanie, "Gab" for Gabriel),
     the name itself aside."""
-    words = set(re.findall(r"(?<=\s)[A-Z][a-z]{2,}\b", query))  # not the first: "How" is no "Howard"
+    # Not the first word ("How" is no "Howard"), nor a month's or a day's ("Mar 2024" is no Maria).
+    words = set(re.findall(r"(?<=\s)[A-Z][a-z]{2,}\b", query)) - _CALENDAR_WORDS
     found = []
     for entity_id, name in names.items():
         first = name.split()[0] if name.split() else ""
@@ -209,6 +217,11 @@ class LookupStage:
         texts = {record.id: record.fact.casefold() for record in records}
         # Of an attribute with many values at once (likes, pets), only the few closest to the question:
         # boosting all of someone's thirty likes would push everything else out.
+        asked_words = {w for w in _WORD.findall(question.text.casefold()) if len(w) >= 4}
+
+        def said_in(record: MemoryRecord) -> bool:  # a value the question says ("Do I like jazz?")
+            return bool(asked_words & set(_WORD.findall(texts[record.id])))
+
         many: dict[tuple[int | None, str | None], list[MemoryRecord]] = {}
         for record in records:
             if not is_single(record.attribute):
@@ -216,7 +229,7 @@ class LookupStage:
         past_the_few = {
             record.id
             for group in many.values()
-            for record in sorted(group, key=lambda r: -(cosine_of(by_id, cosines, r.id)))[
+            for record in sorted(group, key=lambda r: (-said_in(r), -cosine_of(by_id, cosines, r.id)))[
                 MANY_VALUES_BOOSTED:
             ]
         }
@@ -258,12 +271,16 @@ class LookupStage:
             return records
         turns = await self._db.read(lambda conn: memory_sql.get_many(conn, turn_ids))
         label = {tid: speaker_label(turn.fact[:80]) for tid, turn in turns.items()}
-        said_by = {rid: {label.get(t) for t in ids} - {None} for rid, ids in sources.items()}
+        # A role's own label ("User": a message without a name) says nobody in particular.
+        said_by = {rid: {label.get(t) for t in ids} - {None, *ROLE_LABELS} for rid, ids in sources.items()}
         speakers = {name for names in said_by.values() for name in names if name}
+        if len(speakers) < 2:
+            return records  # one person's words (or unknown): nothing to tell apart
         named = {name for name in speakers if names_in(question.text, {0: name})}
         if not named:
             return records
-        return [r for r in records if not r.about_owner or said_by[r.id] & named]
+        # A fact of no known speaker (written directly, or before turns were kept) stays.
+        return [r for r in records if not r.about_owner or not said_by.get(r.id) or said_by[r.id] & named]
 
     async def _newer_words(
         self, request: SearchRequest, pool: Pool, question: Asked, facts: list[MemoryRecord]
