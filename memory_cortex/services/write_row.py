@@ -55,9 +55,7 @@ def write_one(
         # same subject: "lives in Leeds" is close to "lives in York", and is not the same fact.
         if (
             existing is not None
-            and existing.user_id == row.user_id
-            and existing.scope.recalled_alike(row.scope)
-            and existing.superseded_by is None
+            and live_in_reach(existing, row)
             and (
                 belief.merge_into == existing.id
                 or (
@@ -84,9 +82,7 @@ def write_one(
         older = memory_sql.get(conn, supersede)
         if (
             older is not None
-            and older.user_id == row.user_id
-            and older.scope.recalled_alike(row.scope)
-            and older.superseded_by is None
+            and live_in_reach(older, row)
             # A correction close in wording never ends a fact of another subject or attribute.
             and older.subject_id == subject_id
             and older.attribute in (None, row.attribute)
@@ -105,3 +101,13 @@ def _subject_id(conn: sqlite3.Connection, row: NewMemory) -> int | None:
     if row.attribute is not None and row.kind == "fact":
         entity_sql.ensure_self(conn, row.user_id)
     return None
+
+
+def live_in_reach(record: MemoryRecord, row: NewMemory) -> bool:
+    """Whether a stored memory may take part in ``row``'s write: still live, of the same user, and
+    recalled by the same requesters (re-checked inside the transaction)."""
+    return (
+        record.user_id == row.user_id
+        and record.scope.recalled_alike(row.scope)
+        and record.superseded_by is None
+    )
