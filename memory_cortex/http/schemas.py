@@ -640,7 +640,9 @@ class DeletedResponse(BaseModel):
 
 # -- ingest, recall, context ---------------------------------------------------------------
 class IngestMessage(BaseModel):
-    """One message as OpenClaw sends it; keys other than these are ignored."""
+    """One message as OpenClaw sends it. Keys other than these are ignored, and so is a ``name``,
+    ``owner``, ``timestamp`` or ``id`` of a type it cannot be: a conversation is never refused for a
+    message's metadata, so their schemas accept any JSON value."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -652,26 +654,24 @@ class IngestMessage(BaseModel):
         None,
         description="Who wrote it (a group member's display name): the turn is stored as theirs, and what"
         " they say about themselves is about them. A string (a number is read as its text); anything else"
-        " is ignored.",
-        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+        " is ignored. Any JSON value is accepted: a message is never refused for its metadata.",
     )
     owner: Any = Field(
         None,
         description="true: the user (the memory's owner) wrote it; false: someone else did (OpenClaw's"
         " senderIsOwner). Absent: decided by user_names and the session kind (see docs/concepts/"
-        "ingestion.md). Anything but a boolean is ignored.",
-        json_schema_extra={"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+        "ingestion.md). Anything but a boolean is ignored (any JSON value is accepted).",
     )
     timestamp: Any = Field(
         None,
         description="When it was said: epoch milliseconds or seconds, or ISO 8601 (a later statement"
-        " replaces an earlier one by this time, not by arrival). Anything else is ignored.",
-        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "null"}]},
+        " replaces an earlier one by this time, not by arrival). Anything else is ignored (any JSON"
+        " value is accepted).",
     )
     id: Any = Field(
         None,
-        description="The client's message id (kept as the turn's ref).",
-        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+        description="The client's message id, kept as the turn's ref: a string, or an integer read as its"
+        " text. Anything else is ignored (any JSON value is accepted).",
     )
 
 

@@ -85,6 +85,24 @@ async def test_each_message_becomes_a_turn_with_speaker_session_time_and_ref(
     assert any("Sintra" in r["fact"] and r["kind"] == "turn" for r in found["results"])
 
 
+async def test_metadata_of_a_type_it_cannot_be_is_ignored_never_refused(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Found by the fuzzer: a float ``id`` was accepted while the document said string or integer.
+    The document now says what the server does: any value, and what cannot be used is ignored."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    odd = {"id": 2.5e-42, "name": {"first": "Tim"}, "owner": "yes", "timestamp": [1, 2]}
+    await post(client, [{"role": "user", "content": "I keep bees on the roof.", **odd}])
+    await wait_idle(client)
+
+    (turn,) = await turns_of(client)
+    assert turn["fact"] == "User: I keep bees on the roof."
+    assert turn["ref"] is None
+    document = await (await client.get("/openapi.json")).json()
+    message = document["components"]["schemas"]["IngestMessage"]["properties"]
+    assert all(not {"type", "anyOf"} & set(message[key]) for key in odd)
+
+
 async def test_a_resent_or_compacted_history_never_stores_a_turn_twice(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
