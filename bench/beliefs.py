@@ -23,6 +23,7 @@ Usage::
     python bench/beliefs.py                          # the dev scenarios
     python bench/beliefs.py --set scenarios-2        # the second tuning set
     python bench/beliefs.py --set scenarios-3        # the third (varied writers)
+    python bench/beliefs.py --set scenarios-4        # the fourth (the first held-out set, read since)
     python bench/beliefs.py --set heldout            # the held-out scenarios (measured, never read)
     python bench/beliefs.py --show                   # every failed check, with its block
     python bench/beliefs.py --json out/beliefs.json
@@ -355,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--set",
         default="scenarios",
-        choices=("scenarios", "scenarios-2", "scenarios-3", "heldout"),
+        choices=("scenarios", "scenarios-2", "scenarios-3", "scenarios-4", "heldout"),
         help="which scenarios",
     )
     parser.add_argument("--only", action="append", default=[], help="scenario id prefix (repeatable)")

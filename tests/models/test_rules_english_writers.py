@@ -102,6 +102,33 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ("Partner's name is Eli.", {("user", "partner", "eli")}),
     ("Birthday's 3 June.", {("user", "birthday", "3 june")}),
     ("Peanuts — anaphylactic.", {("user", "allergy", "peanuts")}),
+    # introductions as notes: a name, then what they do and where, "I'm" left out
+    (
+        "Hola. Pablo, 52, maths teacher in Sevilla.",
+        {
+            ("user", "name", "pablo"),
+            ("user", "age", "52"),
+            ("user", "job", "maths teacher"),
+            ("user", "home", "sevilla"),
+        },
+    ),
+    (
+        "Hi! Lena, product designer at a bank in Vienna.",
+        {("user", "name", "lena"), ("user", "job", "product designer"), ("user", "home", "vienna")},
+    ),
+    ("Dale, Leeds-based, I fix boilers.", {("user", "name", "dale"), ("user", "home", "leeds")}),
+    ("Hey, Ines. Paramedic at a clinic in Braga.", {("user", "job", "paramedic"), ("user", "home", "braga")}),
+    ("Midwife in Cork, mum of three.", {("user", "job", "midwife"), ("user", "home", "cork")}),
+    ("Developer in Python, mostly backend.", {("user", "job", "developer")}),  # Python is no town
+    # a fact to keep in mind, said as a reminder or a note
+    ("reminder I'm allergic to sesame so no tahini pls", {("user", "allergy", "sesame")}),
+    ("Note I just moved to Dundee so the address changed", {("user", "home", "dundee")}),
+    # settled, still living: where home is now
+    ("Finally settled in Utrecht, we moved in last week.", {("user", "home", "utrecht")}),
+    ("We're all settled in Galway now.", {("user", "home", "galway")}),
+    ("I'm still living in Derby.", {("user", "home", "derby")}),
+    # a bracketed aside and the consequence after ", so" are not part of the statement
+    ("I'm diabetic (type 2 since last year), so sweets are basically out.", {("user", "health", "diabetic")}),
     # changes said in passing
     ("I'm with KPMG now, left EY in March.", {("user", "employer", "kpmg")}),
     ("No longer at Aviva — joined Zurich in June.", {("user", "employer", "zurich")}),
@@ -140,6 +167,12 @@ NEGATIVES = [
     "Ignore what I said about Leeds, that was a joke.",
     "My friend's book is called 'Rain in Lisbon'.",
     "I take the bus to work",
+    # a person introduced by someone else, a time, a notion of "settled", boxes that are no home
+    "Mia, 7, loves dinosaurs.",
+    "Sarah, nurse at St Mary's, is my sister.",
+    "Monday, 9am works for me",
+    "I'm settled in my ways.",
+    "Still living out of boxes",
 ]
 
 

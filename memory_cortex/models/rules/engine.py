@@ -87,8 +87,13 @@ _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
 _EMOJI_BOUNDARY = re.compile(r"(?<=\w)\s*[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+\s+(?=[A-Z])")
 
 
+# "I'm coeliac (diagnosed last year), so…": a lower-case aside in brackets, not part of the statement.
+_ASIDE = re.compile(r"\s*\((?-i:[a-z])(?![^()]*\b(?:i|i'm|my|not|never)\b)[^()\s]*\s[^()\n]{0,60}\)")
+
+
 def _clean(text: str) -> str:
-    text = _EMOJI_BOUNDARY.sub(". ", text.translate(_APOSTROPHES))
+    text = _ASIDE.sub("", text.translate(_APOSTROPHES))
+    text = _EMOJI_BOUNDARY.sub(". ", text)
     text = _EMOJI.sub(" ", text)
     text = _FENCED_CODE.sub("\n", text)
     text = _INLINE_CODE.sub(r"\1", text)

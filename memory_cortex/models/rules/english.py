@@ -56,6 +56,9 @@ _EN_REMEMBER = en_pattern(
     r"bear\s+in\s+mind|note\s+that|please\s+note|make\s+a\s+note(?:\s+that)?|take\s+note(?:\s+that)?|"
     # "Can you remind me: the dentist is on the 12th": a statement to keep (a colon, not "remind me to…").
     r"remind\s+me(?=\s*:)|"
+    # "reminder I'm allergic to shellfish", "Note I just moved to Glasgow": a fact to keep in mind.
+    r"(?:quick\s+|friendly\s+|just\s+a\s+)?reminder(?:\s+that)?(?=\s*:|\s+(?:that|i|i'm|im|my|we|we're)\b)|"
+    r"note(?=\s+(?:i|i'm|im|i've|ive|my)\b)|"
     r"save\s+(?:this|that)(?:\s+to\s+memory)?|store\s+this)\b(?:\s+(?:this|that|the\s+following|it))?"
     r"(?:\s*[:,\-]\s*|\s+|$)(?:that\s+)?(?P<body>.*)$"
 )
@@ -286,11 +289,13 @@ ENGLISH = Language(
         # "since I graduated" is when (kept), "since I'm diabetic" is why (a statement of its own).
         r"\s+since\s+(?=(?:i'm|im|i\s+am|i've|ive|i\s+have|i\s+live|i\s+work|my)\b)|"
         # ", so the trip is now on June 3": a plan's new date after the reason for it.
+        # ", so normal bread is basically my enemy": the reason's consequence, a clause of its own.
+        r"\s*,\s*so\s+(?!(?:much|many|far|long|that|to|as|i\s+(?:guess|think))\b)(?=(?:[\w'-]+\s+){2})|"
         r"(?:\s*,\s*|\s+)so\s+(?=(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|has\s+been|got)\s+(?:now\s+)?"
         r"(?:on|moved|pushed|set|changed|rescheduled|postponed)\b)|"
         rf"(?:\s*[,;:–—]\s*(?:(?:and|but|so|also|plus|as)\s+)?|\s+-\s+|{_NAME_AND_I}\s+(?:and(?!\s+(?:what|how|why|who)\b)|"
         r"n|but|so|plus|because|cause|cos|bc|though|although)\s+)(?=(?!(?:i'm|im|i\s+am)\s+(?:now\s+)?(?:at|with)\b)(?:i|i'm|"
-        r"i've|i'd|i'll|im|ive|my|starting|"
+        r"i've|i'd|i'll|im|ive|my|we(?!')|we've|starting|"
         r"as\s+of|live\s+in|work\s+(?:at|for|as)|"
         # asides that close a statement: the laugh or the complaint after it is not part of it
         r"honestly|tbh|ngl|lowkey|that's\s+where|now\s+(?:i|i'm|im|i've|ive|we|we're)|"

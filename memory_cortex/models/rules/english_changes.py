@@ -393,8 +393,9 @@ def _to_first_person(verb: str) -> str:
 # --- "we" said for the speaker and their household; the "I" chat English leaves out
 
 _WE = _pattern(
-    r"^we(?P<aux>'ve|\s+have|'re|\s+are)?\s+(?=(?:just\s+|recently\s+|finally\s+|officially\s+|now\s+|still\s+)*"
-    r"(?:moved|relocated|shifted|staying|live|got|adopted|rescued|bought|brought|have|are\s+(?:based|living)|living|based)\b)"
+    r"^we(?P<aux>'ve|\s+have|'re|\s+are)?\s+(?=(?:just\s+|recently\s+|finally\s+|officially\s+|now\s+|still\s+|all\s+)*"
+    r"(?:moved|relocated|shifted|staying|live|got|adopted|rescued|bought|brought|have|are\s+(?:based|living)|living|based|"
+    r"settled\s+in(?=\s+(?-i:[A-Z]))))"
 )
 _OUR_HOUSEHOLD = _pattern(rf"^our\s+(?=(?:\w+\s+)?(?:{NAMED_REL_WORDS}|hamster|rabbit|parrot|horse|pets?)\b)")
 # A statement whose "I" was left out: "just moved to Bristol", "turned 30 on Sunday", "got a new job at
@@ -410,7 +411,8 @@ _NO_SUBJECT = _pattern(
     r"apprenticeship|course|diploma|bachelor's|bachelors|ma|msc|mba|bsc)|studying|joined|got\s+(?:a\s+new\s+job|the\s+job|a\s+job|promoted|engaged|married|a\s+(?:new\s+)?(?:dog|cat|puppy|"
     r"kitten))|switched\s+(?:to|from)|adopted|went\s+(?:vegan|vegetarian)|gone\s+(?:vegan|vegetarian)|quit\s+my|born\s+"
     r"(?:and\s+raised\s+)?(?:in|on)|grew\s+up\s+in|living\s+in|based\s+(?:here\s+|there\s+)?in|allergic\s+to|reporting\s+to|working\s+"
-    r"(?:at|for|as)|(?:big|huge|massive)\s+fan\s+of|married\s+to|engaged\s+to|live\s+in|work\s+(?:at|for|as))\b"
+    r"(?:at|for|as)|(?:big|huge|massive)\s+fan\s+of|married\s+to|engaged\s+to|live\s+in|work\s+(?:at|for|as)|"
+    r"settled\s+in(?=\s+(?-i:[A-Z])))\b"
 )
 _AM_FORMS = (
     "not",

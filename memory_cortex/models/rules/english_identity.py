@@ -11,7 +11,7 @@ import re
 from .english_more import FIELDS
 from .english_places import home, home_value, origin
 from .english_rule_parts import IM, en_rules, say
-from .english_text import lowercase_org
+from .english_text import lowercase_org, plausible_home
 from .english_values import LANGUAGES, ORG_WORD, clean_value, is_drink, is_occupation, job_and_employer
 from .english_voice import en_fact, is_content, topic_from
 from .shapes import Draft, Rule, Voice, cap, en_sentence
@@ -21,7 +21,7 @@ def _age(m: re.Match[str], voice: Voice) -> Draft | None:
     return Draft(f"{voice.title} is {m['age']} years old.", "age", "identity", 8).stating("age", m["age"])
 
 
-def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
+def occupation(m: re.Match[str], voice: Voice) -> Draft | None:
     """ "I'm a nurse", "I'm a clinical trainer at Medisim", "I work as a nurse at St Mary's": a job,
     and the employer when one is named. "I'm a mother of two" is an identity without an attribute;
     "I'm a night owl", "a certified couch potato" are no fact at all."""
@@ -60,7 +60,12 @@ def _occupation(m: re.Match[str], voice: Voice) -> Draft | None:
                 "employer", employer
             )
         )
-    if based and (place := home_value(based["home"])) and not re.match(r"^(?:\w+\s+)?student\b", job, re.I):
+    if (
+        based
+        and (place := home_value(based["home"]))
+        and plausible_home(place)
+        and not re.match(r"^(?:\w+\s+)?student\b", job, re.I)
+    ):
         also.append(
             Draft(en_sentence(f"{voice.title} is based in {place}"), "home", "identity", 8).stating(
                 "home", place
@@ -178,7 +183,7 @@ EN_IDENTITY_RULES: tuple[Rule, ...] = en_rules(
             r"minute|moment|good|terrible|bad|awful|decent|amazing|excellent|better|best|worst|natural|born|hopeless|"
             r"lousy|fantastic|brilliant|wonderful|horrible|poor|keen|avid|proper|certified|professional|"
             r"first[- ]time|self[- ]confessed|recovering)\b)(?P<obj>[\w-].*)$",
-            _occupation,
+            occupation,
         ),
         (
             "I",
@@ -197,8 +202,15 @@ EN_IDENTITY_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
-            rf"^{IM}\s+(?:currently\s+|now\s+)?(?:living|based|located|residing)\s+(?:here\s+)?(?:in|at|near|out\s+of|"
-            r"outside)\s+(?P<obj>.+)$",
+            rf"^{IM}\s+(?:(?:currently|now|still|also|happily|finally)\s+)*(?:living|based|located|residing)\s+"
+            r"(?:here\s+)?(?:in|at|near|out\s+of(?=\s+(?-i:[A-Z]))|outside)\s+(?P<obj>.+)$",
+            home,
+        ),
+        # "I finally settled in Kumasi", "we're all settled in Leeds now": a move, said once it is done.
+        (
+            "I",
+            rf"^(?:i|{IM}|i've|i\s+have)\s+(?:(?:just|finally|now|all|fully|properly|happily)\s+)*(?:got\s+)?"
+            r"settled\s+in(?:to)?\s+(?=(?-i:[A-Z]))(?P<obj>.+)$",
             home,
         ),
         (
@@ -221,13 +233,13 @@ EN_IDENTITY_RULES: tuple[Rule, ...] = en_rules(
         ("I", r"^i\s+was\s+born\s+on\s+(?P<obj>.+)$", say("identity", 8, "birthday", attribute="birthday")),
         ("I", r"^i\s+(?:grew\s+up|was\s+(?:brought\s+up|raised))\s+in\s+(?P<obj>.+)$", origin),
         ("I", rf"^{IM}\s+born\s+(?:and\s+(?:raised|bred)\s+)?in\s+(?P<obj>.+)$", origin),
-        ("I", r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?work\s+as\s+(?P<obj>.+)$", _occupation),
+        ("I", r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?work\s+as\s+(?P<obj>.+)$", occupation),
         (
             "I",
             r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+)?work\s+(?:at|for)\s+(?P<obj>.+)$",
             _employer,
         ),
-        ("I", rf"^{IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+as\s+(?P<obj>.+)$", _occupation),
+        ("I", rf"^{IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+as\s+(?P<obj>.+)$", occupation),
         (
             "I",
             rf"^{IM}\s+(?:currently\s+|now\s+)?(?:employed|working)\s+(?:at|for)\s+(?P<obj>.+)$",

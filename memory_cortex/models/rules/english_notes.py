@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from .english_identity import occupation
 from .english_people import REL_WORDS
 from .english_text import recase
-from .english_values import clean_value, is_occupation, plain_job
+from .english_values import NOT_A_NAME, clean_value, is_occupation, plain_job
 from .shapes import About, Draft, Rule, Voice, en_sentence, first_words_of
 
 # Relations a note names without "my" ("Husband Dan.", "Son Arlo, 6"): family and partners, whose
@@ -64,6 +65,45 @@ _NOT_LOWER_NAMES = frozenset(
 )
 
 
+# "Rafael, 45, history teacher in Madrid.", "Tom, Bristol-based, I run a bike shop.": a speaker
+# introducing themself by name, "I'm" left out. Only when every part after the name (up to one the
+# speaker says in the first person) is an age, a job or where they are based, and one is not an age:
+# "Mia, 7, loves dinosaurs" and "Sarah, nurse at St Mary's, is my sister" introduce no one.
+_NAME_INTRO = re.compile(
+    r"^(?!(?:hi|hey|hello|hiya|morning|evening|afternoon|ok|okay|yes|yeah|yep|no|nope|thanks|sure|sorry|well|so|"
+    r"correct|exactly|true|indeed|absolutely|definitely|totally|agreed|same|also|plus|anyway|btw|"
+    r"right|great|cool|nice|oh|ah|hmm|wow|dear|guys|folks|team|everyone|mum|mom|dad|january|february|march|april|"
+    r"may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|"
+    rf"sunday)\b){NOT_A_NAME}(?P<name>(?-i:[A-Z])(?-i:[a-z])[\w'-]*)\s*,\s*(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_INTRO_AGE = re.compile(r"^\d{1,3}(?:\s*(?:y/?o|yrs?(?:\s+old)?|years?\s+old))?$", re.IGNORECASE)
+_INTRO_BASED = re.compile(r"^(?-i:[A-Z])[\w'.-]*-based$", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"^(?:i|i'm|im|i've|ive|my|me|we|we're|our)\b", re.IGNORECASE)
+
+
+def _introduced(sentence: str) -> str | None:
+    """ "I'm Rafael, 45, …" for "Rafael, 45, …"; None when the sentence is no introduction."""
+    m = _NAME_INTRO.match(sentence)
+    if m is None:
+        return None
+    said_more = False
+    for part in re.split(r"\s*[,;]\s*", m["rest"].strip().rstrip(".!…")):
+        if _FIRST_PERSON.match(part):
+            break
+        if _INTRO_AGE.match(part):
+            continue
+        head = re.split(r"\s+(?:at|in|for|with)\s+", part, maxsplit=1)[0]
+        if not (
+            _INTRO_BASED.match(part) or (plain_job(head) and is_occupation(head) and len(head.split()) <= 4)
+        ):
+            return None
+        if head.split()[0].lower() in _NOT_A_JOB_START or _VERBLESS.search(part):
+            return None
+        said_more = True
+    return f"I'm {sentence}" if said_more else None
+
+
 def prepare(sentence: str) -> str:
     """``sentence`` as the sentence a note stands for ("Husband Dan." → "My husband Dan."); a
     sentence written all in lower case gets its names capitalised first. Others are returned as
@@ -85,6 +125,8 @@ def prepare(sentence: str) -> str:
         return f"My {m['rel'].lower()}{sentence[m.end() :]}"
     if (m := _ME.match(sentence)) is not None:
         return f"I'm {sentence[m.end() :]}"
+    if (introduced := _introduced(sentence)) is not None:
+        return introduced
     if (m := _NAME_STATE.match(sentence)) is not None and m["name"].lower() not in _NOT_NAMES:
         return f"{m['name']} is {sentence[m.end() :]}"
     return sentence
@@ -204,6 +246,39 @@ def _bare_job(m: re.Match[str], voice: Voice) -> Draft | None:
     return replace(draft, also=(employer,))
 
 
+# "Sysadmin at a hospital in Stockholm.", "Night-shift nurse in Oslo.": a job and where, as a note.
+_BARE_JOB_WHERE = re.compile(
+    r"^(?P<job>[\w-]+(?:\s+[\w&-]+){0,3}?)(?=\s+(?:at\s+(?:a|an)\s+[a-z]|in\s+(?-i:[A-Z])))(?P<where>.+)$",
+    re.IGNORECASE,
+)
+_VERBLESS = re.compile(
+    r"\b(?:is|are|am|was|were|be|been|has|have|had|will|would|can|could|should|do|does|did|go|going|went|"
+    r"met|saw|called|said|told|like|likes|love|loves)\b",
+    re.IGNORECASE,
+)
+_IM_A = re.compile(r"^I'm an? (?P<obj>.+)$")
+
+
+def _bare_job_where(m: re.Match[str], voice: Voice) -> Draft | None:
+    """A note that is nothing but a job and where it is done ("ER nurse in Winnipeg", "Marketing
+    director at an airline in Dubai"): read as "I'm a …", so the job and the home come apart."""
+    job = clean_value(m["job"])
+    if (
+        not job
+        or job.split()[0].lower() in _NOT_A_JOB_START
+        or not plain_job(job)
+        or not is_occupation(job)
+        or _VERBLESS.search(
+            where := re.split(r"\s*[,;]", m["where"], maxsplit=1)[0]
+        )  # "…, proud auntie-to-be"
+    ):
+        return None
+    job = m["job"] if re.match(r"^[A-Z]{2}", m["job"]) else m["job"][:1].lower() + m["job"][1:]  # "ER nurse"
+    article = "an" if job[:1].lower() in "aeiou" else "a"
+    said = _IM_A.match(f"I'm {article} {job}{where}")
+    return occupation(said, voice) if said is not None else None
+
+
 _EVENT = (
     r"(?:sports\s+day|parents'?\s+evening|open\s+(?:day|evening)|school\s+(?:trip|play|fair|fete|disco|concert|run)|"
     r"nativity(?:\s+play)?|inset\s+day|prize\s+giving|bake\s+sale|prom|recital|trip|party|wedding|appointment|"
@@ -276,5 +351,5 @@ EN_NOTE_RULES: tuple[Rule, ...] = (
 )
 """Rules read before the others: a note's words would otherwise be taken for something else."""
 
-EN_BARE_JOB_RULES: tuple[Rule, ...] = (Rule(_BARE_JOB, _bare_job),)
+EN_BARE_JOB_RULES: tuple[Rule, ...] = (Rule(_BARE_JOB, _bare_job), Rule(_BARE_JOB_WHERE, _bare_job_where))
 """Read after every other rule: only a clause nothing else made sense of is a bare job."""

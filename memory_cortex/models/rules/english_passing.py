@@ -355,7 +355,9 @@ def _part(part: str, subject: _Subject, voice: Voice, read: Reader) -> tuple[lis
 
 
 _BARE_JOB = re.compile(
-    r"^(?!.*\bof\b)(?:[\w-]+\s+){0,3}?[\w-]+(?:\s+(?:at|for|with)\s+(?-i:[A-Z]).*)?$", re.IGNORECASE
+    r"^(?!.*\bof\b)(?:[\w-]+\s+){0,3}?[\w-]+(?:\s+(?:at|for|with)\s+(?:(?-i:[A-Z])|(?:a|an)\s+(?-i:[a-z])).*|"
+    r"\s+in\s+(?-i:[A-Z]).*)?$",
+    re.IGNORECASE,
 )
 _DRINK_ALONE = re.compile(
     r"^(?P<drink>[\w'-]+(?:\s+[\w'-]+)?)\s+(?:mostly|usually|mainly|normally|always|only)$", re.I

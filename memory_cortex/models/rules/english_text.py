@@ -161,7 +161,10 @@ def plausible_allergen(value: str | None) -> bool:
 _NOT_HOMES = re.compile(
     r"^(?:the\s+(?-i:[a-z])|(?:my|your|his|her|our|their|a|an|this|that|it|bed|sin|denial|hope|fear|"
     r"hell|heaven|peace|sweatpants|pyjamas|pajamas|hiding|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"january|february|march|april|june|july|august|september|october|november|december)\b)",
+    r"january|february|march|april|june|july|august|september|october|november|december|"
+    # what a developer works "in": "a developer in Python" lives nowhere
+    r"python|java|javascript|typescript|rust|go|golang|ruby|rails|scala|kotlin|swift|php|perl|haskell|elixir|"
+    r"react|angular|vue|django|node|excel|sql|unity|unreal|figma|photoshop)\b)",
     re.IGNORECASE,
 )
 
