@@ -31,7 +31,9 @@ def occupation(m: re.Match[str], voice: Voice) -> Draft | None:
     phrase = _ASIDE.sub("", phrase)
     if _TITLE_OF_NOTHING.match(phrase):
         return None  # "the CEO of overthinking", "a master of procrastination": a joke
-    draft = Draft(en_fact(m.string, voice), topic_from(phrase, "identity"), "identity", 8)
+    # "a translator, 36, living in Hamburg with my boyfriend Jonas": the fact says the job alone.
+    said = m.string[: m.start("obj")] + phrase
+    draft = Draft(en_fact(said, voice), topic_from(phrase, "identity"), "identity", 8)
     # "a civil engineer living in Bath": where they live is said after the job, not part of it.
     based = re.search(
         r"\s+(?:based\s+(?:in|out\s+of)|living\s+in)\s+(?P<home>.+)$", phrase, re.IGNORECASE

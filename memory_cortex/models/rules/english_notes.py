@@ -82,8 +82,18 @@ _INTRO_BASED = re.compile(r"^(?-i:[A-Z])[\w'.-]*-based$", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|im|i've|ive|my|me|we|we're|our)\b", re.IGNORECASE)
 
 
+# "hi, sigrid here, night-shift nurse in Oslo": a name written in lower case, said as "here".
+_LOWER_HERE = re.compile(
+    r"^(?:(?:hi|hey|hello|hiya|yo|hej|hola|morning)[\s,!.]+)?(?P<name>(?-i:[a-z])[\w'-]{1,20})\s+here\s*,\s*(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+
+
 def _introduced(sentence: str) -> str | None:
-    """ "I'm Rafael, 45, …" for "Rafael, 45, …"; None when the sentence is no introduction."""
+    """ "I'm Rafael, 45, …" for "Rafael, 45, …" (and "sigrid here, nurse in Oslo"); None when the
+    sentence is no introduction."""
+    if (here := _LOWER_HERE.match(sentence)) is not None:
+        sentence = f"{here['name'].capitalize()}, {here['rest']}"
     m = _NAME_INTRO.match(sentence)
     if m is None:
         return None

@@ -64,7 +64,12 @@ def home(m: re.Match[str], voice: Voice) -> Draft | None:
     value = home_value(place)
     if not value or not plausible_home(value):
         return None
-    return Draft(en_fact(m.string, voice), "home", "identity", 8).stating("home", value)
+    # "…in Galway with my son Cian, he's 8": the fact says where, and nothing that may change apart.
+    said = m.string[: m.start("obj")] + _HOME_SAID_END.split(m["obj"], maxsplit=1)[0]
+    return Draft(en_fact(said, voice), "home", "identity", 8).stating("home", value)
+
+
+_HOME_SAID_END = re.compile(r"\s*[,;]|\s+(?:with|and|but|so|because|cause|cos|though|although|where)\b", re.I)
 
 
 def origin(m: re.Match[str], voice: Voice) -> Draft | None:
