@@ -4,7 +4,10 @@ Each sentence is a chat message with the facts a person reading it would take fr
 the extractor reads it as its speaker wrote it (the owner, or another person in a group chat), and
 each fact it returns is compared with the labels: same subject, same attribute, one value inside
 the other (case-insensitive). A fact without an attribute counts when its subject is right and its
-text holds a label's value. The rules extractor runs in-process: no daemon, no model, a second.
+text holds a label's value. A fact that says a value ended ("I left Meta in the summer", "Biscuit
+passed away") is not scored: no label says what ended, and what it ends is checked by
+``bench/beliefs.py`` (the old value's ``valid_to``). The rules extractor runs in-process: no daemon,
+no model, a second.
 
 Usage::
 
@@ -74,7 +77,7 @@ def fold(text: str | None) -> str:
 
 
 def canonical_subject(subject: str) -> str:
-    """"user's dad" → "user's father"; "the user" → "user"; names folded."""
+    """ "user's dad" → "user's father"; "the user" → "user"; names folded."""
     text = fold(subject).removeprefix("the ")
     if text in ("user", "owner"):
         return "user"
@@ -95,8 +98,21 @@ def label_facts(entry: dict[str, Any]) -> list[Fact]:
 def produced_facts(fact: ExtractedFact, speaker: str | None) -> list[Fact]:
     """The fact, and the relation it names ("Mia (the user's daughter) is 5" also says the user's
     daughter is Mia)."""
-    found = [Fact(canonical_subject(fact.subject), canonical_attribute(fact.attribute), fold(fact.value), fold(fact.fact))]
-    if fact.relation and not fold(fact.subject).endswith(f"'s {fact.relation}") and fact.subject_kind != "plan":
+    if fact.ends:  # "I left Meta in the summer": no label says what ended; bench/beliefs.py scores it
+        return []
+    found = [
+        Fact(
+            canonical_subject(fact.subject),
+            canonical_attribute(fact.attribute),
+            fold(fact.value),
+            fold(fact.fact),
+        )
+    ]
+    if (
+        fact.relation
+        and not fold(fact.subject).endswith(f"'s {fact.relation}")
+        and fact.subject_kind != "plan"
+    ):
         owner = canonical_subject(speaker) if speaker else "user"
         found.append(Fact(owner, canonical_relation(fact.relation), fold(fact.subject), fold(fact.fact)))
     return found
@@ -134,12 +150,16 @@ def score(entries: Sequence[dict[str, Any]]) -> Score:
             if any(matches(fact, label) for label in labels):
                 result.right += 1
             else:
-                result.wrong.append(f"{entry['id']}: {entry['text']!r} → {fact.subject} / {fact.attribute} = {fact.value!r}")
+                result.wrong.append(
+                    f"{entry['id']}: {entry['text']!r} → {fact.subject} / {fact.attribute} = {fact.value!r}"
+                )
         for label in labels:
             if any(matches(fact, label) for fact in produced):
                 result.found += 1
             else:
-                result.misses.append(f"{entry['id']}: {entry['text']!r} ✗ {label.subject} / {label.attribute} = {label.value!r}")
+                result.misses.append(
+                    f"{entry['id']}: {entry['text']!r} ✗ {label.subject} / {label.attribute} = {label.value!r}"
+                )
     return result
 
 
@@ -149,12 +169,18 @@ def load(language: str, split: str) -> list[dict[str, Any]]:
 
 
 def by_attribute(entries: Sequence[dict[str, Any]]) -> Counter[str]:
-    return Counter(canonical_attribute(item["attribute"]) or "" for entry in entries for item in entry["expect"])
+    return Counter(
+        canonical_attribute(item["attribute"]) or "" for entry in entries for item in entry["expect"]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lang", choices=LANGUAGES, action="append", help="only these languages (repeatable)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--lang", choices=LANGUAGES, action="append", help="only these languages (repeatable)"
+    )
     parser.add_argument("--split", choices=SPLITS, action="append", help="only these splits (repeatable)")
     parser.add_argument("--show", action="store_true", help="list every missed label and every wrong fact")
     parser.add_argument("--json", type=Path, help="write the scores here")
@@ -166,12 +192,24 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             result = score(load(language, split))
             rows.append(
-                [f"{language} {split}", result.sentences, result.labels, result.produced, result.right,
-                 result.precision, result.recall]
+                [
+                    f"{language} {split}",
+                    result.sentences,
+                    result.labels,
+                    result.produced,
+                    result.right,
+                    result.precision,
+                    result.recall,
+                ]
             )
             report["scores"][f"{language}-{split}"] = {
-                "sentences": result.sentences, "labels": result.labels, "produced": result.produced,
-                "right": result.right, "found": result.found, "precision": result.precision, "recall": result.recall,
+                "sentences": result.sentences,
+                "labels": result.labels,
+                "produced": result.produced,
+                "right": result.right,
+                "found": result.found,
+                "precision": result.precision,
+                "recall": result.recall,
             }
             if args.show:
                 print(f"\n## {language} {split}: wrong facts ({len(result.wrong)})")

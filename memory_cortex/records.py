@@ -210,6 +210,7 @@ class NewMemory:
     valid_from: str | None = None
     links: tuple[LinkRef, ...] = ()  # relations read from it, stored with it
     replaces: int | None = None  # a memory an LLM said it updates (checked on write like a correction)
+    ends: bool = False  # it says `value` stopped holding: the live fact of that value ends, this one states none
 
     @property
     def scope(self) -> Scope:

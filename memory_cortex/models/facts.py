@@ -43,7 +43,9 @@ class ExtractedFact(BaseModel):
     to the owner ("user's father"). ``attribute``/``value``: the structured reading ("home" =
     "Edinburgh"; :mod:`.attributes`). ``source``: the 1-based numbers of the NEW messages it was
     read from. ``action``/``replaces``: an LLM's judgement against the current facts it was shown
-    ("update" of the fact numbered ``replaces``; "none": nothing new).
+    ("update" of the fact numbered ``replaces``; "none": nothing new). ``ends``: the fact says that
+    ``value`` stopped holding ("Biscuit passed away"): it ends the current fact of that value and
+    states no value itself.
     """
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
@@ -77,6 +79,11 @@ class ExtractedFact(BaseModel):
     )
     replaces: int | None = Field(
         None, ge=1, description="With update: the number of the listed fact it replaces."
+    )
+    ends: bool = Field(
+        False,
+        description="true: it says this value no longer holds (a pet died or was given away, a job was"
+        " left, a couple split up): the current fact of that value ends.",
     )
 
     @property

@@ -54,6 +54,8 @@ def structure_of(fact: ExtractedFact, *, said_by: str | None = None) -> Structur
     subject, links = _subject(fact, said_by)
     attribute = canonical_attribute(fact.attribute)
     value = " ".join(fact.value.split())[:200] if fact.value and fact.value.strip() else None
+    if fact.ends:  # "Biscuit passed away": the value that ends (of any attribute, when none is named)
+        return Structure(subject, attribute, value, links)
     if attribute is None or value is None:
         attribute = value = None
     if (
@@ -149,6 +151,8 @@ class BeliefPlan:
 def plan_belief(conn: Connection, row: NewMemory, subject_id: int | None) -> BeliefPlan:
     """What ``row`` (a fact stating ``row.attribute`` of entity ``subject_id``, None: the owner) does
     against the live facts of the same subject and attribute that reach the same requesters."""
+    if row.kind == "fact" and row.ends and row.value:
+        return BeliefPlan(replaces=ended_by(conn, row, subject_id))
     if row.kind != "fact" or row.attribute is None:
         return BeliefPlan()
     current = entity_sql.current_facts(conn, row.user_id, subject_id, row.attribute, reach=row.scope)
@@ -163,6 +167,29 @@ def plan_belief(conn: Connection, row: NewMemory, subject_id: int | None) -> Bel
         # An older statement arriving after a newer one: it is history from the start.
         return BeliefPlan(replaced_by=min(newer, key=lambda record: record.said_at))
     return BeliefPlan(replaces=tuple(current))
+
+
+def ended_by(conn: Connection, row: NewMemory, subject_id: int | None) -> tuple[MemoryRecord, ...]:
+    """The live facts ``row`` ends ("Biscuit passed away", "I left Deloitte"): those of its subject
+    and attribute holding its value, in the same reach. With no attribute named, the one fact of the
+    subject that holds the value as a pet's, a partner's or another relation's name (none when
+    several do: which one ended is not known). Only facts said before it: an end said earlier than
+    the value (a history replayed late) ends nothing."""
+    said = row.valid_from or row.occurred_at or ""
+    if row.attribute is not None:
+        current = entity_sql.current_facts(conn, row.user_id, subject_id, row.attribute, reach=row.scope)
+        return tuple(
+            record for record in current if same_value(record.value, row.value) and record.said_at <= said
+        )
+    holding = [
+        record
+        for record in entity_sql.facts_with_value(conn, row.user_id, row.value or "")
+        if record.scope.recalled_alike(row.scope)
+        and record.subject_id == subject_id
+        and record.attribute in ENTITY_VALUED
+        and record.said_at <= said
+    ]
+    return tuple(holding) if len({record.attribute for record in holding}) == 1 else ()
 
 
 STALE_KEY = "no_longer_current"

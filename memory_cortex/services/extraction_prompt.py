@@ -33,7 +33,9 @@ studies, allergy, health, likes, dislikes, pet, speaks, date (of a named plan: t
 subject), or a relation (sister, brother, mother, father, son, daughter, friend, ...) whose value is
 that person's name; "value": the attribute's value in a few words; "source": the numbers of the NEW
 messages it comes from; "action": "add" for something new, "update" when it changes one of the
-CURRENT FACTS ("replaces": that fact's number), "none" when it only repeats one}.
+CURRENT FACTS ("replaces": that fact's number), "none" when it only repeats one; "ends": true when it
+says a value no longer holds (a pet died, a job was left, a couple split up), with that attribute and
+the value that ended}.
 Only facts that will still matter in a week: who people are, what they like, decided, own, plan,
 know, who they know, and changes and corrections of earlier facts. Never greetings, small talk,
 questions, hypotheticals, jokes, hearsay, or what the assistant said about itself. Never credentials

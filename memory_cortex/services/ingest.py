@@ -398,6 +398,7 @@ class IngestService:
                     valid_from=max(self._said_at(job, message) for message in sources),
                     links=structure.links,
                     replaces=fact.replaces,
+                    ends=fact.ends and structure.value is not None,
                 )
             )
 

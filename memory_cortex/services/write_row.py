@@ -5,6 +5,7 @@ older value, a correction's target); its subject entity and belief links are rec
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from dataclasses import dataclass
 
@@ -46,6 +47,15 @@ def write_one(
     if row.replaces is not None and supersede is None and merge_into is None:
         supersede = row.replaces  # checked below like a correction's (same user, reach, subject)
     belief = plan_belief(conn, row, subject_id)
+    if row.ends:
+        # It states no value of its own: what ended is kept in its metadata, and on the ended fact.
+        ended = {
+            "attribute": belief.replaces[0].attribute if belief.replaces else row.attribute,
+            "value": row.value,
+        }
+        row = dataclasses.replace(
+            row, attribute=None, value=None, links=(), metadata={**row.metadata, "ends": ended}
+        )
     if belief.merge_into is not None:
         merge_into, supersede = belief.merge_into, None  # the same value said again
     if merge_into is not None:

@@ -225,6 +225,49 @@ async def test_a_correction_replaces_the_value_it_corrects(
     }
 
 
+async def test_a_value_said_to_have_ended_ends_and_nothing_takes_its_place(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """A pet gone, a job left: of several pets only that one ends; no employer is current after
+    the last one was left; the statement itself is kept, as a fact that states no value."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("I have a cat called Biscuit", "2026-03-01T10:00:00Z"),
+            said("I have a dog called Rolo", "2026-03-01T10:01:00Z"),
+            said("I work at Deloitte", "2026-03-01T10:02:00Z"),
+        ],
+        session_id="s1",
+    )
+    await ingest(
+        client,
+        [
+            said("Sad news, Biscuit passed away last week.", "2026-04-02T09:00:00Z"),
+            said("Also I resigned from Deloitte, taking a few months off", "2026-04-02T09:01:00Z"),
+        ],
+        session_id="s2",
+    )
+    me = await entity_named(client, "User")
+    assert sorted((f["attribute"], f["value"]) for f in me["current"]) == [("pet", "Rolo")]
+    ended = {(f["attribute"], f["value"]): f["valid_to"] for f in me["history"]}
+    assert ended == {
+        ("pet", "Biscuit"): "2026-04-02T09:00:00.000Z",
+        ("employer", "Deloitte"): "2026-04-02T09:01:00.000Z",
+    }
+    statements = [f for f in await facts_of(client) if f["superseded_by"] is None and f["attribute"] is None]
+    assert any(f["fact"] == "Biscuit passed away last week." for f in statements), statements
+    relations = (await (await client.get("/relations", params={"user_id": "priya"})).json())["relations"]
+    assert {(r["object"], r["ended"] is None) for r in relations if r["predicate"] == "pet"} == {
+        ("Biscuit", False),
+        ("Rolo", True),
+    }
+    # A value that was never held ends nothing: the statement is kept as it was said.
+    await ingest(client, [said("We had to put Pip down yesterday", "2026-04-03T09:00:00Z")], session_id="s3")
+    me = await entity_named(client, "User")
+    assert sorted((f["attribute"], f["value"]) for f in me["current"]) == [("pet", "Rolo")]
+
+
 # -- third persons, entities and relations ---------------------------------------------------------
 async def test_a_relatives_fact_is_about_them_and_linked_to_the_user(
     aiohttp_client: Any, tmp_path: Any, minilm: Any

@@ -119,6 +119,36 @@ async def test_an_update_naming_a_shown_fact_replaces_it_and_one_naming_nothing_
     )
 
 
+async def test_an_end_the_model_reports_ends_that_value_in_its_own_reach_only(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any, model: ChatServer
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm, model)
+    model.answer = json.dumps([item("The user works at Deloitte.", "user", "employer", "Deloitte")])
+    await ingest(client, [said("I work at Deloitte.", "2026-03-01T08:00:00Z")])
+    model.answer = json.dumps([item("The user has a dog named Rex.", "user", "pet", "Rex")])
+    await ingest(client, [said("Rex is my dog", "2026-03-01T09:00:00Z", name="Priya", owner=True)], **GROUP)
+    # A group's words end nothing said in private, and an end names no new value.
+    model.answer = json.dumps(
+        [
+            item("The user left Deloitte.", "user", "employer", "Deloitte", ends=True),
+            item("The user's dog Rex died.", "user", "pet", "Rex", ends=True),
+        ]
+    )
+    await ingest(
+        client,
+        [said("Left Deloitte, and Rex died", "2026-04-01T08:00:00Z", name="Priya", owner=True)],
+        **GROUP,
+    )
+    facts = await facts_of(client)
+    live = {(f["attribute"], f["value"]) for f in facts if f["superseded_by"] is None}
+    assert ("employer", "Deloitte") in live and ("pet", "Rex") not in live, live
+    ends = [f for f in facts if f["metadata"].get("ends")]
+    assert {(f["attribute"], f["metadata"]["ends"]["value"]) for f in ends} == {
+        (None, "Deloitte"),
+        (None, "Rex"),
+    }
+
+
 async def test_a_fact_about_the_user_read_from_someone_elses_words_is_not_believed(
     aiohttp_client: Any, tmp_path: Any, minilm: Any, model: ChatServer
 ) -> None:

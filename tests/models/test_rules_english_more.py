@@ -18,8 +18,10 @@ def facts_of(text: str, speaker: str | None = None) -> set[tuple[str, str, str]]
     ("Sam (the user's child) turned 10" also says the user's child is Sam)."""
     found = set()
     for _, fact in extract_statements([Said(text, speaker)]):
-        if fact.attribute is not None:
-            found.add((fact.subject, fact.attribute, (fact.value or "").lower()))
+        if fact.attribute is not None:  # a value said to have ended reads "ended: <value>"
+            found.add(
+                (fact.subject, fact.attribute, ("ended: " if fact.ends else "") + (fact.value or "").lower())
+            )
         if fact.relation and not fact.subject.endswith(f"'s {fact.relation}") and fact.subject_kind != "plan":
             found.add((speaker or "user", fact.relation, fact.subject.lower()))
     return found
@@ -67,7 +69,10 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ("the hen do is on the 12th of July", {("hen do", "date", "the 12th of july")}),
     ("Ahmed and I got engaged last night!!!", {("user", "partner", "ahmed")}),
     # a change of job or partner said as leaving one
-    ("I left Vodafone, I'm at MTN now", {("user", "employer", "mtn")}),
+    (
+        "I left Vodafone, I'm at MTN now",
+        {("user", "employer", "mtn"), ("user", "employer", "ended: vodafone")},
+    ),
     ("no longer at Barclays, moved to Monzo in March", {("user", "employer", "monzo")}),
     (
         "Just left Tesco, starting at Aldi as a store manager next week",

@@ -16,8 +16,9 @@ def facts_of(text: str, speaker: str | None = None) -> set[tuple[str, str, str]]
     """(subject, attribute, value) of each fact, and the relation a fact about a named person states."""
     found = set()
     for _, fact in extract_statements([Said(text, speaker)]):
-        if fact.attribute is not None:
-            found.add((fact.subject, fact.attribute, (fact.value or "").lower()))
+        if fact.attribute is not None or fact.ends:  # a value said to have ended reads "ended: <value>"
+            ended = "ended: " if fact.ends else ""
+            found.add((fact.subject, fact.attribute or "", ended + (fact.value or "").lower()))
         if fact.relation and not fact.subject.endswith(f"'s {fact.relation}") and fact.subject_kind != "plan":
             found.add((speaker or "user", fact.relation, fact.subject.lower()))
     return found
@@ -129,11 +130,23 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ("I'm still living in Derby.", {("user", "home", "derby")}),
     # a bracketed aside and the consequence after ", so" are not part of the statement
     ("I'm diabetic (type 2 since last year), so sweets are basically out.", {("user", "health", "diabetic")}),
+    # a value said to have ended: what ended, and nothing in its place
+    ("Sad news, Biscuit passed away last week.", {("user", "", "ended: biscuit")}),
+    ("we had to rehome Luna, she needed a garden", {("user", "", "ended: luna")}),
+    ("Jonas and I broke up last month.", {("user", "partner", "ended: jonas")}),
+    ("I resigned from Deloitte last month.", {("user", "employer", "ended: deloitte")}),
+    ("I've quit coffee, it was wrecking my sleep.", {("user", "drink", "ended: coffee")}),
     # changes said in passing
-    ("I'm with KPMG now, left EY in March.", {("user", "employer", "kpmg")}),
+    (
+        "I'm with KPMG now, left EY in March.",
+        {("user", "employer", "kpmg"), ("user", "employer", "ended: ey")},
+    ),
     ("No longer at Aviva — joined Zurich in June.", {("user", "employer", "zurich")}),
     ("Moved out of Bath, we're in Bristol now.", {("user", "home", "bristol")}),
-    ("My brother quit Nike, he is with Adidas now.", {("user's brother", "employer", "adidas")}),
+    (
+        "My brother quit Nike, he is with Adidas now.",
+        {("user's brother", "employer", "adidas"), ("user's brother", "employer", "ended: nike")},
+    ),
     ("We adopted a dog, his name is Rolo.", {("user", "pet", "rolo")}),
     ("My mum's birthday is 9 July.", {("user's mother", "birthday", "9 july")}),
     ("Ella's 8 now, not 7.", {("Ella", "age", "8")}),
@@ -173,6 +186,9 @@ NEGATIVES = [
     "Monday, 9am works for me",
     "I'm settled in my ways.",
     "Still living out of boxes",
+    # a pet that passed a test, someone else's loss, a relative named by relation only
+    "Biscuit passed the vet check.",
+    "Mum died last year",
 ]
 
 

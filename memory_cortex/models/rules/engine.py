@@ -422,6 +422,7 @@ def _validated(draft: Draft, voice: Voice) -> ExtractedFact | None:
             relation=about.relation if about is not None else None,
             attribute=draft.attribute,
             value=draft.value[:200] if draft.value else None,
+            ends=draft.ends,
         )
     except ValidationError:
         return None  # a rule produced something unusable (e.g. a topic of digits only): skip it

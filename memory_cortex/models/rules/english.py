@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from .english_changes import EN_CHANGE_RULES, en_normalise, en_relative
+from .english_endings import EN_ENDING_RULES
 from .english_more import EN_MORE_RULES
 from .english_notes import EN_BARE_JOB_RULES, EN_NOTE_RULES, prepare
 from .english_passing import continuations, in_passing
@@ -215,7 +216,8 @@ _EN_AUX = (
 )
 ENGLISH = Language(
     name="en",
-    rules=EN_NOTE_RULES
+    rules=EN_ENDING_RULES
+    + EN_NOTE_RULES
     + EN_CHANGE_RULES
     + EN_UPDATE_RULES
     + EN_MORE_RULES
@@ -242,7 +244,8 @@ ENGLISH = Language(
         r"the\s+(?:big|good|great)\s+news\s+is(?:\s+that)?|"
         r"for\s+context|for\s+the\s+record|for\s+your\s+information|hi|hello|hey|hi\s+there|hey\s+there|"
         r"hello\s+there|yeah|yes|yep|sure|anyway|anyways|plus|but|oh\s+and|great|thanks|thank\s+you|"
-        r"quick\s+note|one\s+more\s+thing|side\s+note|fun\s+fact|good\s+news|big\s+news|update|news|guess\s+what|"
+        r"quick\s+note|one\s+more\s+thing|side\s+note|fun\s+fact|good\s+news|big\s+news|(?:some\s+)?(?:sad|bad|awful|terrible)\s+news|"
+        r"update|news|guess\s+what|"
         r"so\s+yeah|morning|good\s+morning|evening|finally|heads\s+up|honestly|tbh|ngl|lowkey|seriously|ok\s+so|"
         r"okay\s+so|oh\s+and|my\s+mistake|psst|new\s+chapter|life\s+update|change\s+of\s+plans?|guess\s+who|"
         r"(?:big|small|huge)\s+changes?|plot\s+twist|some\s+news|lots?\s+of\s+changes|"

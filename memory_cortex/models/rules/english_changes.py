@@ -274,7 +274,9 @@ EN_CHANGE_RULES: tuple[Rule, ...] = tuple(
             rf"(?:named|called|who's\s+called|(?:her|his|its)\s+name(?:'s|\s+is))\s+{_NAME}"
             rf"(?:\s*,\s*who(?:'s|\s+is)\s+(?:now\s+)?(?P<age>\d{{1,2}}|{WORD_AGE})(?:\s+years\s+old)?\b)?)?"
             rf"(?:[\s!.]*$|\s*,(?!\s*(?-i:[A-Z])).*$|"
-            rf"(?<=[a-z])\s+(?:and|but|who|which)\s+(?:he|she|it|they)\b.*$)",
+            rf"(?<=[a-z])\s+(?:and|but|who|which)\s+(?:he|she|it|they)\b.*$|"
+            # "a cat called Biscuit who keeps walking on my keyboard": what the pet does, not whose it is
+            rf"(?<=[a-z])\s+who\s+(?!(?:is|'s|was|were|belongs|lives)\b)(?-i:[a-z])\w+.*$)",
             _pet,
         ),
         (

@@ -35,12 +35,18 @@ class Draft:
     value: str | None = None
     about: About | None = None
     also: tuple[Draft, ...] = ()  # facts the same clause states besides this one (a job's employer)
+    ends: bool = False  # it says ``value`` stopped holding ("Biscuit passed away"): see ExtractedFact.ends
 
     def at_least(self, floor: int, step: int = 0) -> Draft:
         return replace(self, importance=min(10, max(self.importance + step, floor)))
 
     def as_correction(self) -> Draft:
         return replace(self, category="correction", importance=max(self.importance, 7))
+
+    def ending(self, attribute: str | None, value: str) -> Draft:
+        """The same fact read as the end of ``value`` (of ``attribute``; None: whichever attribute
+        of the subject holds that value, a pet's or a partner's name)."""
+        return replace(self, attribute=attribute, value=value.strip(), ends=True)
 
     def stating(self, attribute: str | None, value: str | None) -> Draft:
         """The same fact read as ``attribute`` = ``value`` (nothing when either is empty)."""
