@@ -190,8 +190,9 @@ def build_block(
     """The block for ``query``: ``profile`` first (within :data:`PROFILE_SHARE` of the budget; an
     asked fact older than the user's later words on it is not profile but follows them); then the
     user's later words about what it asks (turns the lookup found newer than the asked
-    facts: rule 3 of the module), newest first; then the hits that say something, facts in search
-    order (corrections before what they correct), then turns newest first. An asked fact of the
+    facts: rule 3 of the module), newest first; then the hits that say something, each that fits
+    in what is left (a line too long is skipped, a shorter one after it may fit), taken in search
+    order: facts shown in that order (corrections before what they correct), turns newest first. An asked fact of the
     user said before those later words says so (:data:`BEFORE_LATER_WORDS_MARK`, with their date).
     ``assistant_label``: the speaker label of the assistant's own turns (``ingest.turn_speakers``)."""
     budget = max_tokens * CHARS_PER_TOKEN
@@ -251,7 +252,7 @@ def build_block(
             mark = older_mark(hit.memory) or mark  # the later words' date says more
         line = fact_line(hit.memory, mark)
         if used + len(line) + 1 > budget:
-            break
+            continue  # a shorter one further down may still fit
         used += len(line) + 1
         if hit.memory.kind == "turn":
             chosen_turns.append(hit)

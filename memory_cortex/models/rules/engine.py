@@ -87,8 +87,14 @@ _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
 _EMOJI_BOUNDARY = re.compile(r"(?<=\w)\s*[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+\s+(?=[A-Z])")
 
 
-# "I'm coeliac (diagnosed last year), so…": a lower-case aside in brackets, not part of the statement.
-_ASIDE = re.compile(r"\s*\((?-i:[a-z])(?![^()]*\b(?:i|i'm|my|not|never)\b)[^()\s]*\s[^()\n]{0,60}\)")
+# "I'm coeliac (diagnosed last year), so…": a lower-case aside in brackets before a comma, not part of
+# the statement; never one that qualifies it ("(well, trying to be)", "(not really)").
+_ASIDE = re.compile(
+    r"\s*\((?-i:[a-z])(?![^()]*\b(?:i|i'm|my|not|never|no|trying|mostly|sort|kind|kinda|sorta|ish|maybe|"
+    r"supposedly|apparently|allegedly|lol|haha|jk|kidding|joke|joking|well|almost|nearly|hopefully)\b)"
+    r"[^()\s]*\s[^()\n]{0,60}\)(?=\s*,)",
+    re.IGNORECASE,
+)
 
 
 def _clean(text: str) -> str:
