@@ -130,6 +130,14 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ("I'm still living in Derby.", {("user", "home", "derby")}),
     # a bracketed aside and the consequence after ", so" are not part of the statement
     ("I'm diabetic (type 2 since last year), so sweets are basically out.", {("user", "health", "diabetic")}),
+    # a new role said as joining, a change after an emoji, a formal note, a permission to switch
+    (
+        "I joined Monzo as a data engineer in May",
+        {("user", "job", "data engineer"), ("user", "employer", "monzo")},
+    ),
+    ("guess who got promoted 🎉🎉 im a team lead now!!!", {("user", "job", "team lead")}),
+    ("Kindly note that my birthday falls on 4 May.", {("user", "birthday", "4 may")}),
+    ("From now on you can answer me in German please.", {("user", "language", "german")}),
     # a value said to have ended: what ended, and nothing in its place
     ("Sad news, Biscuit passed away last week.", {("user", "", "ended: biscuit")}),
     ("we had to rehome Luna, she needed a garden", {("user", "", "ended: luna")}),
@@ -189,6 +197,7 @@ NEGATIVES = [
     # a pet that passed a test, someone else's loss, a relative named by relation only
     "Biscuit passed the vet check.",
     "Mum died last year",
+    "I joined the gym as a member",
 ]
 
 

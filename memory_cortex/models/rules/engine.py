@@ -84,7 +84,10 @@ _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
 
 
 # An emoji between two statements ends the first: "Plot twist 😂 Dami got a new job at Google".
-_EMOJI_BOUNDARY = re.compile(r"(?<=\w)\s*[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+\s+(?=[A-Z])")
+# So does one before a lower-case "im"/"my" ("guess who got promoted 🎉🎉 im a product manager now").
+_EMOJI_BOUNDARY = re.compile(
+    r"(?<=\w)\s*[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+\s+(?=[A-Z]|(?:i|im|i'm|ive|i've|my|we|we're)\b)"
+)
 
 
 # "I'm coeliac (diagnosed last year), so…": a lower-case aside in brackets before a comma, not part of

@@ -27,7 +27,7 @@ _EN_NOW_ON = en_pattern(
     r"^(?P<marker>from\s+now\s+on|going\s+forward|moving\s+forward|from\s+here\s+on(?:\s+out)?|from\s+this\s+"
     r"point\s+(?:on|forward)|in\s+(?:the\s+)?future|henceforth|from\s+today\s+on|starting\s+(?:now|today)|"
     r"next\s+time|for\s+(?:all\s+)?future\s+(?:chats|conversations|sessions|answers|replies|responses))\b"
-    r"[\s,:;\-]*(?P<body>.*)$"
+    r"[\s,:;\-]*(?:(?:you|u)\s+(?:can|could)\s+(?=answer|reply|respond|write|speak|talk|call)|feel\s+free\s+to\s+)?(?P<body>.*)$"
 )
 _EN_STRONG_CORRECTION = (
     en_pattern(
@@ -52,7 +52,7 @@ _EN_WEAK_CORRECTION = en_pattern(
 )
 _EN_CONTRAST = en_pattern(r",\s*not\s+\S|\binstead\s+of\b|\brather\s+than\b")
 _EN_REMEMBER = en_pattern(
-    r"^(?:(?:please|pls|and|also|oh|hey|btw|can\s+you|could\s+you|would\s+you)[\s,]+)*"
+    r"^(?:(?:please|pls|kindly|and|also|oh|hey|btw|can\s+you|could\s+you|would\s+you)[\s,]+)*"
     r"(?P<marker>remember|memori[sz]e|don't\s+forget|do\s+not\s+forget|never\s+forget|keep\s+in\s+mind|"
     r"bear\s+in\s+mind|note\s+that|please\s+note|make\s+a\s+note(?:\s+that)?|take\s+note(?:\s+that)?|"
     # "Can you remind me: the dentist is on the 12th": a statement to keep (a colon, not "remind me to…").
@@ -74,7 +74,8 @@ def _en_now_on(marker: str, body: str, voice: Voice) -> Draft | None:
     marker = cap(SPACES.sub(" ", marker.strip()).lower())
     body = re.sub(
         r"^(?:(?:please|pls|kindly)\s+|(?:i\s+want\s+you\s+to|i'd\s+like\s+you\s+to|i\s+would\s+like\s+"
-        r"you\s+to|you\s+should|you\s+must|you\s+need\s+to|you\s+have\s+to|you\s+will|you'll|make\s+"
+        r"you\s+to|you\s+should|you\s+must|you\s+need\s+to|you\s+have\s+to|you\s+will|you'll|you\s+can|u\s+can|"
+        r"feel\s+free\s+to|make\s+"
         r"sure\s+(?:to|you))\s+)+",
         "",
         body.strip(),

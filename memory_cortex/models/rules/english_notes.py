@@ -55,7 +55,7 @@ _NOT_NAMES = frozenset(
 )
 # "my brother jake is 20": in a message written all in lower case, the name after a relation word.
 _LOWER_RELATIVE_NAME = re.compile(
-    rf"\b(?:my|our)\s+(?:(?:little|big|older|younger|baby|best|twin)\s+)?(?:{REL_WORDS})\s+(?P<name>[a-z]+)"
+    rf"\b(?:my|our)\s+(?:(?:little|big|older|younger|baby|best|twin|new|current|actual)\s+)?(?:{REL_WORDS})\s+(?P<name>[a-z]+)"
     r"(?=\s+(?:is|was|has|works|lives|moved|turned|got|just|and|n|loves|hates|studies|goes|started)\b|'s\b)"
 )
 _NOT_LOWER_NAMES = frozenset(

@@ -32,6 +32,17 @@ def _first_day(m: re.Match[str], voice: Voice) -> Draft | None:
     return _employer_draft(m["org"], voice, en_sentence(f"{voice.title} started at {m['org']}"))
 
 
+def _joined_as(m: re.Match[str], voice: Voice) -> Draft | None:
+    """ "I joined Deloitte as a consultant", "(I) joined as a consultant on the 1st": the new role, and
+    the employer when one is named."""
+    job = clean_value(re.split(r"\s+(?:on|in|at|last|this|from|since|after|and|but|so)\b|,", m["job"])[0])
+    if not job or not is_occupation(job):
+        return None
+    draft = Draft(en_fact(m.string, voice), topic_from(job, "job"), "identity", 8).stating("job", job)
+    employer = _employer_draft(m["org"], voice) if m["org"] else None
+    return dataclasses.replace(draft, also=(employer,)) if employer else draft
+
+
 def _role_now(m: re.Match[str], voice: Voice) -> Draft | None:
     """ "I'm sous chef now", "I'm the financial controller now!": a role said as a change."""
     job = clean_value(m["job"])
@@ -181,6 +192,12 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
             rf"^{_IM}\s+(?:officially\s+)?(?:the\s+|a\s+|an\s+)?(?P<job>(?:(?!\s(?:at|for|with|in)\s)[\w\s-]){{3,40}}?){_NOW}"
             r"(?:\s*,?\s*as\s+of\s+.+)?[\s!.]*$",
             _role_now,
+        ),
+        (
+            "I",
+            rf"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|officially\s+)?joined(?:\s+{_ORG})?\s+as\s+(?:a|an|the|their|our)?\s*"
+            r"(?P<job>[\w\s-]{3,60})(?:[\s!.]*$|\s*,.*$|\s+(?:on|in|at|last|this|from|since|after|and|but|so)\b.*$)",
+            _joined_as,
         ),
         (None, rf"^{_NAME}\s+(?:just\s+)?turned\s+(?P<age>\d{{1,3}})\b.*$", _named_turned),
         (

@@ -186,7 +186,7 @@ JA_FACT_RULES: tuple[FactRule, ...] = _rules(
         rf"^(?P<org>[^、,。]+?)の(?:社員|正社員|職員|従業員|スタッフ|契約社員)(?:です|だ|をしています)?{END}",
         work_fact,
     ),
-    (rf"^(?:{JA_I}の)?(?:仕事|職業|本業)は(?P<job>[^、,。]+?)(?:です|だ)?{END}", work_fact),
+    (rf"^(?:{JA_I}の)?(?:仕事|職業|本業|職種)は(?P<job>[^、,。]+?)(?:です|だ)?{END}", work_fact),
     (rf"^(?P<job>[^、,。]+?)(?:を)?(?:やって|して)(?:{IRU}){END}", work_fact, False),
     (rf"^(?P<job>[^、,。]+?)に(?:なりました|なった|昇進しました){END}", work_fact, False),
     (rf"^(?P<job>[^、,。はがをに]+?)(?:です|だ|や|っす)?(?:なので|だから)?{END}", work_fact, False),
