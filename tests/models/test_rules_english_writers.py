@@ -138,6 +138,11 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ("guess who got promoted 🎉🎉 im a team lead now!!!", {("user", "job", "team lead")}),
     ("Kindly note that my birthday falls on 4 May.", {("user", "birthday", "4 may")}),
     ("From now on you can answer me in German please.", {("user", "language", "german")}),
+    # a laugh at the last part only ("…, three cats and zero free time haha")
+    (
+        "I'm a vet in Cork, 41 years old, three cats and zero free time haha",
+        {("user", "job", "vet"), ("user", "home", "cork"), ("user", "age", "41")},
+    ),
     # a value said to have ended: what ended, and nothing in its place
     ("Sad news, Biscuit passed away last week.", {("user", "", "ended: biscuit")}),
     ("we had to rehome Luna, she needed a garden", {("user", "", "ended: luna")}),
@@ -198,6 +203,10 @@ NEGATIVES = [
     "Biscuit passed the vet check.",
     "Mum died last year",
     "I joined the gym as a member",
+    # a laugh that takes the statement back
+    "I'm a millionaire, not really lol",
+    "I'm a millionaire, in my dreams haha",
+    "I don't drink coffee at all, only hot chocolate lol",
 ]
 
 

@@ -328,7 +328,11 @@ ENGLISH = Language(
     trail_off=en_pattern(
         r"(?:(?:\s*[,;:\-–—]\s*|\s+)(?:by\s+the\s+way|btw|fyi|just\s+so\s+you\s+know|for\s+the\s+record|"
         r"for\s+what\s+it's\s+worth|for\s+your\s+information|tbh|ngl|to\s+be\s+honest)"
-        r"|\s*[,;:\-–—]\s*(?:anyway|anyways|actually|though|you\s+know))+[\s.!…~]*$"
+        r"|\s*[,;:\-–—]\s*(?:anyway|anyways|actually|though|you\s+know)"
+        # "…, 37 years old, two dogs and too many patients haha": the laugh is at the last part only,
+        # which goes with it; never one that takes the statement back ("…, not really lol").
+        r"|\s*,\s*(?![^,]*\b(?:not|no|n't|never|kidding|joke|joking|jk|dreams?|wish|right|sure|yeah|as\s+if|"
+        r"sarcasm|lie|lying|obviously|only|just|but|except)\b)[^,]{3,60}?\s+(?:lol|haha+|hehe|lmao))+[\s.!…~]*$"
     ),
     # Read once a sentence, before it is split: a polite request's "can you"; quoted words, which are
     # someone else's (a title, a pasted bio); a one-clause sentence asking something ("you're the
