@@ -138,6 +138,16 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ("guess who got promoted 🎉🎉 im a team lead now!!!", {("user", "job", "team lead")}),
     ("Kindly note that my birthday falls on 4 May.", {("user", "birthday", "4 may")}),
     ("From now on you can answer me in German please.", {("user", "language", "german")}),
+    # "he" or "she" after a relative named at the end of the first part is them
+    (
+        "I live in Galway with my son Cian, he's 8 and obsessed with dinosaurs.",
+        {
+            ("user", "home", "galway"),
+            ("Cian", "age", "8"),
+            ("Cian", "likes", "dinosaurs"),
+            ("user", "son", "cian"),
+        },
+    ),
     # a laugh at the last part only ("…, three cats and zero free time haha")
     (
         "I'm a vet in Cork, 41 years old, three cats and zero free time haha",
@@ -203,6 +213,8 @@ NEGATIVES = [
     "Biscuit passed the vet check.",
     "Mum died last year",
     "I joined the gym as a member",
+    # "he" of someone not named: nothing after it is the speaker's
+    "I met a guy at the climbing wall, he's a chef, and obsessed with jazz",
     # a laugh that takes the statement back
     "I'm a millionaire, not really lol",
     "I'm a millionaire, in my dreams haha",

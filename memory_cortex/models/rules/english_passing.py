@@ -157,9 +157,15 @@ def continuations(clause: str, voice: Voice, read: Reader) -> list[Draft]:
     first = read(parts[0], voice) if subject is None and not _NOT_ALONE.match(parts[0]) else None
     if first is not None and first.about is None and first.attribute:
         subject = _Subject(was_from=first.attribute == "origin")
+    # "I live in Galway with my son Cian, he's 8": whom a "he" or "she" after the first part means
+    last_named = _last_named(parts[0])
     for part in parts[1:]:
         if _STOP.match(part) or _REPORTED.search(part):
             break
+        if _is_speaker(subject) and _THIRD_PERSON.match(part):
+            if last_named is None:
+                break  # someone not named here: nothing after this is the speaker's
+            subject = last_named
         if subject is None:
             subject = _opening(part, later=True)
             if _is_speaker(subject):  # "…, on top of that I found out I'm allergic to latex"
@@ -168,6 +174,22 @@ def continuations(clause: str, voice: Voice, read: Reader) -> list[Draft]:
         found, subject = _part(part, subject, voice, read)
         drafts += found
     return drafts + _changed(parts, voice, read) + _their_new_job(parts, opening, voice, read)
+
+
+_THIRD_PERSON = re.compile(r"^(?:he|she|he's|she's|hes|shes)\b", re.IGNORECASE)
+_NAMED_AT_END = re.compile(
+    rf"\b(?:my|our)\s+(?:(?:older|younger|little|big|baby|twin|eldest|oldest|youngest|step|best|new)\s+)?"
+    rf"(?P<rel>{REL_WORDS})\s*,?\s+(?P<name>(?-i:[A-Z][\w'-]+))\s*$",
+    re.IGNORECASE,
+)
+
+
+def _last_named(part: str) -> _Subject | None:
+    """The relative a part ends by naming ("…with my son Cian"), if any."""
+    m = _NAMED_AT_END.search(part)
+    if m is None or not name_ok(m["name"]) or (relation := relation_of(m["rel"])) is None:
+        return None
+    return _Subject(About(m["name"], relation, "pet" if relation == "pet" else "person"), m["rel"].lower())
 
 
 def _their_new_job(parts: list[str], subject: _Subject | None, voice: Voice, read: Reader) -> list[Draft]:
