@@ -225,6 +225,26 @@ async def test_a_correction_replaces_the_value_it_corrects(
     }
 
 
+async def test_a_value_said_against_another_corrects_it_unannounced(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Of an attribute with several values (allergies), "X, not Y" replaces Y, with no "sorry"."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [said("I'm allergic to penicillin. I'm allergic to cats too.", "2026-03-01T10:00:00Z")],
+        session_id="s1",
+    )
+    await ingest(
+        client,
+        [said("It's sulfa drugs I'm allergic to, not penicillin.", "2026-03-05T10:00:00Z")],
+        session_id="s2",
+    )
+    me = await entity_named(client, "User")
+    assert sorted(f["value"] for f in me["current"] if f["attribute"] == "allergy") == ["cats", "sulfa drugs"]
+    assert [f["value"] for f in me["history"]] == ["penicillin"]
+
+
 async def test_a_value_said_to_have_ended_ends_and_nothing_takes_its_place(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
