@@ -56,6 +56,8 @@ def write_one(
         row = dataclasses.replace(
             row, attribute=None, value=None, links=(), metadata={**row.metadata, "ends": ended}
         )
+        if belief.replaces:
+            merge_into = None  # what it ends ends now: never folded into a fact it only resembles
     if belief.merge_into is not None:
         merge_into, supersede = belief.merge_into, None  # the same value said again
     if merge_into is not None:
