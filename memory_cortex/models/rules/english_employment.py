@@ -10,14 +10,13 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .english_rule_parts import IM, article, en_rules
+from .english_rule_parts import IM, ORG, article, en_rules
 from .english_text import NOT_ORGS
 from .english_values import clean_value, is_occupation
 from .english_voice import en_fact, topic_from
 from .shapes import Draft, Rule, Voice, en_sentence
 
 _ADV = r"(?:(?:just|also|still|now|currently|finally|officially|actually|really|proudly|happily|technically)\s+)*"
-_ORG = r"(?P<org>(?-i:[A-Z0-9])[\w&'.-]*(?:\s+(?:&\s+)?(?-i:[A-Z0-9])[\w&'.-]*){0,3})"
 _DURATION = (
     r"(?:(?:for\s+)?(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|"
     r"eight|nine|ten|eleven|twelve|fifteen|twenty|a\s+few|a\s+couple(?:\s+of)?|several)\s+(?:years?|yrs?|months?)|"
@@ -120,32 +119,32 @@ EN_EMPLOYMENT_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
-            rf"^i(?:'ve|\s+have)\s+been\s+with\s+{_ORG}\s+since\s+(?:\d{{4}}|i\s+graduated|graduating|uni|university|"
+            rf"^i(?:'ve|\s+have)\s+been\s+with\s+{ORG}\s+since\s+(?:\d{{4}}|i\s+graduated|graduating|uni|university|"
             r"college|school|i\s+left)\b(?:\s*[,;]\s*(?:doing|as|in)\s+(?:a\s+|an\s+)?(?P<job>[\w\s-]{2,30}?)"
             r"(?:\s+mostly|\s+mainly)?)?(?:\s*[,;].*)?$",
             _been_at,
         ),
         (
             "since",
-            rf"^since\s+(?:\d{{4}}|uni|university|college|i\s+graduated)\s*,?\s+(?:at|with)\s+{_ORG}(?:\s*[,;].*)?$",
+            rf"^since\s+(?:\d{{4}}|uni|university|college|i\s+graduated)\s*,?\s+(?:at|with)\s+{ORG}(?:\s*[,;].*)?$",
             _been_at,
         ),
         (
             "I",
-            rf"^{IM}\s+(?:now\s+)?(?:at|with)\s+{_ORG}\s*,\s*in\s+(?P<dept>[a-z][\w&-]*(?:\s+[a-z][\w&-]*)?)"
+            rf"^{IM}\s+(?:now\s+)?(?:at|with)\s+{ORG}\s*,\s*in\s+(?P<dept>[a-z][\w&-]*(?:\s+[a-z][\w&-]*)?)"
             r"(?:\s*[,;].*)?$",
             _at_org,
         ),
         (
             "I",
             rf"^{IM}\s+(?:now\s+)?(?:at|with)\s+(?:a|an)\s+(?:[\w-]+\s+){{0,4}}?(?:startup|start-up|company|firm|"
-            rf"agency|charity|bank|studio|consultancy|school|hospital|business)\s+(?:called|named)\s+{_ORG}.*$",
+            rf"agency|charity|bank|studio|consultancy|school|hospital|business)\s+(?:called|named)\s+{ORG}.*$",
             _at_org,
         ),
         (
             "I",
             rf"^(?:{IM}\s+(?:currently\s+)?working|i\s+(?:currently\s+)?work)\s+(?:nights\s+|days\s+|shifts\s+|"
-            rf"weekends\s+)?(?:at|for)\s+(?:the\s+)?{_ORG}(?:\s+(?:warehouse|store|shop|branch|office|factory|"
+            rf"weekends\s+)?(?:at|for)\s+(?:the\s+)?{ORG}(?:\s+(?:warehouse|store|shop|branch|office|factory|"
             rf"depot|site|plant))?(?:\s+(?:since|for)\s+[\w\s]+?)?\s+as\s+(?:(?:a|an|the)\s+)?(?P<job>[\w\s-]{{2,40}}?)"
             r"(?:\s*[,;.].*|\s+(?:since|for|and|but|so)\b.*)?$",
             _at_org,
@@ -157,7 +156,7 @@ EN_EMPLOYMENT_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
-            rf"^{IM}\s+{_ADV}the\s+(?P<job>[\w\s-]{{2,30}}?)\s+(?:at|for|of)\s+(?:{_ORG}|(?:a|an)\s+[a-z][\w\s-]*?)"
+            rf"^{IM}\s+{_ADV}the\s+(?P<job>[\w\s-]{{2,30}}?)\s+(?:at|for|of)\s+(?:{ORG}|(?:a|an)\s+[a-z][\w\s-]*?)"
             r"(?:\s*[,;].*|\s+(?:and|but|so|since)\b.*)?$",
             _the_job_at,
         ),

@@ -9,13 +9,12 @@ from __future__ import annotations
 import re
 
 from .english_people import REL_WORDS
-from .english_rule_parts import en_rules
+from .english_rule_parts import ORG, en_rules
 from .english_values import clean_value, drink_value, is_drink
 from .english_voice import en_fact, topic_from
 from .shapes import Draft, Rule, Voice
 
 _NAME = r"(?P<name>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)"
-_ORG = r"(?P<org>(?-i:[A-Z0-9])[\w&'.-]*(?:\s+(?:&\s+)?(?-i:[A-Z0-9])[\w&'.-]*){0,3})"
 _NOT_NAMES = re.compile(
     rf"^(?:{REL_WORDS}|i|he|she|they|it|we|you|this|that|there|everyone|nobody|someone|mum|mom|dad|"
     r"grandma|grandpa|grandad|granny|nan|nana|the|my|our|his|her|their)$",
@@ -109,7 +108,7 @@ EN_ENDING_RULES: tuple[Rule, ...] = en_rules(
             "I",
             r"^i(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|officially\s+)?(?:resigned\s+from|quit|left|handed\s+in\s+my\s+"
             r"notice\s+at|was\s+(?:laid\s+off|let\s+go|made\s+redundant)\s+(?:from|at|by))\s+(?:my\s+job\s+at\s+)?"
-            rf"{_ORG}(?=\s+(?:last|this|in|on|after|at\s+the\s+end|yesterday|today|and|but|so)\b|\s*[,;.!]|$)"
+            rf"{ORG}(?=\s+(?:last|this|in|on|after|at\s+the\s+end|yesterday|today|and|but|so)\b|\s*[,;.!]|$)"
             + _WHEN,
             _left_job,
         ),

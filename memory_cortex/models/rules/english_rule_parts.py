@@ -28,6 +28,8 @@ def en_rules(table: Iterable[tuple[str | None, str, Handler]]) -> tuple[Rule, ..
 
 IM = r"(?:i'm|i\s+am|im)"
 IHAVE = r"(?:i\s+have|i've\s+got|i\s+have\s+got|ive\s+got)"
+ORG = r"(?P<org>(?-i:[A-Z0-9])[\w&'.-]*(?:\s+(?:&\s+)?(?-i:[A-Z0-9])[\w&'.-]*){0,3})"
+"""An organisation named with capitals ("Stanbic Bank", "H&M", "3M"), as group ``org``."""
 # What follows "love" when it was a noun ("Love and acceptance should be everyone's right"), not a verb.
 NOT_A_CLAUSE = r"(?!(?:and|or|but|is|are|was|should|will|would|can|must)\b)"
 ADV = (

@@ -9,12 +9,12 @@ import dataclasses
 import re
 
 from .english_employment import employer_draft as _employer_draft
+from .english_rule_parts import ORG
 from .english_values import LANGUAGES, clean_value, is_occupation
 from .english_voice import en_fact, topic_from
 from .shapes import About, Draft, Rule, Voice, cap, en_sentence, first_words_of
 
 _IM = r"(?:i'm|i\s+am|im)"
-_ORG = r"(?P<org>(?-i:[A-Z0-9])[\w&'.-]*(?:\s+(?:&\s+)?(?-i:[A-Z0-9])[\w&'.-]*){0,3})"
 _NAME = r"(?P<name>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*))?)"
 _NOW = r"(?:\s+(?:now|these\s+days|from\s+now\s+on))"
 
@@ -184,9 +184,9 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
     for starts, pattern, handler in (
         # "I'm at Shopify now", "Starting Monday I'm at Shopify!" (its lead-in leaves a "now"): a
         # workplace; a bare "I'm at Heathrow" is a moment.
-        ("I now", rf"^(?:now\s+)?{_IM}\s+(?:now\s+)?(?:over\s+)?at\s+{_ORG}{_NOW}[\s!.]*$", _now_at),
-        ("now", rf"^now\s+{_IM}\s+(?:over\s+)?at\s+{_ORG}[\s!.]*$", _now_at),
-        ("first my", rf"^(?:my\s+)?first\s+(?:day|week)\s+(?:at|with)\s+{_ORG}\b.*$", _first_day),
+        ("I now", rf"^(?:now\s+)?{_IM}\s+(?:now\s+)?(?:over\s+)?at\s+{ORG}{_NOW}[\s!.]*$", _now_at),
+        ("now", rf"^now\s+{_IM}\s+(?:over\s+)?at\s+{ORG}[\s!.]*$", _now_at),
+        ("first my", rf"^(?:my\s+)?first\s+(?:day|week)\s+(?:at|with)\s+{ORG}\b.*$", _first_day),
         (
             "I",
             rf"^{_IM}\s+(?:officially\s+)?(?:the\s+|a\s+|an\s+)?(?P<job>(?:(?!\s(?:at|for|with|in)\s)[\w\s-]){{3,40}}?){_NOW}"
@@ -195,7 +195,7 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
         ),
         (
             "I",
-            rf"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|officially\s+)?joined(?:\s+{_ORG})?\s+as\s+(?:a|an|the|their|our)?\s*"
+            rf"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|officially\s+)?joined(?:\s+{ORG})?\s+as\s+(?:a|an|the|their|our)?\s*"
             r"(?P<job>[\w\s-]{3,60})(?:[\s!.]*$|\s*,.*$|\s+(?:on|in|at|last|this|from|since|after|and|but|so)\b.*$)",
             _joined_as,
         ),
@@ -269,7 +269,7 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
         (
             "I",
             rf"^(?:i\s+work|{_IM}\s+working)\s+(?:as\s+(?:a|an)\s+(?P<job>[\w\s-]{{3,40}}?)\s+)?at\s+(?:a|an)\s+[\w\s-]{{2,40}}?\s+"
-            rf"(?:called|named)\s+{_ORG}\b.*$",
+            rf"(?:called|named)\s+{ORG}\b.*$",
             _called_org,
         ),
         (
