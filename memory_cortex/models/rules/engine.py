@@ -215,13 +215,6 @@ def _trim(text: str, language: Language) -> str:
 
 
 _WORDS = re.compile(r"[^\W\d_]+")
-# A value said against another ("…, not penicillin"): a correction of that one, even unannounced.
-_SETS_RIGHT = re.compile(
-    r",\s*not\s+(?!(?:far|only|just|too|that|this|very|really|much|many|sure|bad|great|a|an|the|to|in|at|for|"
-    r"with|because|since|yet|anymore|any|ever|always|everyone|everything|all|as|so|even|me|him|her|them|us|you)\b)"
-    r"[^\W\d_]",
-    re.IGNORECASE,
-)
 
 
 def _is_statement(text: str, language: Language) -> bool:
@@ -290,7 +283,7 @@ def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[lis
             asked = asked or bool(language.question.search(clause))
             continue
         draft = _from_clause(clause, language, voice)
-        if draft is not None and draft.value and _SETS_RIGHT.search(clause):
+        if draft is not None and draft.value and language.sets_right and language.sets_right.search(clause):
             draft = draft.as_correction()  # "It's sulfa drugs I'm allergic to, not penicillin"
         if draft is not None:
             drafts.append(_wrapped(draft, wrapper, language, voice) if wrapper else draft)

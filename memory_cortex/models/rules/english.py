@@ -51,6 +51,13 @@ _EN_WEAK_CORRECTION = en_pattern(
     r"(?P<body>.*)$"
 )
 _EN_CONTRAST = en_pattern(r",\s*not\s+\S|\binstead\s+of\b|\brather\s+than\b")
+# "It's sulfa drugs I'm allergic to, not penicillin": a value said against another ("not far", "not
+# only" are no values).
+_EN_SETS_RIGHT = en_pattern(
+    r",\s*not\s+(?!(?:far|only|just|too|that|this|very|really|much|many|sure|bad|great|a|an|the|to|in|at|for|"
+    r"with|because|since|yet|anymore|any|ever|always|everyone|everything|all|as|so|even|me|him|her|them|us|you)\b)"
+    r"[^\W\d_]"
+)
 _EN_REMEMBER = en_pattern(
     r"^(?:(?:please|pls|kindly|and|also|oh|hey|btw|can\s+you|could\s+you|would\s+you)[\s,]+)*"
     r"(?P<marker>remember|memori[sz]e|don't\s+forget|do\s+not\s+forget|never\s+forget|keep\s+in\s+mind|"
@@ -75,7 +82,7 @@ def _en_now_on(marker: str, body: str, voice: Voice) -> Draft | None:
     body = re.sub(
         r"^(?:(?:please|pls|kindly)\s+|(?:i\s+want\s+you\s+to|i'd\s+like\s+you\s+to|i\s+would\s+like\s+"
         r"you\s+to|you\s+should|you\s+must|you\s+need\s+to|you\s+have\s+to|you\s+will|you'll|you\s+can|u\s+can|"
-        r"feel\s+free\s+to|make\s+"
+        r"make\s+"
         r"sure\s+(?:to|you))\s+)+",
         "",
         body.strip(),
@@ -318,6 +325,7 @@ ENGLISH = Language(
     strong_correction=_EN_STRONG_CORRECTION,
     weak_correction=_EN_WEAK_CORRECTION,
     contrast=_EN_CONTRAST,
+    sets_right=_EN_SETS_RIGHT,
     remember=(_EN_REMEMBER,),
     render_now_on=_en_now_on,
     render_correction=_en_correction,

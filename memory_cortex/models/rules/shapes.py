@@ -187,6 +187,8 @@ class Language:
     names_previous: re.Pattern[str] | None = None
     polite: re.Pattern[str] | None = None  # a request phrased as a question that is not one
     trail_off: re.Pattern[str] | None = None  # a closing aside ("…, by the way") that is not the fact
+    # A value said against another ("…, not penicillin"): the clause corrects that one, announced or not.
+    sets_right: re.Pattern[str] | None = None
     # A sentence as the rules read it before it is split ("Husband Dan." → "My husband Dan.").
     prepare: Callable[[str], str] | None = None
     hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation
