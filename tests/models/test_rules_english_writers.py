@@ -155,6 +155,7 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ),
     # a value said to have ended: what ended, and nothing in its place
     ("Sad news, Biscuit passed away last week.", {("user", "", "ended: biscuit")}),
+    ("Sad news though, Pip died on Thursday.", {("user", "", "ended: pip")}),
     ("we had to rehome Luna, she needed a garden", {("user", "", "ended: luna")}),
     ("Jonas and I broke up last month.", {("user", "partner", "ended: jonas")}),
     ("I resigned from Deloitte last month.", {("user", "employer", "ended: deloitte")}),
