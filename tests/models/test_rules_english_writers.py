@@ -260,3 +260,21 @@ def test_each_named_persons_statement_after_and_is_their_own() -> None:
 def test_a_correction_of_a_named_persons_fact_stays_a_correction() -> None:
     (fact,) = [fact for _, fact in extract_statements([Said("Correction: Mia is 7 years old, not 6.")])]
     assert (fact.subject, fact.attribute, fact.value, fact.category) == ("Mia", "age", "7", "correction")
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        (
+            "Chloe and I split up back in February, it was mutual.",
+            "Chloe and the user split up back in February.",
+        ),
+        (
+            "I resigned from Deloitte last month and I start at Stanbic on Monday.",
+            "The user resigned from Deloitte last month.",
+        ),
+    ],
+)
+def test_an_ending_is_told_whole_without_what_follows_it(text: str, fact: str) -> None:
+    ending = [each.fact for _, each in extract_statements([Said(text)]) if each.ends]
+    assert ending == [fact]

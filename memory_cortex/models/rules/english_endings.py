@@ -27,13 +27,18 @@ _PET_OR_PERSON = (
 
 
 def _said(m: re.Match[str], voice: Voice) -> str:
-    """The statement alone, about the speaker ("we had to…" is theirs), without what follows a comma."""
-    clause = re.split(
-        r"\s*[,;]\s*|\s+(?:and|but|so)\s+(?=(?:i|i'm|i've|we|now|then|switched|joined|started)\b)",
-        m.string,
-        maxsplit=1,
-        flags=re.I,
-    )[0]
+    """The statement alone, about the speaker ("we had to…" is theirs), without what follows a comma
+    after the statement itself ("Jonas and I broke up" keeps its "and I")."""
+    said = m.start("after")
+    clause = (
+        m.string[:said]
+        + re.split(
+            r"\s*[,;]\s*|\s+(?:and|but|so)\s+(?=(?:i|i'm|i've|we|now|then|switched|joined|started)\b)",
+            m.string[said:],
+            maxsplit=1,
+            flags=re.I,
+        )[0]
+    )
     return en_fact(re.sub(r"^we(?=\s|')", "I", clause, flags=re.IGNORECASE), voice)
 
 
@@ -47,7 +52,7 @@ def _gone(m: re.Match[str], voice: Voice) -> Draft | None:
 
 def _parted(m: re.Match[str], voice: Voice) -> Draft | None:
     """ "Jonas and I broke up", "I split up with Jonas": the partner of that name is no longer."""
-    name = m["name"]
+    name = m["name"] or m["name2"]
     if _NOT_NAMES.match(name):
         return None
     return Draft(_said(m, voice), "relationship", "relationship", 7).ending("partner", name)
@@ -69,7 +74,7 @@ def _gave_up(m: re.Match[str], voice: Voice) -> Draft | None:
     return Draft(_said(m, voice), topic_from(drink, "drink"), "preference", 6).ending("drink", drink)
 
 
-_WHEN = r"(?:[\s,;].*)?$"
+_WHEN = r"(?P<after>(?:[\s,;].*)?)$"
 EN_ENDING_RULES: tuple[Rule, ...] = en_rules(
     (
         (
@@ -94,7 +99,7 @@ EN_ENDING_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             None,
-            rf"^{_NAME}\s+and\s+(?:i|me)\s+(?:have\s+|'ve\s+)?(?:just\s+|finally\s+|officially\s+)?(?:broke\s+up|broken\s+up|"
+            rf"^(?:{_NAME}\s+and\s+(?:i|me)|(?:me|i)\s+and\s+{_NAME.replace('P<name>', 'P<name2>')})\s+(?:have\s+|'ve\s+)?(?:just\s+|finally\s+|officially\s+)?(?:broke\s+up|broken\s+up|"
             r"split(?:\s+up)?|separated|divorced|called\s+it\s+(?:off|quits))\b" + _WHEN,
             _parted,
         ),
