@@ -184,9 +184,14 @@ class ExtractionService:
         context_speakers: Sequence[Speaker] | None = None,
         known: Sequence[KnownFact] = (),
         allow_rules_only: bool = False,
+        read_back: bool = False,
     ) -> ExtractionResult:
         """Facts from ``delta.new``, whose writers are ``speakers`` (None: every human message is
         the owner's, as before speakers were known); ``known``: the current facts an LLM is shown.
+
+        ``read_back``: the rules may read ``delta.context`` for whom an opening "he" or "she" means;
+        only where its words cannot carry another reach's into these facts (a private job: what
+        the owner said anywhere is theirs to see).
 
         Raises LLMUnavailable when the LLM is down (the job is retried later) unless
         ``allow_rules_only`` (last attempt): then the rules extractor alone does the job.
@@ -205,19 +210,20 @@ class ExtractionService:
             else:
                 before = range(max(span.start - 2, 0), span.start)
                 context, context_said = [delta.new[i] for i in before], [said_by[i] for i in before]
+            back = _said(context, context_said) if read_back or number > 0 else []
             if self._llm is None:
-                facts, method = self._rules(delta.new, said_by, span), "rules"
+                facts, method = self._rules(delta.new, said_by, span, back), "rules"
             else:
                 try:
                     facts, method = await self._with_llm(
-                        delta, said_by, span, context, context_said, known, result
+                        delta, said_by, span, context, context_said, known, result, back
                     )
                 except LLMUnavailable:
                     if not allow_rules_only:
                         raise
-                    facts, method = self._rules(delta.new, said_by, span), "rules"
+                    facts, method = self._rules(delta.new, said_by, span, back), "rules"
             if self._llm is not None and self._rules_alongside_llm and method == "llm":
-                extra = self._rules(delta.new, said_by, span)
+                extra = self._rules(delta.new, said_by, span, back)
                 if extra:
                     facts += extra
                     method = "llm+rules"
@@ -231,14 +237,16 @@ class ExtractionService:
         return result
 
     @staticmethod
-    def _rules(messages: Sequence[Message], speakers: Sequence[Speaker], span: range) -> list[ExtractedFact]:
+    def _rules(
+        messages: Sequence[Message], speakers: Sequence[Speaker], span: range, before: Sequence[rules.Said]
+    ) -> list[ExtractedFact]:
         """The rules extractor over the messages of ``span`` that may state facts, each fact with
-        the number of its message."""
-        said = [
-            (i, rules.Said(messages[i].text, speakers[i].voice)) for i in span if speakers[i].states_facts
-        ]
-        found = rules.extract_statements([item for _, item in said])
-        return [fact.model_copy(update={"source": [said[at][0] + 1]}) for at, fact in found]
+        the number of its message; ``before``: the messages just before them, read only for whom a
+        "he" or "she" means."""
+        found = rules.extract_statements(
+            _said([messages[i] for i in span], [speakers[i] for i in span]), before=before
+        )
+        return [fact.model_copy(update={"source": [span[at] + 1]}) for at, fact in found]
 
     async def _with_llm(
         self,
@@ -249,6 +257,7 @@ class ExtractionService:
         context_speakers: Sequence[Speaker],
         known: Sequence[KnownFact],
         result: ExtractionResult,
+        back: Sequence[rules.Said],
     ) -> tuple[list[ExtractedFact], str]:
         assert self._llm is not None
         chunk = [_cut(delta.new[i], self.max_chunk_chars) for i in span]
@@ -290,7 +299,7 @@ class ExtractionService:
                 },
             )
             return kept, "llm"
-        return self._rules(delta.new, speakers, span), "rules"
+        return self._rules(delta.new, speakers, span, back), "rules"
 
 
 def _cut(message: Message, max_chars: int) -> Message:
@@ -326,6 +335,13 @@ def _attributed(
     if fact.action == "update" and fact.replaces is not None and 1 <= fact.replaces <= len(known):
         replaces = known[fact.replaces - 1].memory_id
     return fact.model_copy(update={"source": [span.start + n for n in cited], "replaces": replaces})
+
+
+def _said(messages: Sequence[Message], speakers: Sequence[Speaker]) -> list[rules.Said]:
+    """``messages`` for the rules: who said each, and whether it may state facts."""
+    return [
+        rules.Said(m.text, s.voice, states=s.states_facts) for m, s in zip(messages, speakers, strict=True)
+    ]
 
 
 def _unique(facts: list[ExtractedFact]) -> list[ExtractedFact]:

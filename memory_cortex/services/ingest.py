@@ -360,6 +360,7 @@ class IngestService:
             context_speakers=[said_by[id(message)] for message in delta.context],
             known=known,
             allow_rules_only=last_attempt,
+            read_back=job.scope.visibility == "private",
         )
         turns: dict[str, list[int]] = {}
         if result.facts and self._config.store_turns:

@@ -312,6 +312,38 @@ async def test_a_relatives_fact_is_about_them_and_linked_to_the_user(
     assert "turned 5" in block["context"]
 
 
+async def test_a_he_or_she_is_the_relative_just_named_even_in_the_next_turn(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """The plugin posts each turn as it comes: "He is a dentist" in the next turn is the brother named
+    in the turn before, read from what the session already holds; after a reply naming someone else
+    ("Has the vet seen her?"), "she" is no longer the pet."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    first = [
+        said("My brother Kerem is coming from Izmir next week.", "2026-03-01T10:00:00Z"),
+        {"role": "assistant", "content": "How lovely! What does he do?"},
+    ]
+    await ingest(client, first)
+    await ingest(client, [*first, said("He is a dentist, and he's vegetarian.", "2026-03-01T10:02:00Z")])
+    kerem = await entity_named(client, "Kerem")
+    assert sorted((f["attribute"], f["value"]) for f in kerem["current"]) == [
+        ("diet", "vegetarian"),
+        ("job", "dentist"),
+    ]
+    second = [
+        said("My spaniel Bramble is fourteen now.", "2026-03-02T10:00:00Z"),
+        {"role": "assistant", "content": "Has the vet suggested anything for her joints?"},
+    ]
+    await ingest(client, second, session_id="s2")
+    await ingest(
+        client,
+        [*second, said("She's a vegetarian herself, funnily enough.", "2026-03-02T10:02:00Z")],
+        session_id="s2",
+    )
+    bramble = await entity_named(client, "Bramble")
+    assert [(f["attribute"], f["value"]) for f in bramble["current"]] == [("age", "fourteen")]
+
+
 async def test_relations_are_written_listed_and_deleted_within_their_scope(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:

@@ -23,6 +23,7 @@ from .shapes import (
     USER_ROLES,
     About,
     Draft,
+    Focus,
     Language,
     Voice,
     Wrapper,
@@ -300,11 +301,13 @@ def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[lis
     return drafts, None
 
 
-def _from_message(text: str, voice: Voice) -> list[Draft]:
+def _from_message(text: str, voice: Voice, focus: Focus | None = None) -> tuple[list[Draft], Focus | None]:
+    """The facts a message states, and whom a "he"/"she" opening the speaker's next message may
+    mean (``focus``: the same, from their message before)."""
     text = _clean(text)
     lowered = text.lower()
     if any(hint in lowered for hint in _ROLE_PLAY_HINTS) and _ROLE_PLAY.search(text):
-        return []  # a persona's "my name is…" is not the user's
+        return [], None  # a persona's "my name is…" is not the user's
     drafts: list[Draft] = []
     carried_mode: str | None = None  # a bare "Remember this:" / "Correction:" applies to the next sentence
     previous_sentence: list[int] = []
@@ -312,6 +315,10 @@ def _from_message(text: str, voice: Voice) -> list[Draft]:
         language = _language_of(sentence)
         if language.prepare is not None:
             sentence = language.prepare(sentence)
+        if language.refer is not None:
+            sentence, focus = language.refer(sentence, focus, False)
+        else:
+            focus = None
         mode, carried_mode = carried_mode, None
         found, bare = _from_sentence(sentence, language, voice)
         if not found and bare is None and previous_sentence and language.names_previous is not None:
@@ -331,19 +338,27 @@ def _from_message(text: str, voice: Voice) -> list[Draft]:
             continue
         previous_sentence = list(range(len(drafts), len(drafts) + len(found)))
         drafts.extend(_apply_mode(draft, mode) for draft in found)
-    drafts = [each for draft in drafts for each in _flattened(draft)]
+    drafts = [_unnamed(each) for draft in drafts for each in _flattened(draft)]
     if len(drafts) > MAX_FACTS_PER_MESSAGE:
         keep = sorted(range(len(drafts)), key=lambda i: -drafts[i].importance)[:MAX_FACTS_PER_MESSAGE]
         drafts = [drafts[i] for i in sorted(keep)]
-    return drafts
+    return drafts, focus
 
 
 def _named_after(draft: Draft, name: str) -> Draft:
-    """A pet known so far by its kind ("a dog"), named by the sentence after it."""
-    if draft.attribute != "pet" or not draft.value or not draft.value[:1].islower():
+    """A pet known so far by its kind ("a dog") or a partner as "someone", named by the sentence
+    after it."""
+    if draft.attribute not in ("pet", "partner") or not draft.value or not draft.value[:1].islower():
         return draft
     fact = f"{draft.fact.rstrip('.!。')}, called {name}."
     return dataclasses.replace(draft, fact=fact, value=name)
+
+
+def _unnamed(draft: Draft) -> Draft:
+    """A partner never named ("I'm seeing someone new") is no partner's value."""
+    if draft.attribute == "partner" and draft.value and draft.value[:1].islower():
+        return dataclasses.replace(draft, attribute=None, value=None)
+    return draft
 
 
 def _flattened(draft: Draft) -> Iterator[Draft]:
@@ -364,10 +379,23 @@ def _dedup_key(fact: str) -> str:
 @dataclass(frozen=True)
 class Said:
     """One message a person wrote: its text and who wrote it (``speaker`` None: the owner, the
-    person the memory belongs to; else that person's name)."""
+    person the memory belongs to; else that person's name). ``states`` False: words that state no
+    one's facts (the assistant's reply), read only for whom a "he" or "she" after them means."""
 
     text: str
     speaker: str | None = None
+    states: bool = True
+
+
+def _heard(text: str, focus: Focus | None) -> Focus | None:
+    """Whom a "he" or "she" may mean after a reply that states no facts ("Has the vet seen her?":
+    no longer the relative named before)."""
+    for sentence in _sentences(_clean(text)):
+        language = _language_of(sentence)
+        if language.refer is None:
+            return None
+        _, focus = language.refer(sentence, focus, True)
+    return focus
 
 
 def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The user") -> list[ExtractedFact]:
@@ -386,9 +414,13 @@ def extract_facts(messages: Sequence[tuple[str, str]], *, speaker: str = "The us
 
 
 def extract_statements(
-    messages: Sequence[Said], *, owner: str = "The user"
+    messages: Sequence[Said], *, owner: str = "The user", before: Sequence[Said] = ()
 ) -> list[tuple[int, ExtractedFact]]:
     """Facts each message states, each with the index of the message it comes from.
+
+    ``before``: the messages said just before these, already read: only whom a "he" or "she"
+    opening the first of ``messages`` may mean is taken from them ("My brother Kerem is visiting."
+    then "He is vegetarian."), never a fact.
 
     The owner's messages (``speaker`` None) are rewritten about ``owner`` ("The user lives in
     Porto.", subject ``user``); another person's ("Bob: I'm allergic to shellfish") about them
@@ -400,11 +432,22 @@ def extract_statements(
     owner_voice = Voice.of(owner)
     facts: list[tuple[int, ExtractedFact]] = []
     index_of: dict[str, int] = {}
-    for position, message in enumerate(messages):
+    focus: Focus | None = None  # whom the last speaker's "he"/"she" may mean, while they go on speaking
+    speaking: str | None = None  # whose focus it is
+    every = [*before, *messages]
+    for position, message in enumerate(every):
         if not message.text:
             continue
+        if not message.states:
+            focus = _heard(message.text, focus)
+            continue
+        if message.speaker != speaking:
+            focus, speaking = None, message.speaker
         voice = owner_voice if message.speaker is None else Voice.of(message.speaker)
-        for draft in _from_message(message.text, voice):
+        drafts, focus = _from_message(message.text, voice, focus)
+        if position < len(before):
+            continue
+        for draft in drafts:
             if has_secret(draft.fact) or has_secret(draft.topic):
                 continue  # memories are stored in plain text and recalled into prompts: never keep secrets
             key = _dedup_key(draft.fact)
@@ -416,7 +459,7 @@ def extract_statements(
             fact = _validated(draft, voice)
             if fact is not None:
                 index_of[key] = len(facts)
-                facts.append((position, fact))
+                facts.append((position - len(before), fact))
     return facts
 
 

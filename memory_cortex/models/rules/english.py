@@ -12,6 +12,7 @@ from .english_notes import EN_BARE_JOB_RULES, EN_NOTE_RULES, prepare
 from .english_passing import continuations, in_passing
 from .english_people import en_named_relations
 from .english_phrasing import EN_PHRASING_RULES
+from .english_reference import en_refer
 from .english_rule_parts import en_pattern
 from .english_rules import EN_RULES
 from .english_text import QUOTED
@@ -233,6 +234,7 @@ ENGLISH = Language(
     + EN_PHRASING_RULES
     + EN_BARE_JOB_RULES,
     relative=en_relative,
+    refer=en_refer,
     in_passing=_en_in_passing,
     normalise=en_normalise,
     prepare=prepare,

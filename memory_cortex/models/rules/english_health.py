@@ -53,7 +53,7 @@ EN_HEALTH_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
-            rf"^{IM}\s+(?:a\s+|an\s+)?(?:strict\s+|also\s+|fully\s+|mostly\s+)?(?P<obj>vegan|vegetarian|veggie|"
+            rf"^{IM}\s+(?:a\s+|an\s+)?(?:strict\s+|also\s+|fully\s+|mostly\s+|just\s+|now\s+|still\s+)?(?P<obj>vegan|vegetarian|veggie|"
             r"pescatarian|pescetarian|plant[- ]based|keto|paleo|flexitarian|carnivore|teetotal(?:er|ler)?|halal|pure\s+veg|"
             r"kosher|gluten[- ]free|dairy[- ]free|lactose[- ]free)\b(?!-).*$",
             say("identity", 8, "diet", attribute="diet"),
@@ -66,7 +66,7 @@ EN_HEALTH_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
-            rf"^(?:{IHAVE}|i(?:'ve|\s+have)\s+had)\s+(?P<obj>(?:type\s+[12]\s+)?diabetes|asthma|adhd|epilepsy|dyslexia|autism|"
+            rf"^(?:{IHAVE}|i(?:'ve|\s+have)\s+had|i(?:'ve|\s+have)\s+also\s+got|i\s+also\s+have)\s+(?P<obj>(?:type\s+[12]\s+)?diabetes|asthma|adhd|epilepsy|dyslexia|autism|"
             r"c[oe]?eliac\s+disease|crohn'?s(?:\s+disease)?|migraines|a\s+heart\s+condition|high\s+blood\s+"
             r"pressure|hypertension|tinnitus|colou?r\s*blindness|arthritis|dementia|alzheimer'?s|parkinson'?s|"
             r"ms|multiple\s+sclerosis|cancer|depression|anxiety|ibs|lupus|eczema|psoriasis|hypothyroidism|"
@@ -74,7 +74,11 @@ EN_HEALTH_RULES: tuple[Rule, ...] = en_rules(
             r"glaucoma|a\s+pacemaker|hearing\s+loss|heart\s+disease|kidney\s+disease|celiac|coeliac|"
             r"(?:a\s+)?(?:gluten|lactose|dairy)\s+intolerance|anemia|anaemia|scoliosis|osteoporosis|gout|(?:high\s+)?cholesterol|"
             r"sickle\s+cell(?:\s+disease)?|cystic\s+fibrosis|hiv|chronic\s+fatigue(?:\s+syndrome)?|fibro|cerebral\s+palsy|"
-            r"down\s+syndrome|a\s+bad\s+back|sciatica|a\s+stammer|a\s+stutter|narcolepsy|insomnia|vertigo|tourette'?s)\b.*$",
+            r"down\s+syndrome|a\s+bad\s+back|sciatica|a\s+stammer|a\s+stutter|narcolepsy|insomnia|vertigo|tourette'?s|"
+            # a condition by its kind: "macular degeneration", "Lyme disease", "a rare blood disorder"
+            r"(?:an?\s+)?(?:(?:rare|chronic|genetic|autoimmune|heart|lung|liver|kidney|blood|thyroid|eye|skin|bone|"
+            r"macular|celiac|coeliac|(?-i:[A-Z])[\w']+)\s+){1,2}(?:disease|syndrome|disorder|degeneration)|"
+            r"cataracts?|copd|[a-z]+(?:itis|osis))\b.*$",
             say("identity", 8, "health", attribute="health"),
         ),
         (

@@ -65,6 +65,12 @@ def _dating(m: re.Match[str], voice: Voice) -> Draft | None:
     return Draft(en_fact(m.string, voice), "partner", "relationship", 8).stating("partner", m["name"])
 
 
+def _someone_new(m: re.Match[str], voice: Voice) -> Draft | None:
+    """ "I'm seeing someone new!": a partner, named by the sentence after it ("His name is Migs");
+    unnamed, the fact states no partner."""
+    return Draft(en_fact(m.string, voice), "partner", "relationship", 7).stating("partner", "someone")
+
+
 def _language_switch(m: re.Match[str], voice: Voice) -> Draft | None:
     language = m["lang"]
     if language.lower() not in LANGUAGES:
@@ -205,6 +211,12 @@ EN_UPDATE_RULES: tuple[Rule, ...] = tuple(
             rf"^(?:so\s+)?i(?:'ve|\s+have)\s+been\s+(?:dating|seeing|going\s+out\s+with)\s+(?:a\s+(?:[\w-]+\s+){{0,2}}?"
             rf"(?:man|woman|guy|girl|gentleman|lady|bloke|fella|lad)\s+(?:called|named)\s+)?{_NAME}\b.*$",
             _dating,
+        ),
+        (
+            "I I'm im so",
+            r"^(?:so\s+)?(?:i'm|im|i\s+am|i've|i\s+have)\s+(?:now\s+|finally\s+)?(?:seeing|dating|met)\s+(?:someone|somebody|"
+            r"a\s+(?:guy|girl|man|woman|lady|bloke))(?:\s+new)?$",
+            _someone_new,
         ),
         (
             "let's can please switch",

@@ -15,7 +15,7 @@ _TIME = (
 )
 _TRAILING = re.compile(
     rf"(?:[\s,;:–—-]+(?:{_TIME}|now|rn|atm|right\s+now|at\s+the\s+moment|these\s+days|originally|anymore|any\s+more|these\s+days|nowadays|for\s+good|for\s+now|"
-    r"full[- ]time|part[- ]time|as\s+well|too|either|again|already|at\s+last|finally|haha|lol|somehow|mostly|"
+    r"full[- ]time|part[- ]time|as\s+well|there|here|too|either|again|already|at\s+last|finally|haha|lol|somehow|mostly|"
     r"by\s+trade|btw|tbh|by\s+the\s+way|on\s+(?:the\s+)?weekends?|on\s+(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?|"
     r"though|actually|instead|apparently|i\s+guess)\b)+\s*$",
     re.IGNORECASE,
@@ -116,7 +116,7 @@ _MULTIWORD_JOBS = re.compile(
 )
 _HEAD_END = re.compile(
     r"\s+(?:at|for|in|with|from|of|on|by|up|down|over|near|based)\s+.*$|\s+(?:too|now|again|somehow|mostly|"
-    r"though|as\s+well|by\s+trade|full[- ]time|part[- ]time)$",
+    r"though|there|here|these\s+days|nowadays|as\s+well|by\s+trade|full[- ]time|part[- ]time)$",
     re.IGNORECASE,
 )
 

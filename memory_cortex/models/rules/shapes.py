@@ -12,7 +12,7 @@ from ..facts import Category
 USER_ROLES = frozenset({"user", "human"})
 """Roles whose messages are about the speaker; the assistant's words are never facts about the user."""
 
-MAX_FACTS_PER_MESSAGE = 5
+MAX_FACTS_PER_MESSAGE = 8
 """A long ramble yields its few most important statements, not one fact per sentence."""
 
 MAX_CLAUSE_CHARS = 300  # longer "statements" are pasted text or rambling, not a fact to quote
@@ -70,6 +70,18 @@ class About:
     def subject(self) -> str:
         """The fact's ``subject``: the name, else ``user's <relation>`` (``Bob's <relation>``)."""
         return self.name or f"{self.of or 'user'}'s {self.relation}"
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The one person a "he" or "she" in the next sentence can mean: how to name them in a sentence
+    ("my brother Kerem"), the pronoun that fits them (None: either), their name if said, and how
+    many sentences in a row have not referred to them."""
+
+    phrase: str
+    gender: str | None = None
+    name: str | None = None
+    quiet: int = 0
 
 
 @dataclass(frozen=True)
@@ -191,6 +203,10 @@ class Language:
     sets_right: re.Pattern[str] | None = None
     # A sentence as the rules read it before it is split ("Husband Dan." → "My husband Dan.").
     prepare: Callable[[str], str] | None = None
+    # A sentence opening with "he"/"she" said of the one relative just named, rewritten to name them,
+    # and whom the next sentence may mean: (sentence, focus after it); the flag: a sentence heard
+    # from the assistant, read only for whom it names.
+    refer: Callable[[str, Focus | None, bool], tuple[str, Focus | None]] | None = None
     hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation
     rule_index: dict[str, tuple[Rule, ...]] = field(init=False, repr=False)
     any_word_rules: tuple[Rule, ...] = field(init=False, repr=False)
