@@ -290,7 +290,7 @@ class Relation:
     created_at: str
     subject_name: str = ""
     object_name: str = ""
-    ended: str | None = None  # the valid_to of its source memory, once a later statement replaced it
+    ended: str | None = None  # when it ended: said to have ended, or the source memory replaced (its valid_to)
 
     @property
     def scope(self) -> Scope:

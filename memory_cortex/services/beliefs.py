@@ -192,6 +192,31 @@ def ended_by(conn: Connection, row: NewMemory, subject_id: int | None) -> tuple[
     return tuple(holding) if len({record.attribute for record in holding}) == 1 else ()
 
 
+def end_relations(conn: Connection, row: NewMemory, subject_id: int | None) -> str | None:
+    """Where ``row`` ends a value no fact holds, the relation naming it ends instead: one read from
+    a fact about the other person ("Paolo (the user's boyfriend) loves food trips" makes Paolo the
+    partner, and "Me and Paolo split up" ends that, not his love of food trips). Same rules as
+    :func:`ended_by`. Returns the predicate of what ended, or None."""
+    if not row.value or (row.attribute is not None and row.attribute not in ENTITY_VALUED):
+        return None
+    object_id = entity_sql.find_entity(conn, row.user_id, row.value)
+    if subject_id is None:
+        owner = entity_sql.self_entity(conn, row.user_id)
+        subject_id = owner.id if owner is not None else None
+    if object_id is None or subject_id is None:
+        return None
+    ended = entity_sql.end_relations(
+        conn,
+        row.user_id,
+        subject_id,
+        object_id,
+        [row.attribute] if row.attribute is not None else sorted(ENTITY_VALUED),
+        reach=row.scope,
+        said_at=row.valid_from or row.occurred_at or "",
+    )
+    return ended[0].predicate if ended else None
+
+
 STALE_KEY = "no_longer_current"
 """Metadata of a fact said together with one a later statement replaced, and naming its old value:
 "I work as a software engineer at Acme" is still the job, but "Acme" is no longer the employer."""

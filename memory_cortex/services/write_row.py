@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..records import MemoryRecord, NewMemory
 from ..store import entities as entity_sql
 from ..store import memories as memory_sql
-from .beliefs import apply_after_insert, contrasted, plan_belief, store_links
+from .beliefs import apply_after_insert, contrasted, end_relations, plan_belief, store_links
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,10 @@ def write_one(
         supersede = row.replaces  # checked below like a correction's (same user, reach, subject)
     belief = plan_belief(conn, row, subject_id)
     if row.ends:
-        # It states no value of its own: what ended is kept in its metadata, and on the ended fact.
-        ended = {
-            "attribute": belief.replaces[0].attribute if belief.replaces else row.attribute,
-            "value": row.value,
-        }
+        # It states no value of its own: what ended is kept in its metadata, and on the ended fact
+        # (or relation, where no fact held the value).
+        attribute = belief.replaces[0].attribute if belief.replaces else end_relations(conn, row, subject_id)
+        ended = {"attribute": attribute or row.attribute, "value": row.value}
         row = dataclasses.replace(
             row, attribute=None, value=None, links=(), metadata={**row.metadata, "ends": ended}
         )

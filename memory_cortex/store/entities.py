@@ -35,11 +35,12 @@ SELF_KEY = ""
 _ENTITY_COLUMNS = "id, user_id, name, kind, created_at"
 # A relation ends when a later statement replaced the fact it was read from, and that fact stated
 # the relation itself (the user's manager is Paul: a new manager ends it); a fact about its object
-# ("my daughter Mia is 11", replaced by "Mia turned 12") leaves the relation as it is.
+# ("my daughter Mia is 11", replaced by "Mia turned 12") leaves the relation as it is. A statement
+# that it ended ("Me and Paolo split up") ends it too (``ended_at``, migration 016).
 _RELATION_COLUMNS = (
     "r.id, r.user_id, r.subject_id, r.predicate, r.object_id, r.confidence, r.source_memory_id,"
     " r.agent_id, r.visibility, r.source_channel, r.created_at, s.name, o.name,"
-    " CASE WHEN m.attribute = r.predicate THEN m.valid_to END"
+    " COALESCE(r.ended_at, CASE WHEN m.attribute = r.predicate THEN m.valid_to END)"
 )
 _RELATION_FROM = (
     " FROM relations AS r JOIN entities AS s ON s.id = r.subject_id JOIN entities AS o ON o.id = r.object_id"
@@ -268,6 +269,40 @@ def relations_of(
         (user_id, *(() if entity_id is None else (entity_id, entity_id)), *params, limit),
     )
     return [Relation(*row) for row in rows]
+
+
+def end_relations(
+    conn: Connection,
+    user_id: str,
+    subject_id: int,
+    object_id: int,
+    predicates: Sequence[str],
+    *,
+    reach: Scope,
+    said_at: str,
+) -> list[Relation]:
+    """End, as of ``said_at``, ``user_id``'s live relations ``subject_id`` -(one of ``predicates``)->
+    ``object_id`` recalled alike with ``reach`` and said before ``said_at`` (the fact they were read
+    from, else when they were written); none when they hold under several predicates (which one
+    ended is not known). Returns them as they were."""
+    rows = conn.execute(
+        f"SELECT {_RELATION_COLUMNS}, COALESCE(m.valid_from, m.occurred_at, r.created_at){_RELATION_FROM}"
+        " WHERE r.user_id = ? AND r.subject_id = ? AND r.object_id = ?",
+        (user_id, subject_id, object_id),
+    ).fetchall()
+    live = [Relation(*row[:-1]) for row in rows if row[-1] is not None and str(row[-1]) <= said_at]
+    ended = [
+        relation
+        for relation in live
+        if relation.ended is None
+        and relation.predicate in predicates
+        and relation.scope.recalled_alike(reach)
+    ]
+    if len({relation.predicate for relation in ended}) != 1:
+        return []
+    for relation in ended:
+        conn.execute("UPDATE relations SET ended_at = ? WHERE id = ?", (said_at, relation.id))
+    return ended
 
 
 def delete_relation(conn: Connection, relation_id: int) -> bool:

@@ -74,6 +74,7 @@ OTHER_TABLES: dict[str, tuple[str, ...]] = {
         "visibility",
         "source_channel",
         "created_at",
+        "ended_at",
     ),
     "lifecycle_runs": ("id", "trigger", "dry_run", "status", "started_at", "finished_at", "report"),
     "memory_links": ("kind", "from_id", "to_id", "run_id", "created_at"),

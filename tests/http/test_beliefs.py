@@ -288,6 +288,31 @@ async def test_a_value_said_to_have_ended_ends_and_nothing_takes_its_place(
     assert sorted((f["attribute"], f["value"]) for f in me["current"]) == [("pet", "Rolo")]
 
 
+async def test_an_end_said_of_a_relation_known_only_from_facts_about_them_ends_the_relation(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Paolo is the partner only through a fact about him; the split ends the relation, and his own
+    fact stays true. An end in a group ends nothing of the owner's private relation."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("My boyfriend Paolo loves food trips.", "2026-03-01T10:00:00Z")])
+
+    async def partners() -> set[tuple[str, bool]]:
+        listed = (await (await client.get("/relations", params={"user_id": "priya"})).json())["relations"]
+        return {(r["object"], r["ended"] is None) for r in listed if r["predicate"] == "partner"}
+
+    assert await partners() == {("Paolo", True)}
+    await ingest(
+        client,
+        [said("Me and Paolo split up last month.", "2026-04-01T10:00:00Z", name="Priya", owner=True)],
+        **GROUP,
+    )
+    assert await partners() == {("Paolo", True)}
+    await ingest(client, [said("Me and Paolo split up last month.", "2026-04-02T10:00:00Z")], session_id="s2")
+    assert await partners() == {("Paolo", False)}
+    paolo = await entity_named(client, "Paolo")
+    assert [(f["attribute"], f["value"]) for f in paolo["current"]] == [("likes", "food trips")]
+
+
 # -- third persons, entities and relations ---------------------------------------------------------
 async def test_a_relatives_fact_is_about_them_and_linked_to_the_user(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
