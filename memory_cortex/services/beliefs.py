@@ -275,4 +275,5 @@ def store_links(conn: Connection, row: NewMemory, memory_id: int) -> None:
                 object_id,
                 scope=row.scope,
                 source_memory_id=memory_id,
+                said_at=row.valid_from or row.occurred_at,
             )

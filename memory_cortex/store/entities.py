@@ -217,12 +217,14 @@ def add_relation(
     scope: Scope,
     confidence: float = 1.0,
     source_memory_id: int | None = None,
+    said_at: str | None = None,
 ) -> int:
     """Store a relation; one that already holds between the same two entities with the same
-    predicate and reach is kept instead (its id returned), taking the higher confidence."""
+    predicate and reach is kept instead (its id returned), taking the higher confidence. One said
+    to have ended holds again when said again after its end (``said_at``: when this was said)."""
     d = dialect_of(conn)
     existing = conn.execute(
-        "SELECT id, agent_id, visibility, source_channel, confidence FROM relations WHERE user_id = ?"
+        "SELECT id, agent_id, visibility, source_channel, confidence, ended_at FROM relations WHERE user_id = ?"
         " AND subject_id = ? AND predicate = ? AND object_id = ?",
         (user_id, subject_id, predicate, object_id),
     ).fetchall()
@@ -230,6 +232,11 @@ def add_relation(
         if Scope(row[1], row[2], row[3]).recalled_alike(scope):  # type: ignore[arg-type]
             if confidence > float(row[4]):
                 conn.execute("UPDATE relations SET confidence = ? WHERE id = ?", (confidence, row[0]))
+            if row[5] is not None and said_at is not None and said_at > str(row[5]):
+                conn.execute(
+                    "UPDATE relations SET ended_at = NULL, source_memory_id = ? WHERE id = ?",
+                    (source_memory_id, row[0]),
+                )
             return int(row[0])
     row = conn.execute(
         "INSERT INTO relations (user_id, subject_id, predicate, object_id, confidence, source_memory_id,"
