@@ -49,6 +49,15 @@ CHINESE: list[tuple[str, set[Fact]]] = [
     ("我表姐叫李梅", {("user", "cousin", "李梅")}),
     ("我领导叫赵刚", {("user", "manager", "赵刚")}),
     ("露营改到下周六了", {("露营", "date", "下周六")}),
+    # where the job is done is where they live ("a nurse in Leeds"); a city before an employer too
+    ("我在成都做护士", {("user", "job", "护士"), ("user", "home", "成都")}),
+    (
+        "我在广州的华为做工程师",
+        {("user", "employer", "华为"), ("user", "job", "工程师"), ("user", "home", "广州")},
+    ),
+    # what they do there, said after the employer; a daily habit said without 我
+    ("我在小米上班，负责手机设计", {("user", "employer", "小米"), ("user", "job", "手机设计")}),
+    ("每天都要喝一杯奶茶", {("user", "drink", "奶茶")}),
 ]
 
 CHINESE_PEOPLE: list[tuple[str, set[Fact]]] = [
@@ -61,6 +70,9 @@ CHINESE_PEOPLE: list[tuple[str, set[Fact]]] = [
     ("我老婆小丽特别喜欢爬山", {("小丽", "likes", "爬山")}),
     ("我同事老刘是东北人", {("老刘", "origin", "东北")}),
     ("弟弟叫小军，在北京工作", set()),  # "在北京工作": where, not for whom
+    # a wish after the statement leaves it as said; a birthday brings an age
+    ("我老公是医生，周末想请他吃饭", {("user's partner", "job", "医生")}),
+    ("今天儿子过生日，五岁了", {("user's son", "age", "五")}),
 ]
 
 
@@ -115,6 +127,9 @@ CHINESE_NOTHING = [
     "我们家添了个女儿",
     "帮我查一下北京的天气",
     "“我叫王小明，今年十岁”这句话怎么翻译",
+    "我老公是医生，开玩笑的",
+    "我老公是医生，可能吧",
+    "我在上海的酒店",
 ]
 
 
@@ -149,6 +164,7 @@ JAPANESE: list[tuple[str, set[Fact]]] = [
     ("猫を飼っていて、名前はタマです", {("user", "pet", "タマ")}),
     ("夫の名前は健二です", {("user", "partner", "健二")}),
     ("上司は山本さんです", {("user", "manager", "山本")}),
+    ("上司は田中さんで、いつも優しいです", {("user", "manager", "田中")}),
     ("飲み会は金曜日になりました", {("飲み会", "date", "金曜日")}),
 ]
 

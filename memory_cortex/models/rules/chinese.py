@@ -179,6 +179,28 @@ def _zh_remember(body: str, voice: Voice) -> Draft | None:
     return Draft(cjk_sentence(f"{voice.zh}要求记住：{_zh_third(body, voice)}"), "备忘", "fact", 7)
 
 
+_ZH_HEDGE = re.compile(
+    r"如果|假如|要是|假设|假設|万一|萬一|想象|想像|假装|假裝|也许|也許|可能|大概|好像|觉得|覺得|认为|認為|"
+    r"我猜|开玩笑|開玩笑|哈哈|笑死|的话|的話|以前|希望|羡慕|羨慕|估计|估計|说不定|說不定|不确定|不確定|还没定|"
+    r"還沒定|犹豫|猶豫|考虑|考慮|纠结|糾結|听说|聽說|据说|據說|下辈子|下輩子|等我|的时候|的時候|小时候|"
+    r"小時候|当年|當年|曾经|曾經|算是|(?:总说|總說)(?=[我你他她])|应该|應該|不知道|感觉|感覺|玩个游戏|玩個遊戲|"
+    r"(?<![跟和对對给給])(?:说|說)(?:她|他|我|自己)|(?<![思理梦夢])想(?!法)|"
+    r"(?:写|寫|翻译|翻譯|改|润色|潤色|检查|檢查|修改|模仿)[^：:，,]{0,10}[：:]"
+)
+_ZH_HEAD = re.compile(r"^(?P<head>[^，,]{3,40})[，,](?P<tail>.*)$")
+_ZH_WANTS = re.compile(r"(?<![思理梦夢])想(?!法)")
+
+
+def zh_head(clause: str) -> str | None:
+    """The part of a clause before its first comma ("我老公张伟是厨师，周末想给他做顿饭"), or None;
+    never when what follows takes it back or makes it uncertain ("…，开玩笑的", "…，可能吧"): only a
+    wish of its own ("周末想…") leaves it as said."""
+    m = _ZH_HEAD.match(clause)
+    if m is None or _ZH_HEDGE.search(_ZH_WANTS.sub("", m["tail"])):
+        return None
+    return m["head"]
+
+
 CHINESE = Language(
     name="zh",
     rules=_ZH_RULES,
@@ -191,19 +213,15 @@ CHINESE = Language(
         r"[?？]\s*$|[吗嗎呢]$|什么|什麼|谁|誰|哪|几个|幾個|几岁|幾歲|怎么|怎麼|为什么|為什麼|多少|"
         r"是不是|有没有|有沒有|能不能|可不可以|要不要"
     ),
-    hedge=re.compile(
-        r"如果|假如|要是|假设|假設|万一|萬一|想象|想像|假装|假裝|也许|也許|可能|大概|好像|觉得|覺得|认为|認為|"
-        r"我猜|开玩笑|開玩笑|哈哈|笑死|的话|的話|以前|希望|羡慕|羨慕|估计|估計|说不定|說不定|不确定|不確定|还没定|"
-        r"還沒定|犹豫|猶豫|考虑|考慮|纠结|糾結|听说|聽說|据说|據說|下辈子|下輩子|等我|的时候|的時候|小时候|"
-        r"小時候|当年|當年|曾经|曾經|算是|(?:总说|總說)(?=[我你他她])|应该|應該|不知道|感觉|感覺|玩个游戏|玩個遊戲|"
-        r"(?<![跟和对對给給])(?:说|說)(?:她|他|我|自己)|(?<![思理梦夢])想(?!法)|"
-        r"(?:写|寫|翻译|翻譯|改|润色|潤色|检查|檢查|修改|模仿)[^：:，,]{0,10}[：:]"
-    ),
+    hedge=_ZH_HEDGE,
     conditional=re.compile(r"^(?:如果|假如|要是|万一|萬一|假设|假設|假使)"),
     # Commas join the parts of one statement ("我室友叫阿May，是台湾人"); a new subject, a condition or an
     # aside starts another.
     clause_split=re.compile(
-        r"[；;]\s*|[，,]\s*(?=我(?![们們])|我们|我們|你|您|如果|假如|要是|万一|萬一|假设|假設|对了|對了|另外|顺便|順便)"
+        r"[；;]\s*|[，,]\s*(?=我(?![们們])|我们|我們|你|您|如果|假如|要是|万一|萬一|假设|假設|对了|對了|另外|顺便|順便|"
+        # a question or a request after a statement is a clause of its own: "我老公是厨师，有什么推荐吗？"
+        r"有什么|有什麼|有啥|有没有|有沒有|能不能|可不可以|可以帮|可以幫|帮我|幫我|请问|請問|请你|請你|怎么|怎麼|"
+        r"什么|什麼|求推荐|求推薦)"
     ),
     now_on=_ZH_NOW_ON,
     strong_correction=_ZH_STRONG_CORRECTION,
@@ -215,5 +233,6 @@ CHINESE = Language(
     render_remember=_zh_remember,
     relative=zh_relative,
     normalise=zh_normalise,
+    head=zh_head,
     in_passing=zh_named_relations,
 )

@@ -13,6 +13,7 @@ from .chinese_facts import (
     field_of,
     liked_value,
     org_name,
+    origin_place,
     render,
     zh_clean,
     zh_fact,
@@ -103,16 +104,28 @@ def home_fact(m: re.Match[str], voice: Voice) -> Draft | None:
     return draft
 
 
+_IN_CITY = re.compile(r"^(?P<city>[^的]{2,6})的(?P<org>.+)$")
+
+
 def work_fact(m: re.Match[str], voice: Voice) -> Draft | None:
-    """'我在华为做硬件工程师': the employer and, when named, the role."""
+    """'我在华为做硬件工程师': the employer and, when named, the role; '我在北京做程序员',
+    '我在深圳的腾讯做产品经理': where they are, as their home (as "a nurse in Leeds" is)."""
     groups = m.groupdict()
-    org = org_name(groups.get("org") or "") if groups.get("org") else None
+    where = groups.get("org") or ""
+    city = where if origin_place(zh_clean(where)) and org_name(where) is None else None  # not "中国银行"
+    if (in_city := _IN_CITY.match(where)) is not None and origin_place(in_city["city"]):
+        city, where = in_city["city"], in_city["org"]
+    org = org_name(where) if where else None
     job = zh_clean(groups.get("job") or "")
     drafts = []
     if job and (is_occupation(job) or groups.get("any_job")):
         drafts.append(zh_fact(m.string, voice, "identity", 8, "职业", "job", job))
     if org:
         drafts.insert(0, zh_fact(m.string, voice, "identity", 8, "工作单位", "employer", org))
+    if city and drafts:
+        drafts.append(
+            zh_fact(f"我住在{zh_clean(city)}", voice, "identity", 8, "居住地", "home", zh_clean(city))
+        )
     return with_also(drafts, render(voice))
 
 

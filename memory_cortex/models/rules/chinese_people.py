@@ -90,10 +90,22 @@ _NO_SUBJECT = re.compile(
 )
 
 
+# "今天女儿过生日，7岁了": a birthday, and the age it brought
+_BIRTHDAY_AGE = re.compile(
+    rf"^(?:{WHEN})*(?P<who>(?:我(?:的|家的?)?)?(?:{REL})(?:{ZH_NAME})?)(?:{WHEN})*过(?:了)?生日[啦了]?[，,！!]\s*"
+    rf"(?:(?:{WHEN})*满?)(?P<age>{NUMBER})(?:岁|歲)(?:了|啦)?$"
+)
+# "每天早上都要喝一杯咖啡": a daily habit, said without 我
+_HABIT = re.compile(rf"^(?:每天|天天|每日|平时|平時|每早)(?:{WHEN})*(?:要)?喝(?!了|过|過|着|著)")
+
+
 def zh_normalise(clause: str) -> str:
     """A clause as the statements read it: "我们年初搬去成都啦" → "我年初搬去成都啦" (a household's move
     is the speaker's), "去年我…" → "我去年…", "女儿今年五岁了" → "我女儿今年五岁了", and the 我 left out
     put back ("现在住在深圳南山" → "我现在住在深圳南山")."""
+    if (birthday := _BIRTHDAY_AGE.match(clause)) is not None:  # "今天女儿过生日，7岁了" → "女儿7岁了"
+        who = birthday["who"] if birthday["who"].startswith("我") else f"我{birthday['who']}"
+        return f"{who}{birthday['age']}岁了"
     if (m := _TIME_FIRST.match(clause)) is not None:
         return "我" + m["when"] + clause[m.end() :]
     if _WE_HOME.match(clause):
@@ -102,7 +114,7 @@ def zh_normalise(clause: str) -> str:
         return "我" + clause[2:]
     if _WE_PLAN.match(clause):
         return _WE_PLAN.sub("", clause)
-    if _KIN_FIRST.match(clause) or _NO_SUBJECT.match(clause):
+    if _KIN_FIRST.match(clause) or _NO_SUBJECT.match(clause) or _HABIT.match(clause):
         return "我" + clause
     return clause
 

@@ -42,6 +42,11 @@ _HAS_RELATION = re.compile(
 _DAILY = re.compile(
     r"^(?:我)?(?:每天|天天|每日|早上|每早|每天早上)(?:都)?(?:要|会|會)?(?:喝)?(?:一|两|兩|1|2)?(?:杯|瓶)?$"
 )
+# After an employer ("…在字节跳动，"): what they do there ("做推荐算法", "负责海外市场").
+_DOES = re.compile(
+    r"^(?:现在|現在|目前|主要)?(?:做|负责|負責|搞|当|當)"
+    r"(?P<job>(?!饭|飯|菜|作业|作業|家务|家務|运动|運動|梦|夢)[^，,的了过過着著很太挺真不没沒好难難吗嗎呢]{2,8})$"
+)
 _REMEMBER_TAIL = re.compile(
     r"^(?:请|請|帮我|幫我|你)?(?:记一下|記一下|记住|記住|记着|記著|记下来?|記下來?|记得|記得)(?:哦|喔|啊|吧)?$"
 )
@@ -103,7 +108,7 @@ def zh_read(clause: str, voice: Voice, fallback: Sequence[Rule] = ()) -> Draft |
 def _left_open(part: str, draft: Draft | None) -> re.Match[str] | str:
     """What a part leaves for the next to complete: a relation just mentioned ("我有个女儿，"), a change
     of job ("我从腾讯离职了，"), a pet ("我养了一只金毛，"), something liked ("我是奶茶重度爱好者，")."""
-    if draft is not None and draft.attribute in ("pet", "likes"):
+    if draft is not None and draft.attribute in ("pet", "likes", "employer"):
         return draft.attribute
     if has := _HAS_RELATION.match(part):
         return has
@@ -128,6 +133,9 @@ def _continues(part: str, text: str, before: re.Match[str] | str, drafts: list[D
     if before == "pet" and drafts and named and is_name(name):
         named_pet = drafts[-1].stating("pet", name)
         drafts[-1] = replace(named_pet, fact=cjk_sentence(f"{named_pet.fact.rstrip('。')}，{part}"))
+        return True
+    if before == "employer" and (does := _DOES.match(part)) is not None and (job := zh_clean(does["job"])):
+        drafts.append(zh_fact(text, voice, "identity", 8, "职业", "job", job))  # "…在字节跳动，做推荐算法"
         return True
     if before == "likes" and drafts and _DAILY.match(part) and is_drink(drafts[-1].value or ""):
         drafts.append(zh_fact(text, voice, "preference", 6, "饮品", "drink", drafts[-1].value or ""))

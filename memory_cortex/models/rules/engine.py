@@ -250,6 +250,8 @@ def _from_clause(clause: str, language: Language, voice: Voice, depth: int = 0) 
             draft = rule.handler(m, voice)
             if draft is not None:
                 return draft
+    if depth < 2 and language.head is not None and (head := language.head(clause)) is not None:
+        return _from_clause(head, language, voice, 2)
     return None
 
 
@@ -281,8 +283,14 @@ def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[lis
             hypothetical = True
             break  # "If I were rich, I'd live in Paris": the rest of the sentence is hypothetical
         if not _is_statement(clause, language):
-            asked = asked or bool(language.question.search(clause))
-            continue
+            # "我老公张伟是厨师，周末想给他做顿饭": the wish after it is not what it states; a question
+            # after it ("…，有意见吗") may be about it, and leaves it unsaid
+            asking = bool(language.question.search(clause))
+            head = language.head(clause) if language.head is not None and not asking else None
+            if head is None or not _is_statement(head, language):
+                asked = asked or bool(language.question.search(clause))
+                continue
+            clause = head
         draft = _from_clause(clause, language, voice)
         if draft is not None and draft.value and language.sets_right and language.sets_right.search(clause):
             draft = draft.as_correction()  # "It's sulfa drugs I'm allergic to, not penicillin"

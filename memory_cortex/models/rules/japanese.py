@@ -167,7 +167,7 @@ JAPANESE = Language(
     # Parts of one statement are joined by 、; a new subject, a condition, or a reason given ("…なので、")
     # starts another.
     clause_split=re.compile(
-        rf"[；;]\s*|[、,]\s*(?=(?:{_JA_I}|でも|それと|あと|そして|また|もし))|(?<=ので|から|けど)[、,]\s*"
+        rf"[；;]\s*|[、,]\s*(?=(?:{_JA_I}|でも|それと|あと|そして|また|もし))|(?<=ので|から|けど)[、,]\s*|(?<=さんで)[、,]\s*"
     ),
     now_on=_JA_NOW_ON,
     strong_correction=_JA_STRONG_CORRECTION,

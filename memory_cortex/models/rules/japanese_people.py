@@ -99,7 +99,14 @@ def ja_normalise(clause: str) -> str:
     without the topic; "私たちは去年大阪に引っ越しました" → a household's move is the speaker's."""
     if _WE.match(clause):
         return _WE.sub("", clause)
+    # "ベジタリアンなので、…", "上司は鈴木さんで、…", "東京に住んでいるので、…": as a statement
+    clause = _VERB_REASON_END.sub("", _REASON_END.sub("です", clause))
     return _TOPIC.sub("", clause) or clause
+
+
+# A clause ending as a reason or running on ("…なので", "…さんで"), where it was split from what follows.
+_REASON_END = re.compile(r"(?:なので|なんで|だから|(?<=さん)で)$")
+_VERB_REASON_END = re.compile(r"(?<=[るたいすくぐむぶぬうつ])(?:ので|から)$")
 
 
 _NAMED = re.compile(

@@ -207,6 +207,9 @@ class Language:
     # and whom the next sentence may mean: (sentence, focus after it); the flag: a sentence heard
     # from the assistant, read only for whom it names.
     refer: Callable[[str, Focus | None, bool], tuple[str, Focus | None]] | None = None
+    # A clause's first part, read alone when the whole states nothing and the rest only goes on about
+    # it ("我老公张伟是厨师，周末想给他做顿饭" → "我老公张伟是厨师"); None when it has no such part.
+    head: Callable[[str], str | None] | None = None
     hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation
     rule_index: dict[str, tuple[Rule, ...]] = field(init=False, repr=False)
     any_word_rules: tuple[Rule, ...] = field(init=False, repr=False)
