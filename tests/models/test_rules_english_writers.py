@@ -176,6 +176,22 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     ("Ella's 8 now, not 7.", {("Ella", "age", "8")}),
     ("Can you switch to Italian from now on?", {("user", "language", "italian")}),
     ("Not vegan anymore, it was too hard.", {("user", "diet", "not vegan")}),
+    # where someone works, said by what they do there or where they are; a name asked for politely
+    ("I fly for Aer Lingus.", {("user", "employer", "aer lingus")}),
+    (
+        "Starting Monday I'm at Stanbic Bank as head of internal audit.",
+        {("user", "employer", "stanbic bank"), ("user", "job", "head of internal audit")},
+    ),
+    (
+        "i work at stripe as a software tester (QA)",
+        {("user", "employer", "stripe"), ("user", "job", "software tester")},
+    ),
+    ("I'd like you to call me Maggie from now on.", {("user", "name", "maggie")}),
+    # someone new, named after the fact
+    ("new team = new manager, her name is ingrid, she seems nice", {("user", "manager", "ingrid")}),
+    ("I'm seeing someone new! His name is Migs.", {("user", "partner", "migs")}),
+    # a condition named by its kind
+    ("I have macular degeneration, so reading is hard.", {("user", "health", "macular degeneration")}),
 ]
 
 
@@ -187,6 +203,9 @@ def test_varied_writers_state_their_facts(text: str, expected: set[tuple[str, st
 NEGATIVES = [
     # a person or a visit where an employer or a home would be
     "I'm with Sarah now",
+    "I'm at Costa as usual",
+    "I write for Sarah",
+    "I'd like you to call me tomorrow",
     "I'm staying at Mum's since Tuesday",
     "I'm staying in London this weekend",
     "we shifted to React last year",

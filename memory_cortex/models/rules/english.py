@@ -8,8 +8,9 @@ import re
 from .english_changes import EN_CHANGE_RULES, en_normalise, en_relative
 from .english_endings import EN_ENDING_RULES
 from .english_more import EN_MORE_RULES
+from .english_named_passing import in_passing
 from .english_notes import EN_BARE_JOB_RULES, EN_NOTE_RULES, prepare
-from .english_passing import continuations, in_passing
+from .english_passing import continuations
 from .english_people import en_named_relations
 from .english_phrasing import EN_PHRASING_RULES
 from .english_reference import en_refer

@@ -11,7 +11,7 @@ import dataclasses
 import re
 
 from .english_rule_parts import IM, ORG, article, en_rules
-from .english_text import NOT_ORGS
+from .english_text import NOT_ORGS, lowercase_org
 from .english_values import clean_value, is_occupation
 from .english_voice import en_fact, topic_from
 from .shapes import Draft, Rule, Voice, en_sentence
@@ -60,7 +60,12 @@ def _been_at(m: re.Match[str], voice: Voice) -> Draft | None:
 def _at_org(m: re.Match[str], voice: Voice) -> Draft | None:
     """'I'm at Unilever, in marketing', 'I'm at a tiny startup called Verdana now', 'working in TCS as a
     business analyst', 'I work for Shell as a process engineer'."""
-    draft = employer_draft(m["org"], voice, en_fact(m.string, voice))
+    job = clean_value(m.groupdict().get("job") or "")
+    if m.groupdict().get("at") and not (job and is_occupation(job)):
+        return None  # "I'm at Costa as usual": where they are, not where they work
+    low = m.groupdict().get("low")  # "i work at stripe as…": a name a chat writes in lower case
+    org = m["org"] or (low if low and lowercase_org(low) else None)
+    draft = employer_draft(org, voice, en_fact(m.string, voice))
     dept = (m.groupdict().get("dept") or "").strip()
     if draft is not None and dept.lower() in _DEPARTMENTS:
         job = Draft(en_sentence(f"{voice.title} works in {dept}"), "job", "identity", 7).stating("job", dept)
@@ -143,11 +148,20 @@ EN_EMPLOYMENT_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
-            rf"^(?:{IM}\s+(?:currently\s+)?working|i\s+(?:currently\s+)?work)\s+(?:nights\s+|days\s+|shifts\s+|"
-            rf"weekends\s+)?(?:at|for)\s+(?:the\s+)?{ORG}(?:\s+(?:warehouse|store|shop|branch|office|factory|"
-            rf"depot|site|plant))?(?:\s+(?:since|for)\s+[\w\s]+?)?\s+as\s+(?:(?:a|an|the)\s+)?(?P<job>[\w\s-]{{2,40}}?)"
+            # "I'm at Stanbic Bank as head of internal audit", "i work at stripe as a software tester (QA)"
+            rf"^(?:{IM}\s+(?:currently\s+)?working|i\s+(?:currently\s+)?work|(?P<at>{IM})(?:\s+now)?(?=\s+at\b))\s+(?:nights\s+|"
+            rf"days\s+|shifts\s+|weekends\s+)?(?:at|for)\s+(?:the\s+)?(?:{ORG}|(?P<low>(?-i:[a-z])[\w&'.-]+))"
+            r"(?:\s+(?:warehouse|store|shop|branch|office|factory|depot|site|plant))?(?:\s+(?:since|for)\s+[\w\s]+?)?"
+            r"\s+as\s+(?:(?:a|an|the)\s+)?(?P<job>[\w\s-]{2,40}?)(?:\s*\([^()]{1,30}\))?"
             r"(?:\s*[,;.].*|\s+(?:since|for|and|but|so)\b.*)?$",
             _at_org,
+        ),
+        (
+            "I",
+            # "I fly for Aer Lingus", "I drive for Uber": the work said by what is done
+            rf"^i\s+(?:(?:currently|now|still|actually)\s+)?(?:fly|drive|teach|play|code|consult|"
+            rf"freelance|nurse|deliver)\s+for\s+{ORG}(?:\s*[,;.].*|\s+(?:now|since|and|but|so)\b.*)?$",
+            _been_at,
         ),
         (
             "I",

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .english_people import BARE_KIN, MY_RELATIVE, NAME, PET_KINDS, REL_WORDS, name_ok, relation_of, said_of
-from .english_text import BACK_TO_FIRST, is_name, spell_out
+from .english_text import BACK_TO_FIRST, spell_out
 from .english_values import WORD_AGE, is_drink, is_occupation
 from .shapes import About, Draft, Voice, en_sentence
 
@@ -176,6 +176,8 @@ def continuations(clause: str, voice: Voice, read: Reader) -> list[Draft]:
     return drafts + _changed(parts, voice, read) + _their_new_job(parts, opening, voice, read)
 
 
+_NAME_SAID = re.compile(rf"^(?:his|her|their)\s+name(?:'s|\s+is)\s+(?P<name>{NAME})$", re.IGNORECASE)
+_NEW_RELATIVE = re.compile(rf"(?:^|\s|=)(?:(?:a|my|our)\s+)?new\s+(?P<rel>{REL_WORDS})$", re.IGNORECASE)
 _THIRD_PERSON = re.compile(r"^(?:he|she|he's|she's|hes|shes)\b", re.IGNORECASE)
 _NAMED_AT_END = re.compile(
     rf"\b(?:my|our)\s+(?:(?:older|younger|little|big|baby|twin|eldest|oldest|youngest|step|best|new)\s+)?"
@@ -248,6 +250,9 @@ def _opening(part: str, *, later: bool = False) -> _Subject | None:
     m = _PRONOUN_IS_MY.match(part)
     if m:
         return _Subject(About(None, relation_of(m["rel"])), m["rel"].lower(), naming=True)
+    m = _NEW_RELATIVE.search(part)  # "new team = new manager, her name is Ingrid"
+    if m and (relation := relation_of(m["rel"])) and relation != "pet":
+        return _Subject(About(None, relation), m["rel"].lower(), naming=True)
     m = MY_RELATIVE.match(part)
     if m and (relation := relation_of(m["rel"])):
         name = m["name"] if name_ok(m["name"]) else None
@@ -318,8 +323,11 @@ def _part(part: str, subject: _Subject, voice: Voice, read: Reader) -> tuple[lis
             return [Draft(fact, "pet", "relationship", 7).stating("pet", part)], subject
         return [], None
     about = subject.about
-    if subject.naming and about is not None and _BARE_NAME.match(part) and name_ok(part):
-        named = replace(about, name=part)
+    # "our eldest, Sam, …", "new manager, her name is Ingrid, …": the name that follows
+    name_said = _NAME_SAID.match(part)
+    given = name_said["name"] if name_said else part
+    if subject.naming and about is not None and _BARE_NAME.match(given) and name_ok(given):
+        named = replace(about, name=given)
         drafts = [_relation_fact(named, subject.said, voice)] if named.relation else []
         if subject.said in _PLURAL_KIN:  # "my twins, Ella and Ruby": each is named, neither is "they"
             return [d for d in drafts if d is not None], subject
@@ -336,7 +344,7 @@ def _part(part: str, subject: _Subject, voice: Voice, read: Reader) -> tuple[lis
     if m and (relation := relation_of(m["rel"])):
         kin = _Subject(About(None, relation), m["rel"].lower())
         rest = part[m.end() :].strip()
-        return _read_first_person(_as_first_person(_is_or_has(rest)), kin, voice, read), kin
+        return _read_first_person(as_first_person(_is_or_has(rest)), kin, voice, read), kin
     if about is None:  # the speaker, their "I" left out: "born in Kano, been in Abuja since uni"
         clause = (
             f"I live in {subject.moved_in}" if subject.moved_in and _MOVE.search(part) else _subjectless(part)
@@ -363,7 +371,7 @@ def _part(part: str, subject: _Subject, voice: Voice, read: Reader) -> tuple[lis
         if about.relation is None and about.name is None:
             return [], subject
         rest = _ONE_WHO.sub("'s ", rest)  # "she's the one who's a nurse"
-        clause = _as_first_person(_is_or_has(rest))
+        clause = as_first_person(_is_or_has(rest))
         return _read_first_person(clause, subject, voice, read), subject
     if subject.about and subject.about.name and (job := _THE_JOB.match(part)) and is_occupation(job["job"]):
         return _read_first_person(f"I'm a {job['job']}", subject, voice, read), subject
@@ -371,7 +379,7 @@ def _part(part: str, subject: _Subject, voice: Voice, read: Reader) -> tuple[lis
     if age:
         return _read_first_person(f"I'm {age['age']} years old", subject, voice, read), subject
     if _THIRD_VERB.match(part) or _BE_START.match(part):
-        clause = _as_first_person(part) if _THIRD_VERB.match(part) else f"I'm {part}"
+        clause = as_first_person(part) if _THIRD_VERB.match(part) else f"I'm {part}"
         return _read_first_person(clause, subject, voice, read), subject
     return [], subject
 
@@ -433,7 +441,7 @@ def _subjectless(part: str) -> str | None:
     return None
 
 
-def _as_first_person(rest: str) -> str:
+def as_first_person(rest: str) -> str:
     """'is a nurse' → "I am a nurse"; 'only drinks tea' → 'I only drink tea'; 'lives in Leeds' → 'I live in Leeds'."""
     words = rest.strip().split()
     for i, word in enumerate(words):
@@ -465,11 +473,11 @@ def _read_first_person(clause: str | None, subject: _Subject, voice: Voice, read
     draft = read(clause, told)
     if draft is None or draft.attribute is None:
         return []
-    return [_about(draft, about)]
+    return [about_of(draft, about)]
 
 
-def _about(draft: Draft, about: About) -> Draft:
-    also = tuple(_about(extra, about) for extra in draft.also)
+def about_of(draft: Draft, about: About) -> Draft:
+    also = tuple(about_of(extra, about) for extra in draft.also)
     return replace(draft, about=draft.about or about, also=also)
 
 
@@ -480,71 +488,6 @@ def _relation_fact(about: About, said: str | None, voice: Voice) -> Draft | None
     return Draft(fact, said or about.relation, "relationship", 7).stating(about.relation, about.name)
 
 
-# --- facts a clause states in passing, wherever they sit in it
-
-_YEAR_OLD = re.compile(
-    r"^(?:my|our)\s+(?P<age>\d{1,2})[\s-]*(?:year|yr)[\s-]*old(?:\s+(?P<kid>son|daughter|boy|girl))?\b",
-    re.IGNORECASE,
-)
-_JOB_AT = re.compile(
-    rf"\b(?:my|the)\s+(?:new\s+)?(?:job|role|position|gig)\s+(?:at|with)\s+(?P<org>{NAME}|the\s+{NAME})",
-    re.IGNORECASE,
-)
-_NOT_MINE = re.compile(
-    r"\b(?:old|previous|last|former|first|dream|interview|application|offer)\s+(?:job|role|position|gig)\b|"
-    r"\b(?:interview|applying|applied|apply|quit|left|leaving|lost|resigned|fired|sacked|laid\s+off|hate|hated|was|"
-    r"were|used\s+to)\b",
-    re.IGNORECASE,
-)
-_NAMED_SUBJECT = re.compile(
-    r"^(?P<name>(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?:\s+|(?='s\s))(?P<rest>(?:just\s+|finally\s+|recently\s+|also\s+|now\s+)*(?:moved\s+(?:back\s+)?to|relocated\s+to|"
-    r"lives\s+in|turned\s+\d|works\s+(?:at|for|as)|started\s+at|got\s+a\s+(?:new\s+)?job\s+at|is\s+allergic\s+to|"
-    # "Finn has eczema", "Mia is coeliac", "Leo's 5 now": what they have, what they are, their age
-    r"has\s+(?!(?:to|got\s+to|been|just|no|nothing)\b)|(?:is|'s)\s+(?:(?:now|officially)\s+)?(?:\d{1,2}(?=\s+(?:now|today|years?|"
-    r"this\s+year|already|and)\b|\s*[,.!]|$)|coeliac|celiac|diabetic|asthmatic|epileptic|autistic|dyslexic|vegan|vegetarian|"
-    r"pescatarian|(?:lactose|gluten|dairy)[- ]intolerant))\b.*)$"
-)
-_NOT_PEOPLE = frozenset(
-    """just finally recently everyone everybody someone somebody nobody anyone they we he she it mum mom dad nan
-    grandma grandad grandpa granny gran my our the this that there work home school uni today yesterday monday
-    tuesday wednesday thursday friday saturday sunday january february march april may june july august september
-    october november december""".split()
-)
-
-
-def in_passing(clause: str, voice: Voice, read: Reader) -> list[Draft]:
-    """A child's age said as who they are ("my 3 year old is obsessed with dinosaurs"), a job named in
-    passing ("6 months into my job at Accenture"), and what a group chat says of someone by name ("Dan
-    moved to Bristol last week")."""
-    drafts: list[Draft] = []
-    m = _YEAR_OLD.match(clause)
-    if m:
-        relation = relation_of(m["kid"]) if m["kid"] else "child"
-        said = m["kid"].lower() if m["kid"] else "child"
-        about = About(None, relation, of=voice.person)
-        draft = read(f"I'm {m['age']} years old", voice.relative(about, said))
-        if draft is not None:
-            drafts.append(_about(draft, about))
-    m = _JOB_AT.search(clause)
-    mine = m is not None and not _NOT_MINE.search(clause)
-    if mine and (m.group().lower().startswith("my") or _is_speaker(_opening(spell_out(clause)))):
-        said = read(clause, voice)  # "I start my new job at Monzo": the clause's own fact says it already
-        org = m["org"] if said is None or said.attribute != "employer" else None
-        if org:
-            fact = en_sentence(f"{voice.title} works at {org}")
-            drafts.append(Draft(fact, "employer", "identity", 8).stating("employer", org))
-    m = _NAMED_SUBJECT.match(clause)
-    if m and name_ok(m["name"]) and m["name"].split()[0].lower() not in _NOT_PEOPLE:
-        about = About(m["name"], None, of=voice.person)
-        rest = re.sub(r"^'s\s+", "is ", _NEXT.sub("", m["rest"]))
-        draft = read(_as_first_person(rest), Voice.of(m["name"]))
-        if (
-            draft is not None
-            and draft.attribute is not None
-            and (draft.attribute != "home" or is_name(draft.value))
-        ):
-            drafts.append(replace(draft, about=about))  # "Paul moved to the platform team": no place
-    return drafts
-
-
-_NEXT = re.compile(r"\s*(?:,\s*|\s+)(?:and|but|so|who|which)\s+.*$|\s*[,;]\s+.*$", re.IGNORECASE)
+def opens_as_speaker(clause: str) -> bool:
+    """Whether ``clause`` begins as a statement of the speaker's own ("I start my new job at…")."""
+    return _is_speaker(_opening(spell_out(clause)))

@@ -126,8 +126,9 @@ _NAME_RULES: tuple[Rule, ...] = en_rules(
             _name_is,
         ),
         (
-            "you please just pls call",
-            rf"^(?:(?:you\s+can|you\s+may|please|just|pls)\s+)*call\s+me\s+{_CAP_NAME}{_NAME_TAIL}",
+            "you please just pls call i'd i",
+            rf"^(?:(?:you\s+can|you\s+may|please|just|pls|i'd\s+(?:like|love|prefer)\s+(?:it\s+if\s+)?you\s+(?:to\s+)?|"
+            rf"i\s+(?:would\s+like|want)\s+you\s+to)\s*)*call\s+me\s+{_CAP_NAME}{_NAME_TAIL}",
             _called,
         ),
         (
