@@ -190,6 +190,27 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
     # someone new, named after the fact
     ("new team = new manager, her name is ingrid, she seems nice", {("user", "manager", "ingrid")}),
     ("I'm seeing someone new! His name is Migs.", {("user", "partner", "migs")}),
+    # what is said of someone by name is all theirs, the employer with the job
+    ("Dan works at Google as a designer", {("Dan", "employer", "google"), ("Dan", "job", "designer")}),
+    ("Tom is coming over tonight. He's a chef.", {("Tom", "job", "chef")}),
+    (
+        "Funny thing, Camila stopped being vegan. Now she is just vegetarian.",
+        {("Camila", "diet", "vegetarian")},
+    ),
+    # where they live, said the chat way
+    ("I'm over in London so I worry.", {("user", "home", "london")}),
+    (
+        "My mum's 82 and still in Norwich on her own",
+        {("user's mother", "age", "82"), ("user's mother", "home", "norwich")},
+    ),
+    ("I moved in with my sister in Leeds last month", {("user", "home", "leeds")}),
+    # a drink by habit
+    ("I basically live on black coffee, like 4 cups a day", {("user", "drink", "black coffee")}),
+    ("Every morning I drink my chimarrão.", {("user", "drink", "chimarrão")}),
+    (
+        "My favourite drink in the morning is a strong iced coffee with condensed milk",
+        {("user", "drink", "strong iced coffee")},
+    ),
     # a condition named by its kind
     ("I have macular degeneration, so reading is hard.", {("user", "health", "macular degeneration")}),
 ]
@@ -204,6 +225,9 @@ NEGATIVES = [
     # a person or a visit where an employer or a home would be
     "I'm with Sarah now",
     "I'm at Costa as usual",
+    "I'm over in London for work this week",
+    "Every day I drink too much",
+    "Tom is a legend",
     "I write for Sarah",
     "I'd like you to call me tomorrow",
     "I'm staying at Mum's since Tuesday",

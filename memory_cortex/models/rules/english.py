@@ -287,7 +287,7 @@ ENGLISH = Language(
     ),
     hedge=en_pattern(
         r"\b(?:in\s+theory|let's\s+say|what\s+if|as\s+if|i\s+(?:think|guess|suppose|believe|wonder|feel\s+"
-        r"like)|not\s+sure|(?:i|we|he|she|they)\s+used\s+to|at\s+this\s+point|basically|pretty\s+much)\b|/s\b"
+        r"like)|not\s+sure|(?:i|we|he|she|they)\s+used\s+to|at\s+this\s+point|(?:basically|pretty\s+much)(?!\s+(?:live|lives|survive|run)\s+on\b))\b|/s\b"
     ),
     hedge_words=frozenset(
         # "whether" is not here: "she'll tell you about it whether you ask or not" is said as fact; a

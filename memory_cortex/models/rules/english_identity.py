@@ -197,7 +197,9 @@ EN_IDENTITY_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
-            r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+|actually\s+|really\s+)?(?:live|reside)\s+(?:in|at|near|"
+            r"^i\s+(?:currently\s+|now\s+|also\s+|still\s+|actually\s+|really\s+)?(?:live|reside)\s+"
+            # "still lives on her own in Cork"
+            r"(?:(?:on\s+(?:my|her|his|their)\s+own|alone|by\s+(?:my|her|him)self)\s+(?=in\s+(?-i:[A-Z])))?(?:in|at|near|"
             r"on(?=\s+(?:the\s+)?(?-i:[A-Z]))|outside(?:\s+of)?)"
             r"\s+(?P<obj>.+)$",
             home,

@@ -13,7 +13,7 @@ from .english_places import DEMONYMS, EN_PLACE_RULES, PLACE, place_is_home
 from .english_preferences import speaks
 from .english_rule_parts import IM, en_rules
 from .english_text import is_name
-from .english_values import DIETS, LANGUAGES, clean_value, is_drink
+from .english_values import DIETS, LANGUAGES, clean_value, drink_value, is_drink
 from .english_voice import en_fact, is_content, topic_from
 from .shapes import About, Draft, Rule, Voice, en_sentence
 
@@ -27,10 +27,20 @@ def _diet(m: re.Match[str], voice: Voice) -> Draft | None:
     return Draft(en_fact(m.string, voice), "diet", "identity", 8).stating("diet", diet)
 
 
+_NOT_DRUNK = frozenset("too so much lots loads more less enough way a lot it that this nothing".split())
+
+
 def _habit_drink(m: re.Match[str], voice: Voice) -> Draft | None:
     """'black coffee, no sugar, every single morning', 'tea, always tea', "it's sparkling water for me now"."""
-    drink = clean_value(m["obj"])
-    if not drink or not is_drink(drink) or len(drink.split()) > 4:
+    drink = drink_value(m["obj"])
+    # "every morning I drink my chimarrão": drinking it every day makes it a drink, named or not
+    daily = (
+        bool(m.groupdict().get("daily"))
+        and drink is not None
+        and re.fullmatch(r"[^\W\d_]+(?:\s+[^\W\d_]+)?", drink) is not None
+        and drink.split()[0].lower() not in _NOT_DRUNK
+    )
+    if not drink or not (is_drink(drink) or daily) or len(drink.split()) > 4:
         if drink and DIETS.match(drink) and m.groupdict().get("diet_ok"):
             return Draft(en_sentence(f"{voice.title} eats {drink}"), "diet", "identity", 8).stating(
                 "diet", drink
@@ -179,6 +189,19 @@ _OWN_RULES: tuple[Rule, ...] = en_rules(
             r"^(?:always\s+)?(?P<obj>[\w'-]+(?:\s+[\w'-]+){0,3}?)(?:\s*,\s*[\w\s-]{1,20}?){0,2}?(?:\s*,\s*(?:always|no\s+sugar|every\s+(?:single\s+)?"
             r"(?:morning|day)|with\s+(?:two|one|\d|milk)\s*(?:sugars?)?)|\s+(?:all\s+the\s+way|every\s+(?:single\s+)?"
             r"(?:morning|day)|or\s+(?:nothing|bust|i\s+(?:don't|can't|cannot)\s+function|i\s+die)))(?:\s*$|\s*,.*|\s+(?P=obj)\b.*|\s+for\s+me\b.*)$",
+            _habit_drink,
+        ),
+        (
+            "I",
+            # "I basically live on black coffee, like 4 cups a day"
+            r"^i\s+(?:basically\s+|pretty\s+much\s+|practically\s+|just\s+)?(?:live|survive|run)\s+on\s+"
+            r"(?P<obj>[\w\s'-]{2,30}?)(?:\s*[,;].*|\s+(?:and|but|so|like|these)\b.*)?$",
+            _habit_drink,
+        ),
+        (
+            "every each",
+            r"^(?:every\s+(?:single\s+)?(?:morning|day|evening|night)|each\s+morning)\s*,?\s+i\s+(?:always\s+|still\s+)?"
+            r"(?P<daily>drink)\s+(?:my\s+|a\s+|some\s+)?(?P<obj>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)(?:\s*[,;.].*)?$",
             _habit_drink,
         ),
         (

@@ -5,7 +5,6 @@ Accenture"), and what a group chat says of someone by name ("Dan moved to Bristo
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from .english_passing import Reader, about_of, as_first_person, opens_as_speaker
 from .english_people import NAME, name_ok, relation_of
@@ -30,9 +29,11 @@ _NAMED_SUBJECT = re.compile(
     r"^(?P<name>(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?:\s+|(?='s\s))(?P<rest>(?:just\s+|finally\s+|recently\s+|also\s+|now\s+)*(?:moved\s+(?:back\s+)?to|relocated\s+to|"
     r"lives\s+in|turned\s+\d|works\s+(?:at|for|as)|started\s+at|got\s+a\s+(?:new\s+)?job\s+at|is\s+allergic\s+to|"
     # "Finn has eczema", "Mia is coeliac", "Leo's 5 now": what they have, what they are, their age
-    r"has\s+(?!(?:to|got\s+to|been|just|no|nothing)\b)|(?:is|'s)\s+(?:(?:now|officially)\s+)?(?:\d{1,2}(?=\s+(?:now|today|years?|"
+    r"has\s+(?!(?:to|got\s+to|been|just|no|nothing)\b)|(?:is|'s)\s+(?:(?:now|officially|just|still|also)\s+)?(?:\d{1,2}(?=\s+(?:now|today|years?|"
     r"this\s+year|already|and)\b|\s*[,.!]|$)|coeliac|celiac|diabetic|asthmatic|epileptic|autistic|dyslexic|vegan|vegetarian|"
-    r"pescatarian|(?:lactose|gluten|dairy)[- ]intolerant))\b.*)$"
+    r"pescatarian|(?:lactose|gluten|dairy)[- ]intolerant|"
+    # "Tom is a chef", "Ana's a nurse at St James's": a job (the occupation rule decides)
+    r"(?:a|an)\s+(?=[\w-]+(?:\s+[\w-]+)?(?:\s*$|\s*[,.!]|\s+(?:at|in|for|with|and|now)\b))))\b.*)$"
 )
 _NOT_PEOPLE = frozenset(
     """just finally recently everyone everybody someone somebody nobody anyone they we he she it mum mom dad nan
@@ -73,7 +74,7 @@ def in_passing(clause: str, voice: Voice, read: Reader) -> list[Draft]:
             and draft.attribute is not None
             and (draft.attribute != "home" or is_name(draft.value))
         ):
-            drafts.append(replace(draft, about=about))  # "Paul moved to the platform team": no place
+            drafts.append(about_of(draft, about))  # not "Paul moved to the platform team": no place
     return drafts
 
 

@@ -48,6 +48,7 @@ _ADVERBS = (
 _BE_START = re.compile(
     rf"^{_ADVERBS}(?:allergic|based|living|married|engaged|obsessed|originally|from|vegan|vegetarian|pescatarian|"
     r"veggie|keto|halal|kosher|coeliac|celiac|diabetic|lactose|gluten|dairy|studying|working|doing|a|an|fluent|"
+    r"(?<=still\s)in(?=\s+(?-i:[A-Z]))|"
     r"retired|into|big|huge|massive|lifelong|no\s+longer|autistic|dyslexic|asthmatic|epileptic|deaf|mad\s+about|"
     rf"crazy\s+about|(?:\d{{1,3}}|{WORD_AGE})(?=\s*(?:$|years?|yrs?|y/?o\b|and\b|,)))\b",
     re.IGNORECASE,

@@ -161,6 +161,16 @@ EN_PLACE_RULES: tuple[Rule, ...] = en_rules(
         ),
         (None, rf"^(?:{IM}\s+)?(?:presently|currently)\s+staying\s+in\s+{PLACE}\b.*$", place_is_home),
         (
+            "I I'm im we we're",
+            # "I'm still in Norwich", "I'm over in London", "we're out in Dubai now", "I moved in with my
+            # sister in Leeds", "I'm living with him in Malaga now": where they live, said the chat way
+            rf"^(?:{IM}|we're|we\s+are|i|we)\s+(?:(?:still|over|out|down|up)\s+in|(?:(?:still|now)\s+)?(?:living|live|"
+            r"moved\s+in)\s+with\s+(?:my\s+|our\s+|him|her|them|(?-i:[A-Z])\w+)(?:\s*[\w-]+)?\s+in)\s+"
+            rf"{PLACE}(?:\s+(?:now|these\s+days|nowadays|on\s+(?:my|her|his|their)\s+own|last\s+\w+|in\s+\w+))?"
+            r"(?:\s*[,;].*|\s+(?:so|and|but|with)\b.*)?$",
+            place_is_home,
+        ),
+        (
             "I",
             r"^i(?:'ve|\s+have)\s+(?:been\s+)?(?:living|lived|been)\s+in\s+(?P<place>(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])"
             r"[\w'.-]*){0,2})\s+(?:(?:for\s+)?(?:about\s+|almost\s+|nearly\s+|over\s+)?(?:\d+|a|an|one|two|three|four|five|"

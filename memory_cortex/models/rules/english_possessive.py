@@ -10,7 +10,7 @@ import re
 from ..attributes import canonical_relation
 from ..facts import Category
 from .english_people import relation_of
-from .english_values import DIETS, NOT_A_NAME, clean_value, is_drink
+from .english_values import DIETS, NOT_A_NAME, clean_value, drink_value, is_drink
 from .english_voice import en_fact, is_content
 from .shapes import Draft, Voice
 
@@ -81,6 +81,7 @@ def my_x_is_y(m: re.Match[str], voice: Voice) -> Draft | None:
     if relation is not None and words[-1] not in (relation, "name") and _QUOTED_TITLE.match(m["y"].strip()):
         return None  # "my friend's book is called 'My Life in Lisbon'": a title, not a fact about anyone
     attribute: str | None = None
+    said_value: str | None = None
     if relation is not None:
         category: Category = "relationship"
         importance, topic = 7, x.split("'s")[0].strip() if "'s" in x else relation
@@ -97,8 +98,9 @@ def my_x_is_y(m: re.Match[str], voice: Voice) -> Draft | None:
             return None  # "my mum is amazing": an opinion; what she is or has is read in her voice
     elif any(w in ("favourite", "favorite", "fave", "preferred", "hobby", "hobbies") for w in words):
         category, importance, topic = "preference", 6, x
-        if any(w in ("drink", "beverage") for w in words) and is_drink(m["y"]):
-            attribute = "drink"
+        drink = re.split(r"\s+(?:with|and|but|because)\s+", drink_value(m["y"]) or "", maxsplit=1)[0]
+        if any(w in ("drink", "beverage") for w in words) and drink and is_drink(drink):
+            attribute, said_value = "drink", drink  # "a strong iced coffee with condensed milk": the drink
         elif words[0] in ("favourite", "favorite", "fave"):
             attribute = "likes"
     elif words[-1] in _IDENTITY_NOUNS:
@@ -120,8 +122,11 @@ def my_x_is_y(m: re.Match[str], voice: Voice) -> Draft | None:
         category, importance, topic = "fact", 5, x
     if category in ("relationship", "fact", "project_state") and m["y"].split()[0].lower().endswith("ing"):
         return None  # "my cat is sleeping", "my project is going well": a moment, not a fact
-    draft = Draft(en_fact(m.string, voice), topic, category, importance)
-    value = clean_value(re.sub(r"^(?:now|actually|called|named|on)\s+", "", m["y"].strip(), flags=re.I))
+    said = m.string if said_value is None else m.string[: m.start("y")] + m["y"].split(",")[0]
+    draft = Draft(en_fact(said, voice), topic, category, importance)
+    value = said_value or clean_value(
+        re.sub(r"^(?:now|actually|called|named|on)\s+", "", m["y"].strip(), flags=re.I)
+    )
     if attribute == "diet" and not (value and DIETS.match(value)):
         return None  # "my diet is mostly biscuits": a joke, not a diet
     return draft.stating(attribute, value) if attribute else draft

@@ -2,9 +2,9 @@
 before named. "My brother Kerem is visiting next week. He is a dentist." reads the second sentence as
 "my brother Kerem is a dentist.", so the rules that read relatives' statements read it.
 
-Only a relative named by "my"/"our" becomes the one meant, and only while nothing else could be: a
-sentence that names two relatives, or anyone else ("her boyfriend", "the landlord", "Tom said"),
-forgets them; so does a pronoun of the other gender ("my sister… He…"), and three sentences of the
+Only a relative named by "my"/"our", or someone named as a sentence's subject ("Camila stopped being
+vegan"), becomes the one meant, and only while nothing else could be: a sentence that names two of
+them, or anyone else ("her boyfriend", "the landlord"), forgets them; so does a pronoun of the other gender ("my sister… He…"), and three sentences of the
 speaker's in a row that do not refer to them (a reply of the assistant's only forgets them when it
 names someone else: "Has the vet seen her?"). A wrong subject is worse than none: when in doubt, no one is meant.
 """
@@ -38,10 +38,17 @@ _SOMEONE_ELSE = re.compile(
     rf"\b(?:his|her|their|a|an|the|this|that)\s+(?:(?:{REL_ADJ})\s+)?(?:{REL_WORDS}|guy|man|woman|lady|girl|boy|"
     r"doctor|gp|vet|dentist|surgeon|physio|therapist|midwife|pharmacist|trainer|coach|teacher|nurse|landlord|"
     r"landlady|cashier|waiter|waitress|driver|stranger|client|customer|patient|owner|seller|buyer|agent)\b"
-    r"|\b(?:someone|somebody|anyone|everyone)\b"
-    r"|^(?!(?:i|my|our|the|a|an|it|this|that|there|he|she|we|they|you|so|and|but|also|then)\b)"
-    r"(?-i:[A-Z][a-z]+)\s+(?:is|was|has|had|said|says|told|and|just|lives|works|moved)\b",
+    r"|\b(?:someone|somebody|anyone|everyone)\b",
     re.IGNORECASE,
+)
+# Someone named as the subject of a sentence or of a part of it: "Funny thing, Camila stopped being vegan".
+_NAMED_SUBJECT = re.compile(
+    r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<name>(?-i:[A-Z][a-z]+))\s+(?:is|was|has|had|said|says|told|just|lives|works|"
+    r"moved|stopped|started|loves|hates|turned|got|called|texted|came|went|and)\b"
+)
+_NOT_NAMED = frozenset(
+    """i my our the a an it this that there he she we they you so and but also then mum mom dad nan gran
+    grandma grandpa everyone nobody someone today yesterday tomorrow work home life""".split()
 )
 _PRONOUN_START = re.compile(
     r"^(?P<lead>(?:(?:oh\s+and|and|also|plus|btw|but|oh|though|now|so|then|anyway)[\s,]+)?)(?P<pronoun>he|she)\b(?!\s+(?:said|says|told|thinks|asked))",
@@ -61,10 +68,17 @@ def en_refer(sentence: str, focus: Focus | None, heard: bool = False) -> tuple[s
         return said, dataclasses.replace(focus, quiet=0)
     named = list((_HEARD_MENTION if heard else _MENTION).finditer(sentence))
     mentions = {m["name"] or m["rel"].lower(): m for m in named}
-    if _someone_else(sentence, focus) or len(mentions) > 1 or any(m["owns"] for m in named):
+    subjects = {
+        m["name"] for m in _NAMED_SUBJECT.finditer(sentence) if m["name"].lower() not in _NOT_NAMED
+    } - set(mentions)
+    if _SOMEONE_ELSE.search(sentence) or len(mentions) + len(subjects) > 1 or any(m["owns"] for m in named):
         return sentence, None
     if mentions:
         return sentence, _focus_of(next(iter(mentions.values())))
+    if subjects:  # "Camila stopped being vegan.": them, by name (the relative they are, if known)
+        name = next(iter(subjects))
+        same = focus is not None and focus.name == name
+        return sentence, dataclasses.replace(focus, quiet=0) if same else Focus(name, None, name)
     if focus is None or opening is not None:
         return sentence, None  # a "he" or "she" that cannot be them: someone not named here
     if _REFERS.search(sentence) or (focus.name and re.search(rf"\b{re.escape(focus.name)}\b", sentence)):
@@ -89,14 +103,6 @@ def _spelled_out(rest: str) -> str:
         return rest
     verb = " has" if _PARTICIPLE.match(m["next"].strip(",.!")) else " is"
     return verb + rest[m.end() :]
-
-
-def _someone_else(sentence: str, focus: Focus | None) -> bool:
-    """Whether ``sentence`` names someone a "he" or "she" after it may mean, other than ``focus``."""
-    return any(
-        focus is None or focus.name is None or not m.group().startswith(focus.name)
-        for m in _SOMEONE_ELSE.finditer(sentence)
-    )
 
 
 def _focus_of(m: re.Match[str]) -> Focus | None:

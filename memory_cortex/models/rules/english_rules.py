@@ -177,7 +177,10 @@ _RELATION_RULES: tuple[Rule, ...] = en_rules(
         # --- "my X is Y"
         (
             "my",
-            r"^my\s+(?P<x>[^\W\d_][\w-]*(?:'s)?(?:\s+[^\W\d_][\w-]*(?:'s)?){0,3}?)\s+(?:is|are)\s+(?P<y>.+)$",
+            r"^my\s+(?P<x>[^\W\d_][\w-]*(?:'s)?(?:\s+[^\W\d_][\w-]*(?:'s)?){0,3}?)"
+            # "my favourite drink in the morning is…": when, not part of what
+            r"(?:\s+(?:in\s+the\s+(?:morning|evening|afternoon)s?|at\s+night|these\s+days|on\s+weekends?))?"
+            r"\s+(?:is|are)\s+(?P<y>.+)$",
             my_x_is_y,
         ),
         (
