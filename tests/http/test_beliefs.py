@@ -470,6 +470,29 @@ async def test_a_question_about_the_user_gets_no_one_elses_facts(
     assert "Monzo" in block["context"] and "pharmacist" not in block["context"], block
 
 
+async def test_asking_whom_the_users_relation_is_gets_no_one_elses_relation(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """ "Who is my manager?" asks for one person, not "who among several": another speaker's manager
+    is not an answer."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("My manager is Petra, she's brilliant", "2026-03-02T10:00:00Z", name="Dan", owner=False),
+            said(
+                "Mine is a new guy, I keep forgetting his name",
+                "2026-03-02T10:01:00Z",
+                name="Priya",
+                owner=True,
+            ),
+        ],
+        **GROUP,
+    )
+    block = await context(client, "Who is my manager?")
+    assert "Petra" not in block["context"], block
+
+
 async def test_a_question_naming_someone_known_only_by_their_words_gets_their_words(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:

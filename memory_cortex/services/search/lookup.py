@@ -22,7 +22,8 @@ do I work?", "What diet does Maya follow?" (Maya being the user, whom the memory
 of her own), "张伟做什么工作？" — is about the user, and is not answered by another person's facts or
 words: in a group, Bob's "I'm a pharmacist" is close to it, and is Bob's. Such candidates score
 ``× SOMEONE_ELSE`` (the factor ``someone_else``), and ``/context`` leaves them out. A question about
-a group ("Is anyone vegan?", "What are we all allergic to?") is not.
+a group ("Is anyone vegan?", "Who is allergic to nuts?", "What are we all allergic to?") is not;
+"Who is my manager?" asks for one person, and is.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ _GROUP_WORDS = frozenset(
 )
 _CJK_GROUP = ("我们", "我們", "大家", "谁", "誰", "みんな", "皆", "私たち", "僕たち", "誰か")
 _CJK_FIRST_PERSON = ("我", "私", "僕", "俺", "わたし")
+# "Who is my manager?", "Who's Ana's husband?", "陈静的老公是谁", "夫は誰": whom a relation names.
+_ASKS_WHO_IS = re.compile(
+    r"^(?:who|who's|whos)(?:\s+is|\s+was)?\s+(?:my|[\w'-]+(?:'s|’s|s'))\s|的[^，,的]{1,4}(?:是谁|是誰)|(?:の)?[^のは]{1,4}は誰"
+)
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,8 @@ def asked(query: str) -> Asked:
     relations |= {relation for word, relation in CJK_RELATIONS.items() if cjk and word in query}
     first = bool(words & _FIRST_PERSON) or (cjk and any(word in query for word in _CJK_FIRST_PERSON))
     several = bool(words & _GROUP_WORDS) or (cjk and any(word in query for word in _CJK_GROUP))
+    if several and not words & (_GROUP_WORDS - {"who", "whose"}) and _ASKS_WHO_IS.search(text):
+        several = False  # "Who is Lukas's girlfriend?", "我的经理是谁？": one person's relation, not a group
     return Asked(frozenset(attributes), first, frozenset(words), frozenset(relations), text, several)
 
 
