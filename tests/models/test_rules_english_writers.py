@@ -204,6 +204,15 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
         {("user's mother", "age", "82"), ("user's mother", "home", "norwich")},
     ),
     ("I moved in with my sister in Leeds last month", {("user", "home", "leeds")}),
+    ("I'm based in the Hamburg office now", {("user", "home", "hamburg")}),
+    ("yo we moved to birmingham over half term so im on the new wifi now", {("user", "home", "birmingham")}),
+    # group chat: a laugh ends a statement, a new job said as a note, work said by what is done
+    ("wait no ur cat lol im allergic to cats", {("user", "allergy", "cats")}),
+    (
+        "lads I cant make thursday, new job at Tesco head office, first week is mental",
+        {("user", "employer", "tesco")},
+    ),
+    ("I'm driving for Uber evenings now so thursdays are tight", {("user", "employer", "uber")}),
     # a drink by habit
     ("I basically live on black coffee, like 4 cups a day", {("user", "drink", "black coffee")}),
     ("Every morning I drink my chimarrão.", {("user", "drink", "chimarrão")}),
@@ -227,6 +236,8 @@ NEGATIVES = [
     "I'm at Costa as usual",
     "I'm over in London for work this week",
     "Every day I drink too much",
+    "my friend has a new job at Google",
+    "i live in the city",
     "Tom is a legend",
     "I write for Sarah",
     "I'd like you to call me tomorrow",

@@ -101,8 +101,15 @@ _ASIDE = re.compile(
 )
 
 
+# A laugh between two statements ends the first: "wait no ur cat lol im allergic to cats".
+_LAUGH_BOUNDARY = re.compile(
+    r"(?<=\w)\s+(?:lol|lmao|haha+|hehe)\s+(?=(?:i|im|i'm|ive|i've|my|we|we're)\b)", re.IGNORECASE
+)
+
+
 def _clean(text: str) -> str:
     text = _ASIDE.sub("", text.translate(_APOSTROPHES))
+    text = _LAUGH_BOUNDARY.sub(" lol. ", text)
     text = _EMOJI_BOUNDARY.sub(". ", text)
     text = _EMOJI.sub(" ", text)
     text = _FENCED_CODE.sub("\n", text)

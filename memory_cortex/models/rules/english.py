@@ -253,7 +253,7 @@ ENGLISH = Language(
         r"now(?=\s+(?:i|i'm|im|i've|ive|we|we're)\b)|(?:since|as|because|cos|bc|seeing\s+as)(?=\s+(?:i'm|im|i\s+am|"
         r"i\s+live|i\s+work|we're|we\s+live)\b)|(?:i\s+)?(?:just\s+)?found\s+out(?:\s+that)?|turns\s+out(?:\s+that)?|"
         r"the\s+(?:big|good|great)\s+news\s+is(?:\s+that)?|"
-        r"for\s+context|for\s+the\s+record|for\s+your\s+information|hi|hello|hey|hi\s+there|hey\s+there|"
+        r"for\s+context|for\s+the\s+record|for\s+your\s+information|hi|hello|hey|yo|hiya|hi\s+there|hey\s+there|"
         r"hello\s+there|yeah|yes|yep|sure|anyway|anyways|plus|but|oh\s+and|great|thanks|thank\s+you|"
         r"quick\s+note|one\s+more\s+thing|side\s+note|fun\s+fact|(?:(?:some\s+)?(?:good|big|sad|bad|awful|terrible)\s+news"
         r"(?:\s+though)?)|"

@@ -57,6 +57,12 @@ def _been_at(m: re.Match[str], voice: Voice) -> Draft | None:
     return _with_job(draft, m.groupdict().get("job"), voice)
 
 
+def _works_for(m: re.Match[str], voice: Voice) -> Draft | None:
+    """'I fly for Aer Lingus', "I'm driving for Uber evenings now, so…": the employer, said alone."""
+    said = re.split(r"\s*[,;]|\s+(?:so|and|but|because)\b", m.string, maxsplit=1)[0]
+    return employer_draft(m["org"], voice, en_fact(said, voice))
+
+
 def _at_org(m: re.Match[str], voice: Voice) -> Draft | None:
     """'I'm at Unilever, in marketing', 'I'm at a tiny startup called Verdana now', 'working in TCS as a
     business analyst', 'I work for Shell as a process engineer'."""
@@ -159,9 +165,11 @@ EN_EMPLOYMENT_RULES: tuple[Rule, ...] = en_rules(
         (
             "I",
             # "I fly for Aer Lingus", "I drive for Uber": the work said by what is done
-            rf"^i\s+(?:(?:currently|now|still|actually)\s+)?(?:fly|drive|teach|play|code|consult|"
-            rf"freelance|nurse|deliver)\s+for\s+{ORG}(?:\s*[,;.].*|\s+(?:now|since|and|but|so)\b.*)?$",
-            _been_at,
+            rf"^(?:i|{IM})\s+(?:(?:currently|now|still|actually)\s+)?(?:fly|drive|teach|play|code|consult|freelance|"
+            rf"nurse|deliver|flying|driving|teaching|playing|coding|consulting|freelancing|nursing|delivering)\s+for\s+"
+            rf"{ORG}(?:\s+(?:evenings|weekends|nights|mornings|part[- ]time|full[- ]time))?"
+            r"(?:\s*[,;.].*|\s+(?:now|since|and|but|so)\b.*)?$",
+            _works_for,
         ),
         (
             "I",

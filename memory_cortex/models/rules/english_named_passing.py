@@ -19,6 +19,9 @@ _JOB_AT = re.compile(
     rf"\b(?:my|the)\s+(?:new\s+)?(?:job|role|position|gig)\s+(?:at|with)\s+(?P<org>{NAME}|the\s+{NAME})",
     re.IGNORECASE,
 )
+_NEW_JOB_AT = re.compile(
+    rf"(?:^|,\s*)new\s+(?:job|role|position|gig)\s+(?:at|with)\s+(?P<org>{NAME}|the\s+{NAME})", re.IGNORECASE
+)
 _NOT_MINE = re.compile(
     r"\b(?:old|previous|last|former|first|dream|interview|application|offer)\s+(?:job|role|position|gig)\b|"
     r"\b(?:interview|applying|applied|apply|quit|left|leaving|lost|resigned|fired|sacked|laid\s+off|hate|hated|was|"
@@ -58,7 +61,9 @@ def in_passing(clause: str, voice: Voice, read: Reader) -> list[Draft]:
             drafts.append(about_of(draft, about))
     m = _JOB_AT.search(clause)
     mine = m is not None and not _NOT_MINE.search(clause)
-    if mine and (m.group().lower().startswith("my") or opens_as_speaker(clause)):
+    if m is None and (bare := _NEW_JOB_AT.search(clause)) is not None and not _NOT_MINE.search(clause):
+        m, mine = bare, True  # "…, new job at Tesco head office, first week is mental": the speaker's
+    if mine and (m.group().lower().lstrip(", ").startswith(("my", "new")) or opens_as_speaker(clause)):
         said = read(clause, voice)  # "I start my new job at Monzo": the clause's own fact says it already
         org = m["org"] if said is None or said.attribute != "employer" else None
         if org:

@@ -44,7 +44,17 @@ def home_value(phrase: str | None) -> str | None:
     value = clean_value(phrase)
     if not value:
         return None
-    return clean_value(_HOME_TAIL.sub("", value)) or None
+    value = _HOME_TAIL.sub("", value)
+    if (office := _OFFICE.match(value)) is not None:  # "the Hamburg office": Hamburg
+        value = office["place"]
+    return clean_value(value) or None
+
+
+_OFFICE = re.compile(
+    r"^(?:the\s+)?(?P<place>(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*)?)\s+(?:office|offices|branch|site|campus|hq|"
+    r"headquarters)$",
+    re.IGNORECASE,
+)
 
 
 _DWELLING = re.compile(

@@ -105,6 +105,8 @@ _NAME_CUE = re.compile(
     r"\b(?P<cue>called|named|name\s+is|name's|go\s+by|goes\s+by)\s+(?P<name>[a-z][a-z'-]+)"
     # "call me lexi not alexandra": not "call me later", "call me crazy but…"
     r"|\bcall\s+me\s+(?P<name2>[a-z][a-z'-]+)(?=\s*$|\s+(?:not|instead|from\s+now|pls|please|now|thanks)\b|\s*[!.,])"
+    # "we moved to birmingham", "i live in croydon": a place
+    r"|\b(?:moved\s+(?:back\s+)?to|relocated\s+to|live\s+in|living\s+in|based\s+in)\s+(?P<place>[a-z][a-z'-]{2,})\b"
 )
 _NOT_NAMES = frozenset(
     "a an the my your his her our their not no just also still now actually so that this it me you him them "
@@ -113,16 +115,24 @@ _NOT_NAMES = frozenset(
 )
 
 
+_NOT_PLACES = frozenset(
+    """the a an my our his her their this that town city london's uni university college halls school work home
+    house flat apartment place area country countryside suburbs centre center together here there sin peace
+    denial fear hope one two three new old rural""".split()
+)
+
+
 def recase(sentence: str) -> str:
     """A sentence written all in lower case with the words it names as names capitalised: "my cat's
-    called biscuit" → "my cat's called Biscuit". A sentence with any capital letter is left as it is."""
+    called biscuit" → "my cat's called Biscuit", "we moved to birmingham" → "…Birmingham". A sentence
+    with any capital letter is left as it is."""
     if any(char.isupper() for char in sentence):
         return sentence
 
     def named(m: re.Match[str]) -> str:
-        group = "name" if m["name"] else "name2"
+        group = "name" if m["name"] else "name2" if m["name2"] else "place"
         name = m[group]
-        if name in _NOT_NAMES:
+        if name in _NOT_NAMES or (group == "place" and name in _NOT_PLACES):
             return m.group()
         return m.group()[: m.start(group) - m.start()] + name[:1].upper() + name[1:]
 
