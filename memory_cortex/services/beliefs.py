@@ -118,7 +118,7 @@ def contrasted(conn: Connection, row: NewMemory, subject_id: int | None) -> tupl
         return row, subject_id
     match = _CONTRAST.search(row.fact)
     if match is None:
-        return row, subject_id
+        return _set_right(conn, row, subject_id)
     old, new = match["old"].strip(), match["new"].strip()
     holding = [
         record
@@ -135,6 +135,41 @@ def contrasted(conn: Connection, row: NewMemory, subject_id: int | None) -> tupl
     return dataclasses.replace(
         row, attribute=record.attribute, value=new, replaces=record.id
     ), record.subject_id
+
+
+# "Scratch that, it's Klarna.": the right name, for whatever was just said.
+_IT_IS_NAME = re.compile(
+    r"(?:^|:\s*)(?:it's|it\s+is|it\s+was)\s+(?:actually\s+)?(?P<new>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})"
+    r"[.!]?$",
+    re.IGNORECASE,
+)
+
+
+def _set_right(conn: Connection, row: NewMemory, subject_id: int | None) -> tuple[NewMemory, int | None]:
+    """A correction of the owner's that only gives the right name ("Scratch that, it's Klarna.")
+    replaces the value of the fact said last before it in the same session and reach that holds a
+    name (capitalised): the one it can only mean. Anything else (none, or several said together
+    that hold names) is left as it was."""
+    match = _IT_IS_NAME.search(row.fact)
+    if match is None or row.attribute is not None or subject_id is not None or row.source_session is None:
+        return row, subject_id
+    said = row.valid_from or row.occurred_at or ""
+    before = [
+        record
+        for record in entity_sql.session_facts(conn, row.user_id, row.source_session)
+        if record.scope.recalled_alike(row.scope) and record.said_at <= said
+    ]
+    # Of what was said last ("a product designer at Spotify": a job and an employer), the one named
+    named = [
+        record
+        for record in before
+        if before and record.said_at == before[0].said_at and (record.value or "")[:1].isupper()
+    ]
+    right = match["new"].rstrip(".!")
+    if len(named) != 1 or same_value(named[0].value, right):
+        return row, subject_id
+    (record,) = named
+    return dataclasses.replace(row, attribute=record.attribute, value=right, replaces=record.id), None
 
 
 @dataclass(frozen=True)

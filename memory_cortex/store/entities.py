@@ -326,6 +326,18 @@ def forget_orphans(conn: Connection) -> int:
     ).rowcount
 
 
+def session_facts(conn: Connection, user_id: str, session: str, limit: int = 20) -> list[MemoryRecord]:
+    """The live facts about the owner that state an attribute, read from session ``session``, newest
+    said first."""
+    rows = conn.execute(
+        f"SELECT {RECORD_COLUMNS} FROM memories WHERE user_id = ? AND source_session = ? AND subject_id IS NULL"
+        " AND attribute IS NOT NULL AND superseded_by IS NULL AND kind = 'fact'"
+        " ORDER BY coalesce(valid_from, occurred_at, created_at) DESC, id DESC LIMIT ?",
+        (user_id, session, limit),
+    )
+    return [MemoryRecord.from_row(row) for row in rows]
+
+
 def facts_with_value(conn: Connection, user_id: str, value: str, limit: int = 5) -> list[MemoryRecord]:
     """The user's live facts whose value is ``value`` (any case)."""
     rows = conn.execute(

@@ -245,6 +245,31 @@ async def test_a_value_said_against_another_corrects_it_unannounced(
     assert [f["value"] for f in me["history"]] == ["penicillin"]
 
 
+async def test_scratch_that_with_only_the_right_name_corrects_what_was_just_said(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """ "Scratch that, it's Klarna." names no attribute: it is the one name said last in the session
+    (the employer, not the job said with it). In another session it corrects nothing."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    first = [said("Just started as a product designer at Spotify!", "2026-03-01T10:00:00Z")]
+    await ingest(client, first, session_id="s1")
+    await ingest(client, [said("Scratch that, it's Monzo.", "2026-03-01T11:00:00Z")], session_id="s2")
+    me = await entity_named(client, "User")
+    assert sorted((f["attribute"], f["value"]) for f in me["current"]) == [
+        ("employer", "Spotify"),
+        ("job", "product designer"),
+    ]
+    await ingest(
+        client, [*first, said("Scratch that, it's Klarna.", "2026-03-01T10:05:00Z")], session_id="s1"
+    )
+    me = await entity_named(client, "User")
+    assert sorted((f["attribute"], f["value"]) for f in me["current"]) == [
+        ("employer", "Klarna"),
+        ("job", "product designer"),
+    ]
+    assert [(f["attribute"], f["value"]) for f in me["history"]] == [("employer", "Spotify")]
+
+
 async def test_a_value_said_to_have_ended_ends_and_nothing_takes_its_place(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
