@@ -50,6 +50,14 @@ def _gone(m: re.Match[str], voice: Voice) -> Draft | None:
     return Draft(_said(m, voice), "loss", "relationship", 7).ending(None, name)
 
 
+def _went_with(m: re.Match[str], voice: Voice) -> Draft | None:
+    """ "Comet went with her": the pet of that name is the speaker's no longer."""
+    name = m["name"]
+    if _NOT_NAMES.match(name) or _NOT_NAMES.match(name.split()[0]):
+        return None
+    return Draft(_said(m, voice), "pet", "relationship", 7).ending("pet", name)
+
+
 def _parted(m: re.Match[str], voice: Voice) -> Draft | None:
     """ "Jonas and I broke up", "I split up with Jonas": the partner of that name is no longer."""
     name = m["name"] or m["name2"]
@@ -83,6 +91,12 @@ EN_ENDING_RULES: tuple[Rule, ...] = en_rules(
             r"(?:passed\s+away|passed\s+on\b(?!\s+(?:the|a|an|my|his|her|it|this|that)\b)|died|crossed\s+the\s+rainbow\s+bridge|is\s+no\s+longer\s+with\s+us|was\s+put\s+to\s+sleep|"
             r"went\s+to\s+(?:a|her|his|their)\s+new\s+(?:home|family))\b" + _WHEN,
             _gone,
+        ),
+        (
+            # "Comet went with her" (after a split): a pet that left, never "Tom went with her to the party"
+            None,
+            rf"^{_PET_OR_PERSON}{_NAME}\s+(?:went|stayed)\s+with\s+(?:her|him|them)(?P<after>\s*[.!]*)$",
+            _went_with,
         ),
         (
             "I we",

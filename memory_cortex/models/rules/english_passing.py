@@ -174,7 +174,36 @@ def continuations(clause: str, voice: Voice, read: Reader) -> list[Draft]:
             continue
         found, subject = _part(part, subject, voice, read)
         drafts += found
-    return drafts + _changed(parts, voice, read) + _their_new_job(parts, opening, voice, read)
+    return (
+        drafts
+        + _changed(parts, voice, read)
+        + _their_new_job(parts, opening, voice, read)
+        + _dated(parts, voice, read)
+    )
+
+
+# "We're planning the Iceland trip, it's on June 12": a named plan, then when it is
+_PLAN_NAMED = re.compile(
+    r"\b(?:the|our|my)\s+(?P<plan>(?:(?-i:[A-Z])[\w'-]*\s+){1,2}(?:trip|holiday|wedding|party|reunion|meetup|"
+    r"conference|visit|dinner|concert|match|marathon|race|retreat|course|exam|interview|appointment))\b",
+    re.IGNORECASE,
+)
+_IT_IS_ON = re.compile(
+    r"^(?:it's|its|it\s+is)\s+(?:now\s+)?(?:on|booked\s+for|set\s+for|planned\s+for|scheduled\s+for)\s+(?P<date>.+)$",
+    re.IGNORECASE,
+)
+
+
+def _dated(parts: list[str], voice: Voice, read: Reader) -> list[Draft]:
+    """The date of a plan the first part names, said by a later one."""
+    plan = _PLAN_NAMED.search(parts[0])
+    if plan is None:
+        return []
+    for part in parts[1:]:
+        if (when := _IT_IS_ON.match(part)) is not None:
+            found = read(f"The {plan['plan']} is on {when['date']}", voice)
+            return [found] if found is not None else []
+    return []
 
 
 _NAME_SAID = re.compile(rf"^(?:his|her|their)\s+name(?:'s|\s+is)\s+(?P<name>{NAME})$", re.IGNORECASE)
@@ -196,13 +225,21 @@ def _last_named(part: str) -> _Subject | None:
 
 
 def _their_new_job(parts: list[str], subject: _Subject | None, voice: Voice, read: Reader) -> list[Draft]:
-    """ "My brother quit BMW, he is with Audi now": the new employer of whom the clause is about."""
+    """ "My brother quit BMW, he is with Audi now", "Grace left Google last month, she's at Stripe
+    now": the new employer of whom the clause is about (the old one's end too, for someone named)."""
+    named = _NAMED_LEFT.match(parts[0]) if subject is None or subject.about is None else None
+    if named is not None and name_ok(named["name"]):
+        subject = _Subject(About(named["name"], None))
     if subject is None or subject.about is None or not _THEY_LEFT.search(parts[0]):
         return []
     for part in parts[1:]:
         if (new := _THEY_WITH.match(part)) is not None:
-            return _read_first_person(f"I work at {new['org']}", subject, voice, read)
+            left = _read_first_person(f"I left {named['rest']}", subject, voice, read) if named else []
+            return left + _read_first_person(f"I work at {new['org']}", subject, voice, read)
     return []
+
+
+_NAMED_LEFT = re.compile(r"^(?P<name>(?-i:[A-Z][a-z]+))\s+(?:quit|left)\s+(?P<rest>(?-i:[A-Z]).*)$")
 
 
 _WITH_NOW = re.compile(rf"^(?:i'm|im|i\s+am)\s+(?:now\s+)?with\s+(?P<org>{NAME})\s+now$", re.IGNORECASE)
