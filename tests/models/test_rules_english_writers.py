@@ -213,6 +213,21 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
         {("user", "employer", "tesco")},
     ),
     ("I'm driving for Uber evenings now so thursdays are tight", {("user", "employer", "uber")}),
+    # a job said as a life, a move into a new home, relatives named in a question
+    ("Work's been mental. Junior architect life, deadline on Friday.", {("user", "job", "junior architect")}),
+    ("just moved into a new flat in Glasgow with two flatmates", {("user", "home", "glasgow")}),
+    ("Any gift ideas for my wife Elena?", {("user", "partner", "elena")}),
+    ("my neighbour Herr Brandt asked if you know a dog trainer", {("user", "neighbour", "herr brandt")}),
+    ("my nephew Tom is 5", {("Tom", "age", "5"), ("user", "nephew", "tom")}),
+    (
+        "Aisha and I split up, and Comet went with her.",
+        {("user", "partner", "ended: aisha"), ("user", "pet", "ended: comet")},
+    ),
+    ("We're planning the Iceland trip, it's on June 12.", {("iceland trip", "date", "june 12")}),
+    (
+        "Grace left Google last month, she's at Stripe now.",
+        {("Grace", "employer", "ended: google"), ("Grace", "employer", "stripe")},
+    ),
     # a drink by habit
     ("I basically live on black coffee, like 4 cups a day", {("user", "drink", "black coffee")}),
     ("Every morning I drink my chimarrão.", {("user", "drink", "chimarrão")}),
@@ -238,6 +253,9 @@ NEGATIVES = [
     "Every day I drink too much",
     "my friend has a new job at Google",
     "i live in the city",
+    "Mum life!",
+    "What if my wife Elena finds out lol",
+    "Tom went with her to the party",
     "Tom is a legend",
     "I write for Sarah",
     "I'd like you to call me tomorrow",

@@ -277,7 +277,10 @@ def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[lis
     """The facts in one sentence, and its wrapper when the sentence is nothing but one ("Remember this:")."""
     head = _trim(sentence, language)
     if language.polite is not None:
+        said = head
         head = language.polite.sub("", head).rstrip("?？ ")  # "Can you remember that I'm vegan?"
+        if not head and language.named_anyway is not None:  # "Any gift ideas for my wife Elena?"
+            return language.named_anyway(said, voice), None
     wrapper = _match_wrapper(head, language) if head else None
     if wrapper is not None and not wrapper.body:
         return [], wrapper
@@ -296,6 +299,9 @@ def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[lis
             head = language.head(clause) if language.head is not None and not asking else None
             if head is None or not _is_statement(head, language):
                 asked = asked or bool(language.question.search(clause))
+                if language.named_anyway is not None and not language.conditional.match(clause):
+                    found = language.named_anyway(clause, voice)
+                    drafts += [_wrapped(d, wrapper, language, voice) if wrapper else d for d in found]
                 continue
             clause = head
         draft = _from_clause(clause, language, voice)

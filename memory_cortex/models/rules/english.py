@@ -197,6 +197,21 @@ _GONE = re.compile(
 )
 
 
+# Words that make what a clause names untrue or unsure: a joke, a wish, make-believe.
+_IN_JEST = re.compile(
+    r"\b(?:lol|lmao|haha+|jk|kidding|joking|joke|pretend|imagine|hypothetically|wish|dream|would|wanna|want|if\s+i\s+had)\b",
+    re.IGNORECASE,
+)
+
+
+def _en_named_anyway(clause: str, voice: Voice) -> list[Draft]:
+    """The relations a question or a clause with "if" names ("Any gift ideas for my wife Elena?",
+    "my neighbour Herr Brandt asked if you know a dog trainer"): none said in jest or as a wish."""
+    if _IN_JEST.search(clause) or _GONE.search(clause):
+        return []
+    return en_named_relations(clause, voice)
+
+
 def _en_in_passing(clause: str, voice: Voice) -> list[Draft]:
     """Relations named in passing and the statements that follow a clause's first one, each once;
     a relation is not restated for someone a fact is already about."""
@@ -235,6 +250,7 @@ ENGLISH = Language(
     + EN_PHRASING_RULES
     + EN_BARE_JOB_RULES,
     relative=en_relative,
+    named_anyway=_en_named_anyway,
     refer=en_refer,
     in_passing=_en_in_passing,
     normalise=en_normalise,

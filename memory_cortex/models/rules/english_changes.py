@@ -404,7 +404,7 @@ _OUR_HOUSEHOLD = _pattern(rf"^our\s+(?=(?:\w+\s+)?(?:{NAMED_REL_WORDS}|hamster|r
 # Monzo". Only these openings: a bare "Got it." or "moved the meeting" reads as nothing after the "I".
 _NO_SUBJECT = _pattern(
     r"^(?:(?:just|finally|recently|officially|also|absolutely|really|honestly|literally|currently|still|now)\s+)*"
-    r"(?P<verb>moved\s+(?:to|into(?=\s+(?-i:[A-Z])))|work\s+in(?=\s+(?-i:[A-Z])[\w'-]+\s+as\b)|originally\s+from|fluent\s+in|diagnosed\s+with|got\s+the\s+keys\s+to|signed\s+(?:the|a)\s+lease|"
+    r"(?P<verb>moved\s+(?:to|into(?=\s+(?-i:[A-Z]))|into(?=\s+(?:a|our|my|the)\s+(?:new\s+)?(?:flat|house|place|apartment|home)\s+in\b))|work\s+in(?=\s+(?-i:[A-Z])[\w'-]+\s+as\b)|originally\s+from|fluent\s+in|diagnosed\s+with|got\s+the\s+keys\s+to|signed\s+(?:the|a)\s+lease|"
     r"relocated\s+to|only\s+drink\s|(?:not|no\s+longer)\s+(?:a\s+)?(?:vegan|vegetarian|pescatarian|keto|teetotal)\s+(?:any\s*more|anymore)|"
     r"turned\s+\d+|started\s+(?:at|with|working|as)|starting\s+(?:at|with|as|a\s+new)|"
     r"been\s+(?:at|with|in|(?:vegan|vegetarian|pescatarian|pescetarian|veggie|keto|plant-based|teetotal)(?!-)|working|living)|"

@@ -219,7 +219,10 @@ EN_IDENTITY_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
-            r"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:to|into(?=\s+(?-i:[A-Z])))\s+"
+            r"^i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:to|into(?=\s+(?-i:[A-Z]))|"
+            # "just moved into a new flat in Glasgow"
+            r"into(?=\s+(?:a|our|my|the)\s+(?:new\s+|little\s+|tiny\s+)?(?:flat|house|place|apartment|home|houseshare)\s+"
+            r"in\s+(?-i:[A-Z])))\s+"
             r"(?P<obj>.+)$",
             home,
         ),

@@ -361,5 +361,25 @@ EN_NOTE_RULES: tuple[Rule, ...] = (
 )
 """Rules read before the others: a note's words would otherwise be taken for something else."""
 
-EN_BARE_JOB_RULES: tuple[Rule, ...] = (Rule(_BARE_JOB, _bare_job), Rule(_BARE_JOB_WHERE, _bare_job_where))
+# "Junior architect life, deadline on Friday.", "Accountant life in tax season": a job, said as a life
+_JOB_LIFE = re.compile(
+    r"^(?P<job>[\w-]+(?:\s+[\w-]+){0,2}?)\s+life\b(?:\s*[,;!.].*|\s+(?:in|with|during)\b.*)?$", re.I
+)
+
+
+def _job_life(m: re.Match[str], voice: Voice) -> Draft | None:
+    job = clean_value(m["job"])
+    if not job or not plain_job(job) or not is_occupation(job) or job.split()[0].lower() in _NOT_A_JOB_START:
+        return None
+    if not job.split()[0].isupper():
+        job = job[:1].lower() + job[1:]  # capitalised only as the sentence's first word
+    article = "an" if job[:1].lower() in "aeiou" else "a"
+    return Draft(en_sentence(f"{voice.title} is {article} {job}"), "job", "identity", 8).stating("job", job)
+
+
+EN_BARE_JOB_RULES: tuple[Rule, ...] = (
+    Rule(_BARE_JOB, _bare_job),
+    Rule(_BARE_JOB_WHERE, _bare_job_where),
+    Rule(_JOB_LIFE, _job_life),
+)
 """Read after every other rule: only a clause nothing else made sense of is a bare job."""

@@ -57,8 +57,8 @@ REL_WORDS = (
     "daughter|kid|child|baby|wife|husband|hubby|missus|partner|girlfriend|boyfriend|fiancée?|fiancee|spouse|"
     "best\\s+friend|best\\s+mate|friend|bestie|mate|colleague|coworker|co-worker|boss|manager|oga|grandma|"
     "grandmother|nan|nana|granny|gran|tita|tito|lola|lolo|grandpa|grandfather|grandad|granddad|aunty|auntie|aunt|uncle|cousin|"
-    "roommate|flatmate|housemate|neighbou?r|niece|nephew|twins|eldest|oldest|youngest|little\\s+one|boy|girl|"
-    + PET_KINDS
+    "roommate|flatmate|housemate|neighbou?r|niece|nephew|grandson|granddaughter|grandchild|grandkid|twins|eldest|"
+    "oldest|youngest|little\\s+one|boy|girl|" + PET_KINDS
 )
 """Relation words, longest first where one starts another."""
 
@@ -115,7 +115,8 @@ def said_of(m: re.Match[str]) -> str:
 NAMED_REL_WORDS = (
     "sister|brother|mother|mom|mum|father|dad|son|daughter|kid|child|baby|wife|husband|partner|girlfriend|"
     "boyfriend|fiancée?|fiancee|spouse|friend|best\\s+friend|colleague|coworker|boss|manager|grandma|grandmother|"
-    "grandpa|grandfather|grandad|granddad|aunt|uncle|tita|tito|lola|lolo|cousin|roommate|flatmate|neighbou?r|niece|nephew|dog|cat|"
+    "grandpa|grandfather|grandad|granddad|aunt|uncle|tita|tito|lola|lolo|cousin|roommate|flatmate|neighbou?r|niece|nephew|"
+    "grandson|granddaughter|dog|cat|"
     "puppy|kitten"
 )
 """The relations a speaker names someone by in passing ("my husband Marco", "our neighbour Frank")."""

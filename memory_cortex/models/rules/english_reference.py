@@ -19,11 +19,11 @@ from .shapes import Focus
 
 _HE = frozenset(
     """brother bro father dad daddy papa son husband hubby boyfriend grandfather grandpa granddad grandad uncle
-    nephew tito lolo""".split()
+    nephew grandson tito lolo""".split()
 )
 _SHE = frozenset(
     """sister sis mother mom mum mama mam daughter wife missus girlfriend grandmother grandma granny nan nana gran
-    aunt auntie aunty niece tita lola""".split()
+    aunt auntie aunty niece granddaughter tita lola""".split()
 )
 _QUIET_LIMIT = 2  # sentences in a row that do not refer to them, before they are forgotten
 

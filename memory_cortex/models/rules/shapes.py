@@ -210,6 +210,9 @@ class Language:
     # A clause's first part, read alone when the whole states nothing and the rest only goes on about
     # it ("我老公张伟是厨师，周末想给他做顿饭" → "我老公张伟是厨师"); None when it has no such part.
     head: Callable[[str], str | None] | None = None
+    # The relations a clause that states nothing still names ("Any gift ideas for my wife Elena?": Elena
+    # is the partner); never one said in jest or as a wish.
+    named_anyway: Callable[[str, Voice], list[Draft]] | None = None
     hedge_words: frozenset[str] = frozenset()  # single-word hedges: a set lookup beats a regex alternation
     rule_index: dict[str, tuple[Rule, ...]] = field(init=False, repr=False)
     any_word_rules: tuple[Rule, ...] = field(init=False, repr=False)
