@@ -228,6 +228,11 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
         "Grace left Google last month, she's at Stripe now.",
         {("Grace", "employer", "ended: google"), ("Grace", "employer", "stripe")},
     ),
+    # a pet from a shelter named in an aside, adopted at someone's urging
+    (
+        "My daughter persuaded me to adopt a cat from the shelter, a tabby named Tansy.",
+        {("user", "pet", "tansy")},
+    ),
     # a drink by habit
     ("I basically live on black coffee, like 4 cups a day", {("user", "drink", "black coffee")}),
     ("Every morning I drink my chimarrão.", {("user", "drink", "chimarrão")}),
@@ -256,6 +261,7 @@ NEGATIVES = [
     "Mum life!",
     "What if my wife Elena finds out lol",
     "Tom went with her to the party",
+    "Tom convinced me to move to Leeds",
     "Tom is a legend",
     "I write for Sarah",
     "I'd like you to call me tomorrow",

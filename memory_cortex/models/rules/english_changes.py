@@ -270,7 +270,10 @@ EN_CHANGE_RULES: tuple[Rule, ...] = tuple(
         (
             "I we",
             rf"^(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:have|got|adopted|rescued|bought|keep|"
-            rf"brought\s+home)\s+(?:a|an|one)\s+(?:new\s+|little\s+|rescue\s+|\w+\s+)?{_SPECIES}(?:\s*,?\s*"
+            rf"brought\s+home)\s+(?:a|an|one)\s+(?:new\s+|little\s+|rescue\s+|\w+\s+)?{_SPECIES}"
+            # "a cat from the shelter, a tabby named Tansy"
+            r"(?:\s+from\s+(?:a|the|our|my)\s+(?:[\w-]+\s+){0,2}?(?:shelter|rescue|rescue\s+centre|breeder|pound|farm|sanctuary))?"
+            rf"(?:\s*,?\s*(?:(?:a|an)\s+(?:[\w-]+\s+){{0,2}}?)?"
             rf"(?:named|called|who's\s+called|(?:her|his|its)\s+name(?:'s|\s+is))\s+{_NAME}"
             rf"(?:\s*,\s*who(?:'s|\s+is)\s+(?:now\s+)?(?P<age>\d{{1,2}}|{WORD_AGE})(?:\s+years\s+old)?\b)?)?"
             rf"(?:[\s!.]*$|\s*,(?!\s*(?-i:[A-Z])).*$|"
@@ -477,6 +480,14 @@ _WORK_LIKE = _pattern(
 )
 
 
+# "My daughter persuaded me to adopt a cat", "my wife talked me into getting a dog": it was done.
+_TALKED_INTO = _pattern(
+    r"^(?:my\s+(?:[\w-]+\s+){1,2}|(?-i:[A-Z])[a-z]+\s+)(?:finally\s+)?(?:persuaded|convinced|talked)\s+me\s+"
+    r"(?:to|into)\s+(?P<verb>adopt|adopting|get|getting)\s+(?=an?\s)"
+)
+_DONE = {"adopt": "adopted", "adopting": "adopted", "get": "got", "getting": "got"}
+
+
 def en_normalise(clause: str) -> str:
     """A clause as the rules read it: "We finally moved to Edinburgh" → "I finally moved to
     Edinburgh" (a household's move, pet or home is the speaker's too), "Our hamster is…" → "My
@@ -484,6 +495,8 @@ def en_normalise(clause: str) -> str:
     moved to Bristol"). Text-speak is spelled out first ("im" → "I'm"). Other clauses are left as
     they are."""
     clause = _I_MEANT.sub("", spell_out(clause))
+    if (talked := _TALKED_INTO.match(clause)) is not None:  # "My daughter persuaded me to adopt a cat…"
+        clause = f"I {_DONE[talked['verb'].lower()]} {clause[talked.end() :]}"
     m = _WORK_LIKE.match(clause)
     if m is not None and is_occupation(m["job"]):  # a learner's "I work like programmer in Comarch"
         clause = f"I work as {clause[m.start('job') :]}"
