@@ -135,14 +135,23 @@ def about_the_question(hit: SearchHit, query: str, floor: float, keyword_floor: 
     """Whether a hit may go into the block: one the structured lookup asked for always; one only the
     vector side proposed with a cosine to the question of at least ``floor``; a keyword hit with at
     least ``keyword_floor`` (a word in common is weak evidence alone: "works" in "how compound interest
-    works" and "I work in insurance"), except for a Chinese or Japanese question, whose cosines
-    MiniLM cannot be trusted with."""
+    works" and "I work in insurance") when the word is its own, not only of the turns it was
+    indexed with (held to ``floor`` then); a keyword hit of a Chinese or Japanese question always,
+    whose cosines MiniLM cannot be trusted with."""
     if "lookup" in hit.factors or floor <= 0:  # a floor of 0: nothing is left out
         return True
     cosine = hit.query_cosine if hit.query_cosine is not None else 0.0
-    if hit.source == "vector":
-        return cosine >= floor
-    return cosine >= min(keyword_floor, floor) or bool(_CJK.search(query))
+    if _CJK.search(query):
+        return hit.source != "vector" or cosine >= floor
+    if hit.source == "vector" or not _shares_a_word(hit.memory.fact, query):
+        return cosine >= floor  # a keyword only of the turns it was read with is no keyword of its own
+    return cosine >= min(keyword_floor, floor)
+
+
+def _shares_a_word(text: str, query: str) -> bool:
+    """Whether ``text`` itself holds a content word of ``query`` (:func:`stem` alike)."""
+    asked = {stem(w) for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS}
+    return bool(asked & {stem(w) for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS})
 
 
 def stem(word: str) -> str:
