@@ -479,6 +479,28 @@ async def test_context_starts_with_the_profile_and_leaves_out_what_says_nothing(
     assert unrelated["profile"] == len(unrelated["context"].splitlines()) - 2  # the profile and nothing else
 
 
+async def test_a_keyword_only_of_the_turn_before_brings_no_turn_into_an_unrelated_block(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """A turn is indexed with the turn before it: "good" in the assistant's "Good that you're going."
+    is no reason to hand the user's next line to "What's a good way to remove a red wine stain?"."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said(
+                "Ugh, dentist appointment on Thursday, I've been putting it off for months.",
+                "2026-02-02T19:30:00Z",
+            ),
+            {"role": "assistant", "content": "Good that you're going."},
+            said("And we're planning a trip to Lisbon in May.", "2026-02-02T19:31:00Z"),
+            {"role": "assistant", "content": "Lisbon in May is great."},
+        ],
+    )
+    block = await context(client, "What's a good way to remove a red wine stain?")
+    assert "Lisbon" not in block["context"], block
+
+
 async def test_a_question_about_the_user_gets_no_one_elses_facts(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
