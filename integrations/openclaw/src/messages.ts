@@ -12,9 +12,17 @@
  * One message as the daemon takes it. `name` and `owner` say who wrote it, when OpenClaw kept that
  * on the message (`__openclaw.senderName`, `__openclaw.senderIsOwner`: a group chat's stored turns):
  * the daemon stores a turn as its sender's, and what someone else says about themselves is about
- * them, never the owner's (docs/concepts/ingestion.md).
+ * them, never the owner's (docs/concepts/ingestion.md). `timestamp` is when it was said (OpenClaw's
+ * `timestamp`, epoch milliseconds, sent as ISO 8601): a later statement replaces an earlier one by
+ * when it was said, not by when it arrived.
  */
-export type IngestMessage = { role: "user" | "assistant"; content: string; name?: string; owner?: boolean };
+export type IngestMessage = {
+  role: "user" | "assistant";
+  content: string;
+  name?: string;
+  owner?: boolean;
+  timestamp?: string;
+};
 
 /** Longest sender name sent (the daemon keeps 200 characters). */
 const MAX_NAME = 200;
@@ -86,6 +94,8 @@ export function toIngestMessage(message: unknown): IngestMessage | undefined {
   const text = withoutInjectedContext(textOf(message.content)).trim();
   if (!text) return undefined;
   const converted: IngestMessage = { role, content: text };
+  const said = whenSaid(message.timestamp);
+  if (said) converted.timestamp = said;
   const meta = message.__openclaw;
   if (role === "user" && isRecord(meta)) {
     const name = typeof meta.senderName === "string" ? meta.senderName.trim().slice(0, MAX_NAME) : "";
@@ -125,6 +135,13 @@ export function newestWithin(messages: readonly IngestMessage[], maxBytes = MAX_
 /** True when someone other than the assistant said something (a transcript worth sending). */
 export function hasUserText(messages: readonly IngestMessage[]): boolean {
   return messages.some((message) => message.role === "user");
+}
+
+/** OpenClaw's message time (epoch milliseconds) as ISO 8601, or undefined when it is not a time. */
+function whenSaid(value: unknown): string | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) return undefined;
+  const moment = new Date(value);
+  return Number.isFinite(moment.getTime()) ? moment.toISOString() : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

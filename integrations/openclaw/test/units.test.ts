@@ -108,10 +108,13 @@ describe("messages", () => {
       "garbage",
       null,
     ];
-    assert.deepEqual(toIngestMessages(transcript), [
+    assert.deepEqual(
+      toIngestMessages(transcript).map(({ role, content }) => ({ role, content })),
+      [
       { role: "user", content: "Remember that my sister is called Ana." },
       { role: "assistant", content: "Noted!" },
-    ]);
+      ],
+    );
   });
 
   test("a group member's message says who wrote it and whether the owner did", () => {
@@ -127,6 +130,21 @@ describe("messages", () => {
       { role: "user", content: "The trip is on March 28", name: "Priya", owner: true },
       { role: "user", content: "no sender kept" },
       { role: "assistant", content: "Noted!" },
+    ]);
+  });
+
+  test("a message says when it was said, as OpenClaw stamped it", () => {
+    const transcript = [
+      { role: "user", content: "I moved to Edinburgh", timestamp: Date.UTC(2026, 2, 7, 9, 30) },
+      { role: "assistant", content: "Noted!", timestamp: Date.UTC(2026, 2, 7, 9, 31) },
+      { role: "user", content: "no time kept", timestamp: "yesterday" },
+      { role: "user", content: "not a time", timestamp: 1e20 },
+    ];
+    assert.deepEqual(toIngestMessages(transcript), [
+      { role: "user", content: "I moved to Edinburgh", timestamp: "2026-03-07T09:30:00.000Z" },
+      { role: "assistant", content: "Noted!", timestamp: "2026-03-07T09:31:00.000Z" },
+      { role: "user", content: "no time kept" },
+      { role: "user", content: "not a time" },
     ]);
   });
 
