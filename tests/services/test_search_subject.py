@@ -120,3 +120,20 @@ def test_a_question_about_pets_asks_the_pet_attribute_by_any_of_its_words() -> N
     # "pet" is a relation word as well: its own question words are kept.
     for question in ("Do I have a cat?", "What pets do I have?", "What is my dog called?"):
         assert "pet" in asked(question).attributes, question
+
+
+def test_like_asks_what_someone_likes_only_as_a_verb() -> None:
+    for question in ("What does Nate like?", "Does she like sushi?", "What music does Tom like to play?"):
+        assert "likes" in asked(question).attributes, question
+    for question in (
+        "What could Nate do in cool places like Whispering Falls?",
+        "What does it feel like to win?",
+    ):
+        assert "likes" not in asked(question).attributes, question
+
+
+def test_who_is_someones_relation_asks_about_one_person_not_a_group() -> None:
+    assert not asked("Who is my manager?").about_several
+    assert not asked("Who is Lukas's girlfriend?").about_several
+    assert asked("Who is vegan?").about_several
+    assert asked("Who is allergic to nuts?").about_several

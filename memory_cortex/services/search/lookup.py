@@ -63,6 +63,13 @@ _GROUP_WORDS = frozenset(
 )
 _CJK_GROUP = ("我们", "我們", "大家", "谁", "誰", "みんな", "皆", "私たち", "僕たち", "誰か")
 _CJK_FIRST_PERSON = ("我", "私", "僕", "俺", "わたし")
+# "like" as a verb of liking ("What does Nate like?", "Does she like sushi?", "like to do"), not as
+# "such as" or "similar to" ("cool places like Whispering Falls", "feel like", "look like").
+_LIKES_ASKED = re.compile(
+    r"(?<!\bfeel\s)(?<!\bfeels\s)(?<!\blook\s)(?<!\blooks\s)(?<!\bsound\s)(?<!\bsounds\s)(?<!\bseem\s)"
+    r"(?<!\bseems\s)(?<!\bplaces\s)(?<!\bthings\s)(?<!\bstuff\s)(?<!\bsomething\s)(?<!\bjust\s)\blike\b"
+    r"(?!\s+(?:a|an|the|this|that|these|those)\b)"
+)
 # "Who is my manager?", "Who's Ana's husband?", "陈静的老公是谁", "夫は誰": whom a relation names.
 _ASKS_WHO_IS = re.compile(
     r"^(?:who|who's|whos)(?:\s+is|\s+was)?\s+(?:my|[\w'-]+(?:'s|’s|s'))\s|的[^，,的]{1,4}(?:是谁|是誰)|(?:の)?[^のは]{1,4}は誰"
@@ -85,6 +92,8 @@ def asked(query: str) -> Asked:
     """Read a question's attributes, first person and relation words (see the module's docstring)."""
     text = query.casefold()
     words = {word.removesuffix("'s").removesuffix("’s") for word in _WORD.findall(text)}
+    if "like" in words and not _LIKES_ASKED.search(text):
+        words.discard("like")  # "places like Whispering Falls", "what does it feel like": no liking asked
     cjk = bool(_CJK.search(text))
     attributes = {
         attribute.key
