@@ -233,6 +233,9 @@ POSITIVES: list[tuple[str, set[tuple[str, str, str]]]] = [
         "My daughter persuaded me to adopt a cat from the shelter, a tabby named Tansy.",
         {("user", "pet", "tansy")},
     ),
+    # an intro as a note: the partner named bare, the employer by the work done there
+    ("I'm a nurse, husband Tom, two dogs", {("user", "job", "nurse"), ("user", "partner", "tom")}),
+    ("I'm at Deloitte, mostly audit work for the mining clients.", {("user", "employer", "deloitte")}),
     # a drink by habit
     ("I basically live on black coffee, like 4 cups a day", {("user", "drink", "black coffee")}),
     ("Every morning I drink my chimarrão.", {("user", "drink", "chimarrão")}),
@@ -262,6 +265,7 @@ NEGATIVES = [
     "What if my wife Elena finds out lol",
     "Tom went with her to the party",
     "Tom convinced me to move to Leeds",
+    "I'm at Starbucks, doing some work",
     "Tom is a legend",
     "I write for Sarah",
     "I'd like you to call me tomorrow",

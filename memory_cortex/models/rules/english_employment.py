@@ -148,6 +148,13 @@ EN_EMPLOYMENT_RULES: tuple[Rule, ...] = en_rules(
         ),
         (
             "I",
+            # "I'm at Deloitte, mostly audit work for the mining clients": the work done there
+            rf"^{IM}\s+(?:now\s+)?(?:at|with)\s+{ORG}\s*,\s*(?:mostly|mainly|largely)\s+(?!some\b)(?:[\w&-]+\s+){{0,3}}?"
+            r"(?:work|projects?|stuff|things)\b.*$",
+            _at_org,
+        ),
+        (
+            "I",
             rf"^{IM}\s+(?:now\s+)?(?:at|with)\s+(?:a|an)\s+(?:[\w-]+\s+){{0,4}}?(?:startup|start-up|company|firm|"
             rf"agency|charity|bank|studio|consultancy|school|hospital|business)\s+(?:called|named)\s+{ORG}.*$",
             _at_org,

@@ -167,6 +167,12 @@ def continuations(clause: str, voice: Voice, read: Reader) -> list[Draft]:
             if last_named is None:
                 break  # someone not named here: nothing after this is the speaker's
             subject = last_named
+        bare = _BARE_NAMED.match(part) if _is_speaker(subject) else None
+        if bare is not None and name_ok(bare["name"]) and (relation := relation_of(bare["rel"])) is not None:
+            # "…, pilot with Ryanair, wife Siobhan and three kids in Limerick": who they are, as a note
+            found = _relation_fact(About(bare["name"], relation), bare["rel"].lower(), voice)
+            drafts += [found] if found is not None else []
+            continue
         if subject is None:
             subject = _opening(part, later=True)
             if _is_speaker(subject):  # "…, on top of that I found out I'm allergic to latex"
@@ -208,6 +214,11 @@ def _dated(parts: list[str], voice: Voice, read: Reader) -> list[Draft]:
 
 _NAME_SAID = re.compile(rf"^(?:his|her|their)\s+name(?:'s|\s+is)\s+(?P<name>{NAME})$", re.IGNORECASE)
 _NEW_RELATIVE = re.compile(rf"(?:^|\s|=)(?:(?:a|my|our)\s+)?new\s+(?P<rel>{REL_WORDS})$", re.IGNORECASE)
+_BARE_NAMED = re.compile(
+    r"^(?P<rel>wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|son|daughter|boss|manager)\s+"
+    rf"(?P<name>{NAME})(?:\s*$|\s+(?:and|with|in|who)\b)",
+    re.IGNORECASE,
+)
 _THIRD_PERSON = re.compile(r"^(?:he|she|he's|she's|hes|shes)\b", re.IGNORECASE)
 _NAMED_AT_END = re.compile(
     rf"\b(?:my|our)\s+(?:(?:older|younger|little|big|baby|twin|eldest|oldest|youngest|step|best|new)\s+)?"
