@@ -501,6 +501,28 @@ async def test_a_keyword_only_of_the_turn_before_brings_no_turn_into_an_unrelate
     assert "Lisbon" not in block["context"], block
 
 
+async def test_when_something_happened_is_asked_of_both_speakers_words(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """ "When did Priya go to the beach?" asks when something happened, not an attribute of hers:
+    the other speaker's line that holds the answer is not set aside as someone else's."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(
+        client,
+        [
+            said("I'm Priya and I live in Leeds.", "2026-03-01T10:00:00Z", name="Priya"),
+            {
+                "role": "assistant",
+                "name": "John",
+                "content": "Saw your beach photos from last Sunday, Priya!",
+            },
+            said("Thanks John, it was lovely.", "2026-03-01T10:02:00Z", name="Priya"),
+        ],
+    )
+    block = await context(client, "When did Priya go to the beach?")
+    assert "last Sunday" in block["context"], block
+
+
 async def test_a_question_about_the_user_gets_no_one_elses_facts(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:

@@ -21,7 +21,9 @@ group — "Where
 do I work?", "What diet does Maya follow?" (Maya being the user, whom the memory knows by no entity
 of her own), "张伟做什么工作？" — is about the user, and is not answered by another person's facts or
 words: in a group, Bob's "I'm a pharmacist" is close to it, and is Bob's. Such candidates score
-``× SOMEONE_ELSE`` (the factor ``someone_else``), and ``/context`` leaves them out. A question about
+``× SOMEONE_ELSE`` (the factor ``someone_else``), and ``/context`` leaves them out. A question that
+only asks when something happened ("When did Maria go to the beach?") asks no attribute of a person,
+and sets no one's words aside. A question about
 a group ("Is anyone vegan?", "Who is allergic to nuts?", "What are we all allergic to?") is not;
 "Who is my manager?" asks for one person, and is.
 """
@@ -53,6 +55,8 @@ NEWER_WORDS_AT_MOST = 2
 MANY_VALUES_BOOSTED = 3
 # What another person's fact or turn scores for a question about an attribute of the user.
 SOMEONE_ELSE = 0.25
+# Attributes of plans and events, not of a person: a question asking only these is about no one.
+_OF_EVENTS = frozenset({"date"})
 _WORD = re.compile(r"[^\W\d_][\w'-]*|\d+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _FIRST_PERSON = frozenset("i me my mine myself i'm i've i'd i'll im".split())
@@ -158,7 +162,9 @@ class LookupStage:
         if question.attributes and request.kinds in (None, ("fact",)) and self._config.belief_boost > 0:
             someone = await self._names_someone_else(request, pool, question)
             about_user = await self._add_asked_facts(request, pool, question, someone_named=someone)
-            if about_user and not someone:
+            # "When did Maria go to the beach?" asks when something happened, not an attribute of hers:
+            # the other speaker's words may hold the answer ("you went to the beach last month").
+            if about_user and not someone and question.attributes - _OF_EVENTS:
                 await self._others_aside(request, pool)
         await self._newest_first(request, pool)
 
