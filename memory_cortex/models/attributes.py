@@ -65,12 +65,46 @@ CJK_RELATIONS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Attribute:
-    """One attribute: its key, whether a subject has one value at a time, and the words of a
-    question that ask for it (lower case; CJK words match as substrings)."""
+    """One attribute: its key, whether a subject has one value at a time, the words of a question
+    that ask for it, and (:data:`CHANGED_BY`) the words a later message may say its change with
+    (lower case; CJK words match as substrings)."""
 
     key: str
     single: bool
     asked_by: tuple[str, ...] = ()
+
+    @property
+    def changed_by(self) -> tuple[str, ...]:
+        return self.asked_by + CHANGED_BY.get(self.key, ())
+
+
+# Words a message says a change of an attribute with, beyond the words that ask for it: "Finally
+# settled in Kumasi" (home), "got promoted" (job), "I'm seeing someone" (partner).
+CHANGED_BY: dict[str, tuple[str, ...]] = {
+    "home": ("settled", "relocated", "relocating", "moving", "move", "flat", "house", "搬", "引っ越"),
+    "employer": (
+        "joined",
+        "started",
+        "starting",
+        "hired",
+        "resigned",
+        "quit",
+        "left",
+        "notice",
+        "offer",
+        "跳槽",
+        "入职",
+        "転職",
+    ),
+    "job": ("promoted", "promotion", "started", "starting", "retired", "career", "转行", "昇進"),
+    "manager": ("report", "reports", "team", "reorg"),
+    "partner": ("dating", "seeing", "engaged", "split", "broke", "divorced", "together", "met"),
+    "drink": ("switched", "quit", "caffeine", "cup", "cups", "drinking", "改喝", "やめ"),
+    "diet": ("eating", "switched", "stopped", "meat", "fish", "plant", "不再吃", "やめ"),
+    "pet": ("adopted", "rescue", "puppy", "kitten", "passed", "rehome", "领养", "飼"),
+    "name": ("call", "nickname", "叫我", "呼んで"),
+    "date": ("moved", "postponed", "rescheduled", "pushed", "changed", "改到", "変更"),
+}
 
 
 _ATTRIBUTES = (

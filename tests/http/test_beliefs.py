@@ -610,6 +610,27 @@ async def test_the_users_later_words_on_what_is_asked_come_before_the_older_fact
     assert newer >= 2 + block["profile"]  # the profile holds no fact the later words may have changed
 
 
+async def test_later_words_saying_a_change_without_the_questions_word_come_before_the_older_fact(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """ "Relocated up north" says no word of "Where does Priya live?", yet it says the home changed."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await ingest(client, [said("I live in Accra.", "2026-01-10T09:00:00Z")])
+    await ingest(
+        client,
+        [
+            said(
+                "Big news: we relocated up north over Easter, the boys love the new school.",
+                "2026-04-20T18:00:00Z",
+            )
+        ],
+        session_id="s2",
+    )
+    lines = (await context(client, "Where does Priya live?"))["context"].splitlines()
+    newer = next(i for i, line in enumerate(lines) if "relocated" in line)
+    assert all(newer < i for i, line in enumerate(lines) if "Accra" in line), lines
+
+
 async def test_two_peoples_words_kept_as_the_users_are_told_apart_by_who_said_them(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:

@@ -309,8 +309,10 @@ class LookupStage:
     ) -> None:
         """When the question is about an attribute of the user (one of their ``facts`` of it was
         found about the question), the user's own turns among the best candidates said after all of
-        those facts, that say a word asking for an asked attribute ("got a new job at Workday" for
-        "Where do I work?"), the :data:`NEWER_WORDS_AT_MOST` closest to the question, count as found
+        those facts, that say a word asking for an asked attribute or saying its change ("got a new
+        job at Workday" for "Where do I work?", "finally settled in Kumasi" for "Which city does
+        Kwame live in?": ``Attribute.changed_by``), the :data:`NEWER_WORDS_AT_MOST` closest to the
+        question, count as found
         by the lookup (factor ``lookup`` ×1: marked, not lifted): an update the extraction missed comes
         with the fact it updates, however far its meaning is from the question's."""
         since = max(fact.said_at for fact in facts)
@@ -319,7 +321,7 @@ class LookupStage:
         if not best:
             return
         records = await self._db.read(lambda conn: memory_sql.get_many(conn, pool.ids(best)))
-        cues = [cue for key in question.attributes for cue in ATTRIBUTES[key].asked_by]
+        cues = [cue for key in question.attributes for cue in ATTRIBUTES[key].changed_by]
         newer: list[Candidate] = []
         for candidate in best:
             turn = records.get(candidate.id)
