@@ -314,7 +314,9 @@ class IngestService:
         retried job stores none twice. Returns how many memories were written."""
         stored = await self._db.read(lambda conn: ingest_sql.stored_turn_hashes(conn, job.session_key))
         delta = compute_delta(messages, stored, 0)
-        if not delta.new and len(stored) == len(delta.history_hashes):
+        if not delta.new:
+            # Nothing new: what is stored covers it. A shorter resend (the session from its start again)
+            # must not shrink the watermark, or its next full post would store the middle turns twice.
             return 0
         said_by = self._speakers(job, messages)
         items = turn_memories(
@@ -404,14 +406,15 @@ class IngestService:
             )
 
         def finish(conn: sqlite3.Connection) -> None:
-            ingest_sql.save_watermark(
-                conn,
-                session_key=job.session_key,
-                user_id=job.user_id,
-                session_id=job.session_id,
-                hashes=delta.history_hashes[-MAX_WATERMARK_HASHES:],
-                history_hash=delta.history_hash,
-            )
+            if delta.new or watermark is None:  # nothing new never shrinks the watermark (see _store_turns)
+                ingest_sql.save_watermark(
+                    conn,
+                    session_key=job.session_key,
+                    user_id=job.user_id,
+                    session_id=job.session_id,
+                    hashes=delta.history_hashes[-MAX_WATERMARK_HASHES:],
+                    history_hash=delta.history_hash,
+                )
             ingest_sql.finish(
                 conn,
                 job.id,

@@ -131,6 +131,22 @@ async def test_a_resent_or_compacted_history_never_stores_a_turn_twice(
     assert len(await turns_of(client, wait_for=5)) == 5
 
 
+async def test_a_session_resent_from_its_start_never_stores_its_middle_twice(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """A post that brings nothing new (the session's start again) leaves what was stored as it was:
+    the next full post stores only what is new."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    await post(client, SESSION)
+    await wait_idle(client)
+    await post(client, SESSION[:1])  # the session from its start, shorter
+    await wait_idle(client)
+    await post(client, [*SESSION, {"role": "user", "content": "I also need a suit.", "name": "Tim"}])
+    await wait_idle(client)
+    facts = [t["fact"] for t in await turns_of(client, wait_for=4)]
+    assert len(facts) == len(set(facts)) == 4, facts
+
+
 async def test_turns_are_kept_while_the_model_fails(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
     """A slow, failing or absent LLM never holds the conversation back: the job retries later."""
     client = await start(aiohttp_client, tmp_path, minilm, ScriptedLLM("down"), max_attempts=3)
