@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..models.attributes import ENTITY_VALUED, canonical_attribute, canonical_relation, is_single
 from ..models.facts import ExtractedFact, is_owner
-from ..records import LinkRef, MemoryRecord, NewMemory, SubjectRef
+from ..records import Entity, LinkRef, MemoryRecord, NewMemory, SubjectRef
 from ..store import entities as entity_sql
 from ..store import memories as memory_sql
 from ..store.connection import Connection
@@ -240,6 +240,7 @@ def end_relations(conn: Connection, row: NewMemory, subject_id: int | None) -> s
         subject_id = owner.id if owner is not None else None
     if object_id is None or subject_id is None:
         return None
+    said = row.valid_from or row.occurred_at or ""
     ended = entity_sql.end_relations(
         conn,
         row.user_id,
@@ -247,9 +248,29 @@ def end_relations(conn: Connection, row: NewMemory, subject_id: int | None) -> s
         object_id,
         [row.attribute] if row.attribute is not None else sorted(ENTITY_VALUED),
         reach=row.scope,
-        said_at=row.valid_from or row.occurred_at or "",
+        said_at=said,
     )
+    if ended and (other := entity_sql.get_entity(conn, object_id)) is not None:
+        _mark_as_said_by_relation(conn, other, row, said)
     return ended[0].predicate if ended else None
+
+
+# "Paolo (the user's boyfriend) is a chef": the relation a fact about someone names them by.
+_NAMED_BY_RELATION = re.compile(r"\((?P<relation>(?:the user's|[^()\s]+'s)\s[^()]{2,40})\)")
+
+
+def _mark_as_said_by_relation(conn: Connection, other: Entity, row: NewMemory, said: str) -> None:
+    """The live facts about ``other`` said before ``said`` that name them by the relation that just
+    ended ("Paolo (the user's boyfriend) is a chef") stay true, and say that the relation no longer
+    is (``STALE_KEY``, as a fact said with a replaced value does)."""
+    for record in entity_sql.entity_facts(conn, other, include_superseded=False):
+        named = _NAMED_BY_RELATION.search(record.fact)
+        if named is None or record.said_at > said or not record.scope.recalled_alike(row.scope):
+            continue
+        stale = [v for v in record.metadata.get(STALE_KEY, []) if isinstance(v, str)]
+        memory_sql.update(
+            conn, record.id, {"metadata": {**record.metadata, STALE_KEY: [*stale, named["relation"]][-5:]}}
+        )
 
 
 STALE_KEY = "no_longer_current"

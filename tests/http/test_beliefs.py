@@ -336,6 +336,9 @@ async def test_an_end_said_of_a_relation_known_only_from_facts_about_them_ends_t
     assert await partners() == {("Paolo", False)}
     paolo = await entity_named(client, "Paolo")
     assert [(f["attribute"], f["value"]) for f in paolo["current"]] == [("likes", "food trips")]
+    # His fact stays, and says he is no longer what it calls him.
+    block = await context(client, "What does Paolo love?")
+    assert "loves food trips. (the user's boyfriend: no longer current)" in block["context"], block
     # Back together: said again after the end, the relation holds again.
     await ingest(client, [said("My boyfriend Paolo is a chef.", "2026-05-02T10:00:00Z")], session_id="s3")
     assert await partners() == {("Paolo", True)}
