@@ -163,7 +163,7 @@ def _set_right(conn: Connection, row: NewMemory, subject_id: int | None) -> tupl
     named = [
         record
         for record in before
-        if before and record.said_at == before[0].said_at and (record.value or "")[:1].isupper()
+        if record.said_at == before[0].said_at and (record.value or "")[:1].isupper()
     ]
     right = match["new"].rstrip(".!")
     if len(named) != 1 or same_value(named[0].value, right):
@@ -265,12 +265,8 @@ def _mark_as_said_by_relation(conn: Connection, other: Entity, row: NewMemory, s
     is (``STALE_KEY``, as a fact said with a replaced value does)."""
     for record in entity_sql.entity_facts(conn, other, include_superseded=False):
         named = _NAMED_BY_RELATION.search(record.fact)
-        if named is None or record.said_at > said or not record.scope.recalled_alike(row.scope):
-            continue
-        stale = [v for v in record.metadata.get(STALE_KEY, []) if isinstance(v, str)]
-        memory_sql.update(
-            conn, record.id, {"metadata": {**record.metadata, STALE_KEY: [*stale, named["relation"]][-5:]}}
-        )
+        if named is not None and record.said_at <= said and record.scope.recalled_alike(row.scope):
+            _mark_stale(conn, record, named["relation"])
 
 
 STALE_KEY = "no_longer_current"
@@ -287,12 +283,15 @@ def mark_stated_with(conn: Connection, replaced: MemoryRecord, row: NewMemory) -
     marked = []
     for other in entity_sql.said_with(conn, replaced):
         if other.scope.recalled_alike(row.scope) and named.search(other.fact):
-            stale = [v for v in other.metadata.get(STALE_KEY, []) if isinstance(v, str)]
-            memory_sql.update(
-                conn, other.id, {"metadata": {**other.metadata, STALE_KEY: [*stale, replaced.value][-5:]}}
-            )
+            _mark_stale(conn, other, replaced.value)
             marked.append(other.id)
     return marked
+
+
+def _mark_stale(conn: Connection, record: MemoryRecord, value: str) -> None:
+    """Add ``value`` to what ``record`` names that no longer holds (``STALE_KEY``, the last 5)."""
+    stale = [v for v in record.metadata.get(STALE_KEY, []) if isinstance(v, str)]
+    memory_sql.update(conn, record.id, {"metadata": {**record.metadata, STALE_KEY: [*stale, value][-5:]}})
 
 
 def apply_after_insert(
