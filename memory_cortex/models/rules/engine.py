@@ -298,7 +298,7 @@ def _from_sentence(sentence: str, language: Language, voice: Voice) -> tuple[lis
             asking = bool(language.question.search(clause))
             head = language.head(clause) if language.head is not None and not asking else None
             if head is None or not _is_statement(head, language):
-                asked = asked or bool(language.question.search(clause))
+                asked = asked or asking
                 if language.named_anyway is not None and not language.conditional.match(clause):
                     found = language.named_anyway(clause, voice)
                     drafts += [_wrapped(d, wrapper, language, voice) if wrapper else d for d in found]
@@ -408,14 +408,23 @@ class Said:
     states: bool = True
 
 
-def _heard(text: str, focus: Focus | None) -> Focus | None:
-    """Whom a "he" or "she" may mean after a reply that states no facts ("Has the vet seen her?":
-    no longer the relative named before)."""
-    for sentence in _sentences(_clean(text)):
+def _focus_after(text: str, focus: Focus | None, *, heard: bool) -> Focus | None:
+    """Whom a "he" or "she" may mean after a message whose facts are not read: a reply that states
+    none (``heard``: "Has the vet seen her?" means no longer the relative named before), or the
+    speaker's own message read before (its sentences as :func:`_from_message` reads them)."""
+    text = _clean(text)
+    if not heard and any(hint in text.lower() for hint in _ROLE_PLAY_HINTS) and _ROLE_PLAY.search(text):
+        return None
+    for sentence in _sentences(text):
         language = _language_of(sentence)
         if language.refer is None:
-            return None
-        _, focus = language.refer(sentence, focus, True)
+            if heard:
+                return None
+            focus = None
+            continue
+        if not heard and language.prepare is not None:
+            sentence = language.prepare(sentence)
+        _, focus = language.refer(sentence, focus, heard)
     return focus
 
 
@@ -460,14 +469,15 @@ def extract_statements(
         if not message.text:
             continue
         if not message.states:
-            focus = _heard(message.text, focus)
+            focus = _focus_after(message.text, focus, heard=True)
             continue
         if message.speaker != speaking:
             focus, speaking = None, message.speaker
+        if position < len(before):  # read before: only whom it leaves a "he"/"she" to mean
+            focus = _focus_after(message.text, focus, heard=False)
+            continue
         voice = owner_voice if message.speaker is None else Voice.of(message.speaker)
         drafts, focus = _from_message(message.text, voice, focus)
-        if position < len(before):
-            continue
         for draft in drafts:
             if has_secret(draft.fact) or has_secret(draft.topic):
                 continue  # memories are stored in plain text and recalled into prompts: never keep secrets
