@@ -9,6 +9,7 @@ import re
 
 from .english_people import BARE_KIN, NAMED_REL_WORDS, PET_KINDS, REL_ADJ, relation_of
 from .english_people import REL_WORDS as PEOPLE_WORDS
+from .english_rule_parts import article
 from .english_text import BACK_TO_FIRST, lowercase_org, spell_out
 from .english_values import DIETS, NOT_A_NAME, WORD_AGE, clean_value, drink_value, is_drink, is_occupation
 from .english_voice import en_fact, is_content, topic_from
@@ -101,8 +102,7 @@ def _joined(m: re.Match[str], voice: Voice) -> Draft | None:
     employer = clean_value(_IN_DEPARTMENT.sub("", org), keep_article=True)
     job = None
     if title and is_occupation(title) and (title := clean_value(title)):
-        article = "an" if title[:1].lower() in "aeiou" else "a"
-        job = Draft(en_sentence(f"{voice.title} works as {article} {title}"), "job", "identity", 8).stating(
+        job = Draft(en_sentence(f"{voice.title} works as {article(title)}"), "job", "identity", 8).stating(
             "job", title
         )
     if not employer or not (

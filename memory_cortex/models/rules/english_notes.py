@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from .english_identity import occupation
 from .english_people import REL_WORDS
+from .english_rule_parts import article
 from .english_text import recase
 from .english_values import NOT_A_NAME, clean_value, is_occupation, plain_job
 from .shapes import About, Draft, Rule, Voice, en_sentence, first_words_of
@@ -245,8 +246,7 @@ def _bare_job(m: re.Match[str], voice: Voice) -> Draft | None:
         r"\bof\s+(?-i:[a-z])", job
     ):
         return None  # "CFO of bad decisions": a joke
-    article = "an" if job[:1].lower() in "aeiou" else "a"
-    draft = Draft(en_sentence(f"{voice.title} is {article} {job}"), "job", "identity", 8).stating("job", job)
+    draft = _is_a(job, voice)
     org = clean_value(m["org"] or m["org2"], keep_article=True) if (m["org"] or m["org2"]) else None
     if not org:
         return draft
@@ -284,8 +284,7 @@ def _bare_job_where(m: re.Match[str], voice: Voice) -> Draft | None:
     ):
         return None
     job = m["job"] if re.match(r"^[A-Z]{2}", m["job"]) else m["job"][:1].lower() + m["job"][1:]  # "ER nurse"
-    article = "an" if job[:1].lower() in "aeiou" else "a"
-    said = _IM_A.match(f"I'm {article} {job}{where}")
+    said = _IM_A.match(f"I'm {article(job)}{where}")
     return occupation(said, voice) if said is not None else None
 
 
@@ -373,8 +372,12 @@ def _job_life(m: re.Match[str], voice: Voice) -> Draft | None:
         return None
     if not job.split()[0].isupper():
         job = job[:1].lower() + job[1:]  # capitalised only as the sentence's first word
-    article = "an" if job[:1].lower() in "aeiou" else "a"
-    return Draft(en_sentence(f"{voice.title} is {article} {job}"), "job", "identity", 8).stating("job", job)
+    return _is_a(job, voice)
+
+
+def _is_a(job: str, voice: Voice) -> Draft:
+    """ "The user is a nurse.": a job said as a note."""
+    return Draft(en_sentence(f"{voice.title} is {article(job)}"), "job", "identity", 8).stating("job", job)
 
 
 EN_BARE_JOB_RULES: tuple[Rule, ...] = (

@@ -11,6 +11,7 @@ import re
 
 from .english_more import PASSING_ILLNESS
 from .english_places import home_value
+from .english_rule_parts import article
 from .english_text import plausible_allergen, plausible_home
 from .english_values import (
     LANGUAGES,
@@ -49,9 +50,8 @@ def _job_draft(job: str | None, voice: Voice) -> Draft | None:
     job = clean_value(job) if job else None
     if not job or not is_occupation(job):
         return None
-    article = "an" if job[:1].lower() in "aeiou" else "a"
     return Draft(
-        en_sentence(f"{voice.title} works as {article} {job}"), topic_from(job, "job"), "identity", 8
+        en_sentence(f"{voice.title} works as {article(job)}"), topic_from(job, "job"), "identity", 8
     ).stating("job", job)
 
 
