@@ -257,8 +257,6 @@ def _from_clause(clause: str, language: Language, voice: Voice, depth: int = 0) 
             draft = rule.handler(m, voice)
             if draft is not None:
                 return draft
-    if depth < 2 and language.head is not None and (head := language.head(clause)) is not None:
-        return _from_clause(head, language, voice, 2)
     return None
 
 

@@ -207,8 +207,8 @@ class Language:
     # and whom the next sentence may mean: (sentence, focus after it); the flag: a sentence heard
     # from the assistant, read only for whom it names.
     refer: Callable[[str, Focus | None, bool], tuple[str, Focus | None]] | None = None
-    # A clause's first part, read alone when the whole states nothing and the rest only goes on about
-    # it ("我老公张伟是厨师，周末想给他做顿饭" → "我老公张伟是厨师"); None when it has no such part.
+    # A clause's first part, read alone when the whole is no statement only because of what follows it
+    # (a wish: "我老公张伟是厨师，周末想给他做顿饭" → "我老公张伟是厨师"); None when it has no such part.
     head: Callable[[str], str | None] | None = None
     # The relations a clause that states nothing still names ("Any gift ideas for my wife Elena?": Elena
     # is the partner); never one said in jest or as a wish.
