@@ -9,7 +9,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +125,9 @@ class ChatServer:
     ``answer`` and records what it was asked (a stand-in for llama-server with a model that extracts
     whatever it is told, as Qwen3 does)."""
 
-    def __init__(self, answer: str) -> None:
+    def __init__(self, answer: str, reply: Callable[[str], str] | None = None) -> None:
         self.answer = answer
+        self.reply = reply  # when set, the answer to each call: of the prompt's text (an echoing model)
         self.requests: list[dict[str, Any]] = []
         self.app = web.Application()
         self.app.router.add_post("/v1/chat/completions", self._chat)
@@ -149,8 +150,10 @@ class ChatServer:
         return web.json_response({"object": "list", "data": [{"id": "qwen3-8b", "object": "model"}]})
 
     async def _chat(self, request: web.Request) -> web.Response:
-        self.requests.append(await request.json())
-        message = {"role": "assistant", "content": self.answer}
+        body = await request.json()
+        self.requests.append(body)
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        message = {"role": "assistant", "content": self.answer if self.reply is None else self.reply(prompt)}
         return web.json_response(
             {
                 "object": "chat.completion",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sqlite3
 import time
@@ -36,7 +37,7 @@ from ..store.ingest import IngestJob
 from .beliefs import structure_of
 from .extraction import ExtractionService, KnownFact
 from .memories import MemoryService
-from .messages import Message, clean_messages, compute_delta, mask_secrets_in_messages
+from .messages import Delta, Message, clean_messages, compute_delta, mask_secrets_in_messages
 from .speakers import Speaker, speakers_of
 from .turns import message_time, turn_memories
 from .workers import join_or_cancel
@@ -347,6 +348,25 @@ class IngestService:
             await self._db.write(remember)
         return len(items)
 
+    async def _same_reach_context(self, job: IngestJob, delta: Delta) -> Delta:
+        """``delta`` with only the context messages said where this job's are: a stored turn of each
+        has the job's reach. A session id used first in private and then by a group (OpenClaw's
+        ``groupScope: "main"``) would otherwise show the group's extraction the private words, and
+        what it read from them would be stored as shared. A message with no stored turn (deleted, or
+        ``ingest.store_turns`` off) is left out: where it was said is not known."""
+        if not delta.context:
+            return delta
+        digests = list(dict.fromkeys(message.digest for message in delta.context))
+        scopes = await self._db.read(
+            lambda conn: memory_sql.turn_scopes_by_digest(conn, job.user_id, job.session_id, digests)
+        )
+        kept = [
+            message
+            for message in delta.context
+            if any(scope.recalled_alike(job.scope) for scope in scopes.get(message.digest, ()))
+        ]
+        return dataclasses.replace(delta, context=kept) if len(kept) < len(delta.context) else delta
+
     async def _extract_and_store(self, job: IngestJob, messages: list[Message]) -> tuple[int, int, str]:
         started = time.perf_counter()
         watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
@@ -354,6 +374,7 @@ class IngestService:
             messages, watermark.message_hashes if watermark else [], self._config.context_messages
         )
         last_attempt = job.attempts >= self._config.max_attempts
+        delta = await self._same_reach_context(job, delta)
         said_by = self._speakers(job, messages)
         known = await self._known_facts(job, delta.new, said_by) if self._extraction.uses_llm else []
         result = await self._extraction.extract(

@@ -21,6 +21,7 @@ from ..records import (
     MemoryHistory,
     MemoryRecord,
     NewMemory,
+    Scope,
 )
 from .connection import Connection, dialect_of
 from .dialect import SQLITE_NOW, Dialect
@@ -275,6 +276,27 @@ def turns_by_digest(
     found: dict[str, list[int]] = {}
     for row in rows:
         found.setdefault(row[1], []).append(int(row[0]))
+    return found
+
+
+def turn_scopes_by_digest(
+    conn: Connection, user_id: str, session_id: str | None, digests: Sequence[str]
+) -> dict[str, set[Scope]]:
+    """The scopes the session's live turns of each message digest were stored with (a message said
+    again in another reach of the same session id has one turn in each)."""
+    if not digests:
+        return {}
+    d = dialect_of(conn)
+    session = "source_session IS NULL" if session_id is None else "source_session = ?"
+    digest = d.json_text("metadata", "digest")
+    rows = conn.execute(
+        f"SELECT {digest}, agent_id, visibility, source_channel FROM memories WHERE user_id = ? AND {session}"
+        f" AND kind = 'turn' AND {d.in_list(digest)}",
+        (user_id, *([] if session_id is None else [session_id]), d.list_param(digests)),
+    )
+    found: dict[str, set[Scope]] = {}
+    for row in rows:
+        found.setdefault(row[0], set()).add(Scope(row[1], row[2], row[3]))
     return found
 
 
