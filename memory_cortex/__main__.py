@@ -85,10 +85,11 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 def serve(config: Config) -> int:
     """Check what can be checked at once (paths, the port: bound here, before any model loads),
     then run the daemon. A problem is one line on stderr and exit status 2."""
-    from aiohttp import web
+    import asyncio
 
     from .app import create_app
     from .errors import StoreUnavailable
+    from .http.serving import serve as serve_app
     from .logs import PathOnlyAccessLogger
     from .startup import StartupError, bind, check_paths, create_database_folder, missing_database_folder
 
@@ -122,13 +123,14 @@ def serve(config: Config) -> int:
     app = create_app(config)
     app.on_startup.append(_announce(config))  # after the services' start-up: the first request is served
     try:
-        web.run_app(
-            app,
-            sock=sock,
-            shutdown_timeout=config.server.shutdown_timeout_s,
-            print=None,
-            access_log=logging.getLogger("memory_cortex.access"),
-            access_log_class=PathOnlyAccessLogger,
+        asyncio.run(
+            serve_app(
+                app,
+                sock,
+                config.server,
+                access_log=logging.getLogger("memory_cortex.access"),
+                access_log_class=PathOnlyAccessLogger,
+            )
         )
     except StoreUnavailable as exc:  # PostgreSQL unreachable at start: one line, as a bad path is
         print(f"memory-cortex: {exc.message}", file=sys.stderr)

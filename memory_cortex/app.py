@@ -12,6 +12,7 @@ from aiohttp import web
 from aiohttp.web_urldispatcher import AbstractRoute
 
 from .config import Config
+from .http.bodies import BodyReader
 from .http.errors import auth_middleware, error_middleware
 from .http.guard import RequestGuard
 from .http.request_metrics import count_requests
@@ -78,7 +79,9 @@ def create_app(
                 public=is_public_ui_path,
             )
         )
-    # Innermost: a request's time bound counts the handler's work, after the guard read the body.
+    # Bodies are read only after the headers passed the guard and the token check.
+    middlewares.append(BodyReader(config.server).middleware())
+    # Innermost: a request's time bound counts the handler's work, after its body was read.
     time_bounds: dict[AbstractRoute, float] = {}  # filled by setup_routes
     middlewares.append(time_bound_middleware(time_bounds))
     app = web.Application(client_max_size=config.server.max_body_bytes, middlewares=middlewares)

@@ -63,6 +63,27 @@ class ServerConfig(_Section):
     body_timeout_s: float = Field(
         30.0, gt=0, description="Longest a client may take to send a request body; slower gets 408."
     )
+    max_body_bytes_in_flight: int = Field(
+        64 * 1024 * 1024,
+        gt=0,
+        description="Request body bytes held at once across all connections (read, or in a handler);"
+        " a body that does not fit beside the others gets 503 server_busy, unread.",
+    )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="Longest a connection may take to send a request's headers, from when it opens or"
+        " its last answer was sent; then it is closed (an idle kept-alive connection too).",
+    )
+    max_connections_per_client: int | None = Field(
+        None,
+        ge=0,
+        description="Open connections one client address may hold; more are closed at once. Unset: 32"
+        " when bound beyond loopback, no cap on loopback (every local client is 127.0.0.1). Behind a"
+        " reverse proxy every connection comes from the proxy: raise it, or 0 (no cap) and cap at the"
+        " proxy.",
+    )
     request_timeout_s: float = Field(
         20.0,
         gt=0,

@@ -203,6 +203,7 @@ def test_unit_restarts_on_failure_and_stops_with_sigterm(unit: configparser.Conf
         ("RestrictRealtime", "yes"),
         ("SystemCallArchitectures", "native"),
         ("UMask", "0077"),
+        ("LimitNOFILE", "65536"),  # issue 34: ~1,000 slow connections exhausted the default 1,024
     ],
 )
 def test_unit_is_hardened(unit: configparser.ConfigParser, key: str, expected: str) -> None:

@@ -25,7 +25,6 @@ body-less POST or DELETE must now say ``Content-Type: application/json`` too.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
@@ -54,15 +53,15 @@ def is_loopback_name(hostname: str) -> bool:
 class RequestGuard:
     """The three rules for one server configuration (see the module docstring).
 
+    Every rule is decided from the headers, before any of the body is read (``bodies.py`` reads it
+    after the token check); a refused request's connection is closed rather than drained.
+
     Args:
         server: ``host`` (its address is accepted as a Host when it is a specific one),
-            ``allowed_hosts``, ``cors_origins``, and ``body_timeout_s``: a write's body is read here,
-            whole, within that time (408 otherwise), so a client sending one byte every few seconds
-            cannot hold a connection and a handler for minutes; handlers then get it from memory.
+            ``allowed_hosts`` and ``cors_origins``.
     """
 
     def __init__(self, server: ServerConfig) -> None:
-        self._body_timeout_s = server.body_timeout_s
         self._allowed_hosts = set(server.allowed_hosts)
         bound = server.host.strip("[]").lower()
         try:
@@ -107,50 +106,46 @@ class RequestGuard:
     def middleware(self) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
         @web.middleware
         async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-            host = request.headers.get("Host")
-            # HTTP/1.0 without Host is no browser (every browser sends one): nothing to rebind.
-            if host is not None and not self.host_allowed(host):
-                return error_response(
-                    421,
-                    "misdirected_request",
-                    f"this daemon does not answer to the host {host[:100]!r}; add it to"
-                    " server.allowed_hosts if it is a name of this machine",
-                )
-            origin = request.headers.get("Origin")
-            if origin is not None and not self.origin_allowed(origin, host or ""):
-                return error_response(
-                    403,
-                    "origin_not_allowed",
-                    f"requests from the web origin {origin[:100]!r} are refused; list it in"
-                    " server.cors_origins to let that page call the API",
-                )
-            if request.match_info.http_exception is not None:
-                return await handler(request)  # no such route or method: its 404/405 says more
-            if request.method in WRITE_METHODS and not _declares_json(request):
-                return error_response(
-                    415,
-                    "unsupported_media_type",
-                    f"{request.method} needs Content-Type: application/json (also without a body)",
-                )
-            if request.method in WRITE_METHODS and request.body_exists:
-                try:
-                    async with asyncio.timeout(self._body_timeout_s):
-                        await request.read()  # kept by aiohttp: the handler's read() returns it
-                except TimeoutError:
-                    return await _answer_and_close(
-                        request,
-                        error_response(
-                            408,
-                            "request_timeout",
-                            f"the request body did not arrive within {self._body_timeout_s:g} s",
-                        ),
-                    )
-            return await handler(request)
+            response = await self._answer(request, handler)
+            unread = request.body_exists and not request.content.is_eof()
+            if unread and isinstance(response, web.Response) and not response.prepared:
+                # Refused before its body was read (here, or by the token check): close rather than
+                # let aiohttp drain what the client still sends for another 10 s.
+                return await answer_and_close(request, response)
+            return response
 
         return guard
 
+    async def _answer(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        host = request.headers.get("Host")
+        # HTTP/1.0 without Host is no browser (every browser sends one): nothing to rebind.
+        if host is not None and not self.host_allowed(host):
+            return error_response(
+                421,
+                "misdirected_request",
+                f"this daemon does not answer to the host {host[:100]!r}; add it to"
+                " server.allowed_hosts if it is a name of this machine",
+            )
+        origin = request.headers.get("Origin")
+        if origin is not None and not self.origin_allowed(origin, host or ""):
+            return error_response(
+                403,
+                "origin_not_allowed",
+                f"requests from the web origin {origin[:100]!r} are refused; list it in"
+                " server.cors_origins to let that page call the API",
+            )
+        if request.match_info.http_exception is not None:
+            return await handler(request)  # no such route or method: its 404/405 says more
+        if request.method in WRITE_METHODS and not _declares_json(request):
+            return error_response(
+                415,
+                "unsupported_media_type",
+                f"{request.method} needs Content-Type: application/json (also without a body)",
+            )
+        return await handler(request)
 
-async def _answer_and_close(request: web.Request, response: web.Response) -> web.Response:
+
+async def answer_and_close(request: web.Request, response: web.Response) -> web.Response:
     """Send ``response`` and close the connection at once: aiohttp would otherwise keep reading
     the rest of the slow body for another ``lingering_time`` (10 s) before closing."""
     response.force_close()
