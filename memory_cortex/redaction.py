@@ -32,108 +32,14 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from . import secret_patterns as p
+
 SECRET_MARK = "[secret removed]"
-
-# -- said in words ----------------------------------------------------------------------------
-# Words whose value may be any word ("swordfish"): what follows "my password is" is the password.
-_PASSWORD_WORDS = r"pass(?:word|phrase|code|wd)s?|wi-?fi\s+key|密码|密碼|口令|パスワード|暗証番号"
-# Words whose value must look like one (a digit in it, or a long unbroken run): "the bus token is
-# cheap" and "the pin is loose" are no secrets, "the door code is 4821" is.
-_CODE_WORDS = (
-    r"pins?(?:\s+(?:code|number))?|"
-    r"(?:api|access|secret|private|license|licence|product|encryption|recovery|ssh|gpg|pgp)[\s_-]?keys?|"
-    r"(?:auth(?:entication)?|access|bearer|refresh|session|api|bot|github|slack|discord)?[\s_-]?tokens?|"
-    r"client[\s_-]?secrets?|"
-    r"(?:door|gate|alarm|garage|lock|safe|locker|access|security|verification|2fa|otp|one[\s-]time|backup|"
-    r"recovery|unlock|entry|wi-?fi)\s+codes?|"
-    r"(?:safe|lock|locker)\s+combination|combination|"
-    r"(?:credit|debit)?\s*card\s+(?:number|no\.?)|cvv2?|cvc|security\s+number|"
-    r"ssn|social\s+security\s+number"
-)
-# Compounds that name a thing about a credential, not the credential: "Bitwarden is my password manager".
-_NOT_THE_CREDENTIAL = (
-    r"(?!\s*(?:managers?|reset|resets|policy|policies|hints?|fields?|prompts?|strength|generators?|vaults?|"
-    r"apps?|requirements?|rules?|changes?|expiry|pad|reader|protected|protection|less)\b)"
-)
-# What may stand between the word and the verb: "for the bank", "of my router", "on the laptop".
-_QUALIFIER = r"(?:\s+(?:for|of|on|to|at|into)\s+(?:[\w'’.-]+\s+){0,3}?[\w'’.-]+)?"
-_CONNECTOR = (
-    r"(?:\s*(?:is|was|are|were|'s|’s)(?:\s+(?:now|still|currently|actually|just|set\s+to|changed\s+to))?\s*:?"
-    r"|\s*[:=]|\s+(?:to|as)|\s*(?:は|是|为|為|：))"
-)
-# The value: a quoted run, a group of digits ("4111 1111 1111 1111"), or one unbroken token of at
-# least 3 characters that stops at CJK punctuation.
-_VALUE = (
-    r"""(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|“[^”\n]{1,200}”"""
-    r"""|\d(?:[\d -]{0,30}\d)?(?=$|[\s.,;!?)\]}。，！？、])"""
-    r"""|[^\s"'`“”。，！？、；：]{3,200})"""
-)
-_SAID = re.compile(
-    rf"(?:(?<![\w-])(?P<word>{_PASSWORD_WORDS}|{_CODE_WORDS})|(?P<cjk>密码|密碼|口令|パスワード|暗証番号))"
-    rf"{_NOT_THE_CREDENTIAL}(?:{_QUALIFIER}{_CONNECTOR}|(?P<bare>\s+))\s*(?P<value>{_VALUE})",
-    re.IGNORECASE,
-)
-_PASSWORD_WORD = re.compile(rf"(?:{_PASSWORD_WORDS})", re.IGNORECASE)
-# "hunter2 is my wifi password", "uses hunter2 as the router password"
-_SAID_BEFORE = re.compile(
-    rf"(?<![\w-])(?P<value>[^\s\"'`“”]{{3,200}})\s+(?:is|was|as)\s+(?:my|the|our|their|his|her|your|a)\s+"
-    rf"(?:[\w'’-]+\s+){{0,2}}(?:pass(?:word|phrase|code)|pin(?:\s+code)?)\b{_NOT_THE_CREDENTIAL}",
-    re.IGNORECASE,
-)
-# Seed phrases are words: the 12 to 24 after "seed phrase is".
-_SEED_PHRASE = re.compile(
-    rf"(?:seed|recovery|mnemonic)\s+(?:phrase|words){_CONNECTOR}\s*(?P<value>(?:[a-z]+[\s,]+){{11,23}}[a-z]+)",
-    re.IGNORECASE,
-)
-# Literal words, lowered, one of which every match of the pattern above it contains (see
-# _near_triggers): the credential words' stems, and the connectors of the reverse form.
-_SAID_TRIGGER = re.compile(
-    r"(?<![\w-])(?:pass|pin)|key|token|code|secret|combination|card|cvv|cvc|ssn|social|security|wi-?fi"
-    r"|密码|密碼|口令|パスワード|暗証番号"
-)  # "pass" and "pin" start their word in every form; "key", "token" may end one ("apikey")
-_SAID_BEFORE_TRIGGER = re.compile(r"(?<![\w-])(?:pass|pin)")
-_SEED_WORDS = ("seed", "recovery", "mnemonic")
-# Ordinary words that follow "password is" in sentences that hold no password.
-_NOT_A_VALUE = frozenset(
-    """a an the my your our his her their its this that these those not no too very so still now also
-    just only never always usually stored saved kept written in on at under inside with without from
-    secure safe strong weak long short simple easy hard complex correct wrong incorrect invalid expired
-    changed different required needed missing empty blank set reset unknown forgotten lost known
-    shared private secret new old default temporary one something nothing same being managed
-    protected encrypted hashed rotated ready working broken locked there here what which where when
-    how why who for and or but if then than because about like by""".split()
-)
-
-# -- shaped like a key -----------------------------------------------------------------------
-_KEY_SHAPES = re.compile(
-    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)"
-    r"|(?<![A-Za-z0-9])(?:"
-    r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}"  # AWS access key id
-    r"|gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"  # GitHub
-    r"|glpat-[A-Za-z0-9_-]{20,}|gl(?:dt|ptt|rt|cbt|imt|oas|agent)-[A-Za-z0-9_-]{20,}"  # GitLab
-    r"|xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}"  # Slack
-    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"  # Stripe
-    r"|sk-ant-[A-Za-z0-9_-]{20,}"  # Anthropic
-    r"|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"  # OpenAI and the many APIs that copied its form
-    r"|AIza[0-9A-Za-z_-]{35}"  # Google API key
-    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
-    r"|npm_[A-Za-z0-9]{36}"  # npm
-    r"|pypi-[A-Za-z0-9_-]{50,}"  # PyPI
-    r"|SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"  # SendGrid
-    r"|\d{8,10}:AA[A-Za-z0-9_-]{33}"  # Telegram bot
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWT
-    r")(?![A-Za-z0-9])"
-)
-_BEARER = re.compile(r"(?<![\w-])(?:bearer|basic|token)\s+(?P<value>[A-Za-z0-9._~+/=-]{16,})", re.IGNORECASE)
-_BEARER_WORDS = ("bearer", "basic", "token")
-_URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]+)@", re.IGNORECASE)
-
-# -- card numbers ----------------------------------------------------------------------------
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 
 
 @dataclass(frozen=True)
@@ -202,27 +108,141 @@ def is_only_secrets(text: str) -> bool:
 
 
 def _secret_spans(text: str) -> list[tuple[int, int]]:
-    """The ``(start, end)`` of each secret, sorted, overlaps merged."""
-    spans: list[tuple[int, int]] = [m.span() for m in _KEY_SHAPES.finditer(text)]
-    lowered = text.lower()
-    for match in _near_triggers(_SAID, text, lowered, _SAID_TRIGGER, before=40, after=600):
-        start, end = _trimmed(text, *match.span("value"))
-        value = text[start:end]
+    """The ``(start, end)`` of each secret in ``text``, sorted, overlaps merged: found in its views
+    (:func:`_views`), mapped back onto it."""
+    shapes, prose, origin = _views(text)
+    spans = _spans_in(shapes, prose)
+    if origin is None:
+        return spans
+    # A view character stands for the original one it came from; an end, for the one after.
+    return _merged([(origin[start], origin[end - 1] + 1) for start, end in spans])
+
+
+def _spans_in(shapes: str, prose: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = [m.span() for m in p.KEY_SHAPES.finditer(shapes)]
+    lowered = prose.lower()
+    for match in _near_triggers(p.SAID, prose, lowered, p.SAID_TRIGGER, before=40, after=600):
+        start, end = _trimmed(prose, *match.span("value"))
+        value = prose[start:end]
+        said = match.group("pword") or match.group("word") or ""
+        if match.group("bare") is None and p.PHRASE_WORDS.fullmatch(said) and value[:1] not in "\"'`“(":
+            clause = _clause_end(prose, start)  # "my passphrase is correct horse battery staple"
+            if len(prose[start:clause].split()) >= 2:
+                spans.append((start, clause))
+                continue
         # "PIN 4821", "password Tr0ub4dor": without a verb only a value that looks like a code counts.
-        any_word = match.group("bare") is None and (
-            match.group("cjk") is not None or _PASSWORD_WORD.fullmatch(match.group("word") or "")
-        )
-        if _is_value(value) and (any_word or _looks_like_a_code(value)):
+        any_word = match.group("bare") is None and (match.group("pword") or match.group("cjk")) is not None
+        if not _is_value(value) or not (any_word or _looks_like_a_code(value)):
+            continue
+        if said.lower().endswith("codes") and (more := p.MORE_CODES.match(prose, end)):
+            end = _trimmed(prose, start, more.end())[1]  # "backup codes are 1234-5678 2345-6789"
+        spans.append((start, end))
+    for pattern in (p.SAID_BEFORE, p.USED_AS):
+        for match in _near_triggers(pattern, prose, lowered, p.SAID_BEFORE_TRIGGER, before=400, after=60):
+            start, end = _trimmed(prose, *match.span("value"))
+            if _is_value(prose[start:end]):
+                spans.append((start, end))
+    for match in _near_triggers(
+        p.ASSIGNED, shapes, shapes.lower(), p.ASSIGNED_TRIGGER, before=120, after=520
+    ):
+        if not match.group("sep").strip() and not match.group("key").startswith("-"):
+            continue  # "PIN pad": only an option (--password hunter2) takes its value after a space
+        start, end = match.span("value")
+        if match.group("value")[:1] in "\"'":
+            start, end = start + 1, end - 1  # the quotes stay: {"password": "[secret removed]"}
+        if _is_value(shapes[start:end]):
             spans.append((start, end))
-    for match in _near_triggers(_SAID_BEFORE, text, lowered, _SAID_BEFORE_TRIGGER, before=400, after=40):
-        start, end = _trimmed(text, *match.span("value"))
-        if _is_value(text[start:end]):
-            spans.append((start, end))
-    for pattern, words in ((_SEED_PHRASE, _SEED_WORDS), (_BEARER, _BEARER_WORDS), (_URL_PASSWORD, ("://",))):
-        if any(word in lowered for word in words):
-            spans += [match.span("value") for match in pattern.finditer(text)]
-    spans += [match.span() for match in _CARD.finditer(text) if _is_card_number(match.group())]
+    lowered_shapes = shapes.lower()
+    for pattern, words in (
+        (p.SEED_PHRASE, p.SEED_WORDS),
+        (p.BEARER, p.BEARER_WORDS),
+        (p.URL_PASSWORD, ("://",)),
+    ):
+        if any(word in lowered_shapes for word in words):
+            spans += [match.span("value") for match in pattern.finditer(shapes)]
+    spans += [match.span() for match in p.CARD.finditer(shapes) if _is_card_number(match.group())]
+    spans += [match.span() for match in p.IBAN.finditer(shapes) if _is_iban(match.group())]
     return _merged(spans)
+
+
+def _views(text: str) -> tuple[str, str, list[int] | None]:
+    """The two views the patterns read (see ``secret_patterns``), and for each view character the
+    index of the original one it came from (None: one view character per original one).
+
+    NFKC is applied a character at a time, so that each view character has one origin (CJK
+    punctuation is kept: it ends values); look-alike letters are read as Latin only inside a word
+    that has Latin letters too."""
+    if text.isascii():
+        return text, text, None
+    chars = {char for char in set(text) if ord(char) > 127 and char not in _KEPT_PUNCTUATION}
+    table = {}
+    for char in chars:
+        folded = unicodedata.normalize("NFKC", char)
+        if folded != char:
+            table[ord(char)] = folded
+    shapes = text.translate(table) if table else text
+    origin = None
+    longer = "".join(chr(code) for code, folded in table.items() if len(folded) != 1)
+    if longer:  # "…" is "...": offsets move, so each view character keeps its origin
+        origin = []
+        position = 0
+        for match in re.finditer(f"[{re.escape(longer)}]", text):
+            origin.extend(range(position, match.start()))
+            origin.extend([match.start()] * len(table[ord(match.group())]))
+            position = match.end()
+        origin.extend(range(position, len(text)))
+    prose = shapes
+    if any(chr(code) in _LOOK_ALIKE_CHARS for code in map(ord, chars)) or any(
+        char in _LOOK_ALIKE_CHARS for char in "".join(table.values())
+    ):
+        prose = _look_alikes_as_latin(shapes)
+    return shapes, prose, origin
+
+
+# CJK punctuation (full-width commas, stops, colons) stays as written: it ends a value
+# ("密码是abc123，记住它"), which its ASCII form would not.
+_KEPT_PUNCTUATION = frozenset(
+    chr(c)
+    for r in ((0x3000, 0x303F), (0xFF01, 0xFF0F), (0xFF1A, 0xFF20), (0xFF3B, 0xFF40), (0xFF5B, 0xFF65))
+    for c in range(r[0], r[1] + 1)
+)
+# Cyrillic and Greek letters drawn like Latin ones, as Latin.
+_LOOK_ALIKE_FROM = "аеорсухіјѕԁӏАВЕКМНОРСТХІЈЅαοριτυνΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+_LOOK_ALIKES = str.maketrans(_LOOK_ALIKE_FROM, "aeopcyxijsdlABEKMHOPCTXIJSaopitvvABEZHIKMNOPTYX")
+_LOOK_ALIKE_CHARS = frozenset(_LOOK_ALIKE_FROM)
+# Where a Latin letter meets a Greek or Cyrillic one: inside a word a look-alike hides in.
+_SCRIPT_MEETING = re.compile(r"[A-Za-z][\u0370-\u052f]|[\u0370-\u052f][A-Za-z]")
+_LATIN_LIKE_WORD = re.compile(r"[A-Za-z\u0370-\u052f]+")
+
+
+def _look_alikes_as_latin(text: str) -> str:
+    """``text`` with each word that mixes Latin letters and look-alikes in Latin ("pаssword");
+    a word of one script ("пароль") stays."""
+    spans: list[tuple[int, int]] = []
+    for meeting in _SCRIPT_MEETING.finditer(text):
+        if spans and meeting.start() < spans[-1][1]:
+            continue  # the same word
+        start = meeting.start()
+        while start > 0 and _LATIN_LIKE_WORD.match(text, start - 1, start):
+            start -= 1
+        word = _LATIN_LIKE_WORD.match(text, start)
+        assert word is not None
+        spans.append(word.span())
+    if not spans:
+        return text
+    parts, position = [], 0
+    for start, end in spans:
+        parts += [text[position:start], text[start:end].translate(_LOOK_ALIKES)]
+        position = end
+    return "".join([*parts, text[position:]])
+
+
+def _clause_end(text: str, start: int) -> int:
+    """Where the clause that ``start`` is in ends (a full stop, a comma and space, "and" …), at
+    most 200 characters on, without its closing punctuation."""
+    limit = min(len(text), start + 200)
+    found = p.CLAUSE_END.search(text, start, limit)
+    return _trimmed(text, start, found.start() if found else limit)[1]
 
 
 def _near_triggers(
@@ -260,14 +280,18 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _is_value(value: str) -> bool:
-    bare = value.strip("\"'`“”")
-    if not bare or bare.lower() in _NOT_A_VALUE:
+    bare = value.strip("\"'`“”()")
+    if not bare or bare.lower() in p.NOT_A_VALUE:
         return False
     return not bare.startswith("[")  # an earlier mark, or a placeholder like [redacted]
 
 
 def _looks_like_a_code(value: str) -> bool:
-    return any(c.isdigit() for c in value) or (len(value) >= 12 and " " not in value)
+    return (
+        any(c.isdigit() for c in value)
+        or (len(value) >= 12 and " " not in value)
+        or p.TOKEN_PREFIX.match(value) is not None
+    )
 
 
 def _is_card_number(candidate: str) -> bool:
@@ -282,6 +306,16 @@ def _is_card_number(candidate: str) -> bool:
             digit = digit * 2 - 9 if digit > 4 else digit * 2
         total += digit
     return total % 10 == 0
+
+
+def _is_iban(candidate: str) -> bool:
+    """An IBAN: its country's length, and check digits that hold (ISO 13616: the rearranged number
+    is 1 modulo 97)."""
+    compact = candidate.replace(" ", "")
+    if p.IBAN_LENGTHS.get(compact[:2]) != len(compact):
+        return False
+    digits = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
+    return int(digits) % 97 == 1
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
