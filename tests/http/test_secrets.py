@@ -159,6 +159,33 @@ async def test_the_api_masks_secrets_and_refuses_a_fact_that_is_only_one(client:
     assert_no_secret(await all_text(client))
 
 
+@pytest.mark.parametrize(
+    ("fact", "secret"),
+    [
+        ("Staging runs with DB_PASSWORD=hunter2 in its .env", "hunter2"),
+        ('The app config has {"api_key": "abcd1234efgh5678ijkl"} in it', "abcd1234efgh5678ijkl"),
+        ("I log in with mysql --password=s3cr3tpass -u root", "s3cr3tpass"),
+        ("My passphrase is orbit velvet canyon moss", "velvet canyon moss"),
+        ("Mein WLAN-Passwort ist Sommer2024", "Sommer2024"),
+    ],
+)
+async def test_the_api_masks_secrets_in_machine_formats_and_other_languages(
+    client: TestClient, fact: str, secret: str
+) -> None:
+    """Issue 34, item 3: these were stored verbatim through POST /memories."""
+    response = await client.post("/memories", json={"user_id": "sam", "fact": fact})
+    assert response.status == 201
+    stored = (await response.json())["fact"]
+    assert SECRET_MARK in stored and not any(word in stored for word in secret.split()), stored
+
+
+async def test_the_api_keeps_identifiers_that_look_like_card_numbers(client: TestClient) -> None:
+    """A run of digits inside a hex id is no card number: it came back mangled before."""
+    fact = "Order id 2fbf4a1c9d8e7f6a4874924115862c0d confirmed, tracking 1Z999AA10123456784."
+    response = await client.post("/memories", json={"user_id": "sam", "fact": fact})
+    assert response.status == 201 and (await response.json())["fact"] == fact
+
+
 async def test_mcp_remember_masks_secrets(client: TestClient) -> None:
     async with mcp_client(mcp_url(client)) as mcp:
         stored = structured(await mcp.call_tool("remember", {"fact": "The user's wifi password is hunter2."}))
