@@ -10,6 +10,8 @@ then does :class:`BodyReader` read a write's body, whole, into memory, for the h
 - within ``server.max_body_bytes_in_flight`` across all connections (a body counts from its first
   byte read until its handler is done): a body that does not fit beside the others is 503 ``server_busy`` (``Retry-After: 1``), unread, so many large
   bodies at once cannot take the daemon's memory;
+- a client that closes the connection mid-body is counted under status 499 (client closed
+  request), and nothing is logged above DEBUG;
 - after a burst the freed memory is handed back to the system (:func:`release_freed_memory`;
   210 connections of 8 MiB had left the process 1.2 GiB larger for good).
 """
@@ -20,17 +22,24 @@ import asyncio
 import ctypes
 import ctypes.util
 import gc
+import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
 from ..config import ServerConfig
+from ..keys import METRICS
 from .errors import Handler, error_response
 from .guard import WRITE_METHODS, answer_and_close
+from .request_metrics import route_pattern
+
+log = logging.getLogger(__name__)
 
 # Freed body memory worth handing back (a trim walks the heap, ~ms: at most once per this much).
 TRIM_AFTER_BYTES = 16 * 1024 * 1024
 TRIM_DELAY_S = 1.0
+# The status a request is counted under when its client closed the connection mid-body (nginx's).
+CLIENT_CLOSED = 499
 
 
 class BodyBudget:
@@ -126,6 +135,15 @@ class BodyReader:
                 try:
                     async with asyncio.timeout(self._timeout_s):
                         await request.read()  # kept by aiohttp: the handler's read() returns it
+                except (ConnectionError, asyncio.CancelledError) as exc:
+                    # The client went away mid-body: nobody to answer, nothing to log but a count.
+                    log.debug("client closed the connection during its body", extra={"path": request.path})
+                    if isinstance(exc, asyncio.CancelledError):  # aiohttp cancelled the handler
+                        request.app[METRICS].count_http_request(
+                            request.method, route_pattern(request), CLIENT_CLOSED
+                        )
+                        raise
+                    return web.Response(status=CLIENT_CLOSED)
                 except TimeoutError:
                     return await answer_and_close(
                         request,

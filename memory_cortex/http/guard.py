@@ -147,10 +147,17 @@ class RequestGuard:
 
 async def answer_and_close(request: web.Request, response: web.Response) -> web.Response:
     """Send ``response`` and close the connection at once: aiohttp would otherwise keep reading
-    the rest of the slow body for another ``lingering_time`` (10 s) before closing."""
+    the rest of the slow body for another ``lingering_time`` (10 s) before closing. A client that
+    already went away gets nothing (and nothing is raised)."""
     response.force_close()
-    await response.prepare(request)
-    await response.write_eof()
+    transport = request.transport
+    if transport is None or transport.is_closing():
+        return response
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+    except ConnectionError:  # it went away while the answer was being written
+        pass
     request.protocol.force_close()  # flushes what was written, then closes
     return response
 

@@ -87,3 +87,20 @@ def test_the_budget_hands_memory_back_once_a_burst_is_over() -> None:
     assert budget.take(1024)
     budget.give_back(1024)
     assert trims == [1]  # too little freed since
+
+
+async def test_a_client_that_drops_mid_body_is_a_quiet_client_abort(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any, caplog: Any
+) -> None:
+    client = await start(aiohttp_client, tmp_path, minilm)
+    for _ in range(3):
+        _, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
+        writer.write(headers("/memories", 10_000) + b'{"fact": "half')
+        await writer.drain()
+        writer.close()
+    await asyncio.sleep(0.5)
+    metrics = await (await client.get("/metrics")).text()
+    posts = [line for line in metrics.splitlines() if 'route="/memories"' in line and 'method="POST"' in line]
+    assert not any('status="500"' in line for line in posts), posts
+    assert any('status="499"' in line and line.endswith(" 3.0") for line in posts), posts
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], [r.getMessage() for r in caplog.records]

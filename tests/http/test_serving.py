@@ -47,14 +47,14 @@ async def served(tmp_path: Any, minilm: Any) -> AsyncIterator[Serve]:
         await asyncio.wait_for(task, timeout=30)
 
 
-async def get_health(port: int, timeout: float = 5) -> bytes | None:
-    """The answer to GET /health on a connection of its own, or None when none came."""
+async def get_health(port: int, timeout: float = 5, path: str = "/health") -> bytes | None:
+    """The answer to GET ``path`` on a connection of its own, or None when none came."""
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout)
     except OSError:
         return None
     try:
-        writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
         return await asyncio.wait_for(reader.read(), timeout)
     except (OSError, TimeoutError):
         return None
@@ -108,3 +108,25 @@ def test_accept_errors_are_logged_once_per_interval(caplog: pytest.LogCaptureFix
     lines = [r for r in caplog.records if r.name == "memory_cortex.http.serving"]
     assert len(lines) == 2  # 12,000 failed accepts, at 0 s and 60 s
     assert getattr(lines[1], "since_last_logged", None) == 5999
+
+
+async def test_a_client_that_drops_mid_body_is_counted_as_closed_and_nothing_is_logged(
+    served: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What ``serve`` runs does not cancel the handler (unlike aiohttp's test server): the body read
+    fails instead. It was an ERROR with a traceback and a 500 in /metrics."""
+    port = await served()
+    for _ in range(3):
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"POST /memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 10000\r\n\r\n{"fact": "half'
+        )
+        await writer.drain()
+        writer.close()
+    await asyncio.sleep(0.5)
+    metrics = (await get_health(port, path="/metrics") or b"").decode()
+    posts = [line for line in metrics.splitlines() if 'route="/memories"' in line and 'method="POST"' in line]
+    assert any('status="499"' in line and line.endswith(" 3.0") for line in posts), posts
+    assert not any('status="500"' in line for line in posts), posts
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
