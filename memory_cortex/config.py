@@ -13,13 +13,23 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
 )
+
+from .urls import redacted_url
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 ENV_PREFIX = "MEMORY_CORTEX_"
@@ -215,6 +225,10 @@ class EmbeddingsConfig(_Section):
     )
     api_key: SecretStr | None = Field(None, description="openai: bearer token, if the server wants one.")
     timeout_s: float = Field(10.0, gt=0, description="Timeout of one embedding call on write.")
+
+    @field_serializer("url", when_used="json")
+    def _shown_url(self, url: str) -> str:
+        return redacted_url(url)  # GET /config: a password in the URL is never shown
     query_timeout_s: float = Field(
         0.15, gt=0, description="Timeout of the query embedding in a search; past it search is FTS-only."
     )
@@ -438,6 +452,10 @@ class LLMConfig(_Section):
         None, ge=1, description="llama_cpp CPU threads; empty = llama.cpp's choice."
     )
     url: str = Field("http://127.0.0.1:8301", description="openai: base URL of llama-server (no /v1).")
+
+    @field_serializer("url", when_used="json")
+    def _shown_url(self, url: str) -> str:
+        return redacted_url(url)  # GET /config: a password in the URL is never shown
     api_key: SecretStr | None = Field(None, description="openai: bearer token, if the server wants one.")
     timeout_s: float = Field(120.0, gt=0, description="Longest one extraction call may take.")
     retries: int = Field(2, ge=0, le=10, description="openai: retries on connection errors and 5xx.")

@@ -28,6 +28,7 @@ from .config import Config
 from .services.hardware import resolve_lhm_host
 from .startup import check_paths, nearest_existing
 from .store.db import list_migrations
+from .urls import redacted_url
 
 Outcome = Literal["ok", "warn", "fail"]
 # Below this much free space beside the database, a long WAL or a backup can fill the disk.
@@ -135,7 +136,6 @@ def _database(config: Config) -> Finding:
 def _postgres(config: Config) -> Finding:
     """The PostgreSQL store: reachable, ours, its schema, and the extensions it needs."""
     from .store.postgres.db import list_migrations as postgres_migrations
-    from .store.postgres.db import redacted_url
 
     assert config.database.url is not None
     url = config.database.url.get_secret_value()
@@ -346,8 +346,8 @@ def _reachable(check: str, url: str, fix: str) -> Finding:
     try:
         httpx.get(url, timeout=PROBE_TIMEOUT_S)
     except httpx.HTTPError as exc:
-        return Finding(check, "fail", f"{url} does not answer ({type(exc).__name__})", fix)
-    return Finding(check, "ok", f"{url} answers")
+        return Finding(check, "fail", f"{redacted_url(url)} does not answer ({type(exc).__name__})", fix)
+    return Finding(check, "ok", f"{redacted_url(url)} answers")
 
 
 def _megabytes(size: int) -> str:

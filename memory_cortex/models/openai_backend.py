@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from ..config import LLMConfig
+from ..urls import redacted_url
 from .llm import ChatMessage, LLMErrorKind, LLMHealthTracking, strip_thinking, with_no_think
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class OpenAILLM(LLMHealthTracking):
         else:
             self._ok = True
             log.info(
-                "llm ready", extra={"backend": self.backend, "model": self.model, "url": self.config.url}
+                "llm ready", extra={"backend": self.backend, "model": self.model, "url": redacted_url(self.config.url)}
             )
 
     async def close(self) -> None:

@@ -101,18 +101,23 @@ async def test_config_is_the_effective_one_with_secrets_masked(
     config = make_config(
         tmp_path,
         server={"api_token": "s3cret-token"},
-        llm={"backend": "rules", "api_key": "sk-llm-key"},
-        embeddings={"api_key": "sk-embed-key", "query_timeout_s": 10.0},
+        llm={"backend": "rules", "api_key": "sk-llm-key", "url": "http://bob:llm-url-pass@127.0.0.1:8301"},
+        embeddings={
+            "api_key": "sk-embed-key",
+            "query_timeout_s": 10.0,
+            "url": "http://127.0.0.1:8105?api_key=embed-url-key",
+        },
         search={"fts_weight": 0.3, "vector_weight": 0.7},
     )
     client = await aiohttp_client(create_app(config, embedder=minilm, llm=None))
     assert (await client.get("/config")).status == 401
     response = await client.get("/config", headers={"Authorization": "Bearer s3cret-token"})
     text = await response.text()
-    for secret in ("s3cret-token", "sk-llm-key", "sk-embed-key"):
-        assert secret not in text
+    for secret in ("s3cret-token", "sk-llm-key", "sk-embed-key", "llm-url-pass", "embed-url-key"):
+        assert secret not in text  # a password inside llm.url / embeddings.url too (issue 34)
     body = await response.json()
     assert (
         body["server"]["api_token"] == body["llm"]["api_key"] == body["embeddings"]["api_key"] == "**********"
     )
+    assert body["llm"]["url"] == "http://bob:***@127.0.0.1:8301"
     assert body["search"]["fts_weight"] == 0.3 and body["database"]["path"] == str(tmp_path / "memories.db")

@@ -24,12 +24,12 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import StoreUnavailable
+from ...urls import redacted_url
 from ..db import list_migrations as list_sql_files
 from ..db import run_after_commit
 from ..dialect import INSTANCE_LOCKS
@@ -63,25 +63,6 @@ def exclusive_key(name: str) -> int:
 
 # Taken by every write transaction (see PostgresDatabase.write).
 WRITE_LOCK = (EXCLUSIVE_LOCKS, exclusive_key("writes"))
-
-
-# Connection parameters that are secrets, wherever they appear in a URL's query string.
-SECRET_PARAMETERS = frozenset({"password", "passfile", "sslpassword"})
-
-
-def redacted_url(url: str) -> str:
-    """``url`` without its password (in the user part or the query string), for logs and messages."""
-    base, mark, query = url.partition("?")
-    parts = urlsplit(base)
-    if parts.password is not None:
-        user, host = parts.netloc.rsplit("@", 1)
-        base = base.replace(parts.netloc, f"{user.split(':', 1)[0]}:***@{host}", 1)
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode(
-            [(key, "***" if key.lower() in SECRET_PARAMETERS else value) for key, value in pairs], safe="/*:"
-        )
-    return base + mark + query
 
 
 def first_line(exc: Exception, url: str, shown: str) -> str:
