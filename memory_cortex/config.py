@@ -229,6 +229,7 @@ class EmbeddingsConfig(_Section):
     @field_serializer("url", when_used="json")
     def _shown_url(self, url: str) -> str:
         return redacted_url(url)  # GET /config: a password in the URL is never shown
+
     query_timeout_s: float = Field(
         0.15, gt=0, description="Timeout of the query embedding in a search; past it search is FTS-only."
     )
@@ -456,6 +457,7 @@ class LLMConfig(_Section):
     @field_serializer("url", when_used="json")
     def _shown_url(self, url: str) -> str:
         return redacted_url(url)  # GET /config: a password in the URL is never shown
+
     api_key: SecretStr | None = Field(None, description="openai: bearer token, if the server wants one.")
     timeout_s: float = Field(120.0, gt=0, description="Longest one extraction call may take.")
     retries: int = Field(2, ge=0, le=10, description="openai: retries on connection errors and 5xx.")

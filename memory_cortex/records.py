@@ -210,7 +210,9 @@ class NewMemory:
     valid_from: str | None = None
     links: tuple[LinkRef, ...] = ()  # relations read from it, stored with it
     replaces: int | None = None  # a memory an LLM said it updates (checked on write like a correction)
-    ends: bool = False  # it says `value` stopped holding: the live fact of that value ends, this one states none
+    ends: bool = (
+        False  # it says `value` stopped holding: the live fact of that value ends, this one states none
+    )
 
     @property
     def scope(self) -> Scope:
@@ -290,7 +292,9 @@ class Relation:
     created_at: str
     subject_name: str = ""
     object_name: str = ""
-    ended: str | None = None  # when it ended: said to have ended, or the source memory replaced (its valid_to)
+    ended: str | None = (
+        None  # when it ended: said to have ended, or the source memory replaced (its valid_to)
+    )
 
     @property
     def scope(self) -> Scope:

@@ -20,6 +20,7 @@ from .schemas import (
     IngestJobsResponse,
     IngestRequestBody,
     RetryResponse,
+    ScopeQuery,
 )
 
 
@@ -65,7 +66,11 @@ async def list_jobs(request: web.Request) -> web.Response:
 
 
 async def get_job(request: web.Request) -> web.Response:
-    job, facts = await request.app[INGEST_SERVICE].job(int_from_path(request, "job_id"))
+    scope = parse_query(request, ScopeQuery)
+    owner = None if scope.user_id is None else resolve_user(request, scope.user_id)
+    job, facts = await request.app[INGEST_SERVICE].job(
+        int_from_path(request, "job_id"), user_id=owner, audience=scope.audience()
+    )
     body = IngestJobDetail(
         job=IngestJobOut.model_validate(job, from_attributes=True), facts=[memory_out(f) for f in facts]
     )

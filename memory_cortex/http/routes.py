@@ -240,7 +240,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         "/ingest/jobs",
         ingest.list_jobs,
-        "Recent extraction jobs, newest first, by status.",
+        "Recent extraction jobs, newest first, by status: the owner's view (every session's jobs,"
+        " no memory text; each job's memories are shown by GET /ingest/jobs/{job_id} to its requester).",
         query=IngestJobsQuery,
         responses={200: IngestJobsResponse, 400: ErrorResponse},
     ),
@@ -248,8 +249,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         "/ingest/jobs/{job_id}",
         ingest.get_job,
-        "One extraction job and the memories it stored.",
-        responses={200: IngestJobDetail, 404: ErrorResponse},
+        "One extraction job and the memories it stored that the requester may see (a job of a reach"
+        " it may not see is 404).",
+        query=ScopeQuery,
+        responses={200: IngestJobDetail, 400: ErrorResponse, 404: ErrorResponse},
     ),
     Endpoint(
         "POST",

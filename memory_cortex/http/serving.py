@@ -110,7 +110,9 @@ class AcceptErrorLog:
     """The event loop's exception handler: asyncio's "accept() out of system resource" is logged
     once per ``every_s`` with a count; anything else goes to the default handler."""
 
-    def __init__(self, every_s: float = ACCEPT_ERROR_EVERY_S, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, every_s: float = ACCEPT_ERROR_EVERY_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._every_s = every_s
         self._clock = clock
         self._last: float | None = None

@@ -119,7 +119,9 @@ Results shown here do not count as read."""
 PROFILE_DESCRIPTION = """\
 What is known about the user for certain: their core memories (identity, preferences,
 relationships, projects, decisions, facts) as Markdown, grouped by category, most important first.
-Read it at the start of a conversation to personalise it."""
+Read it at the start of a conversation to personalise it. Owner-only: it holds the memories of
+every agent and every conversation, private and shared; in a group conversation or as one agent
+among several, use search_memory or recall with agent_id, session_kind and channel instead."""
 
 
 # -- results (the tools' output schemas) ------------------------------------------------------

@@ -88,7 +88,8 @@ class OpenAILLM(LLMHealthTracking):
         else:
             self._ok = True
             log.info(
-                "llm ready", extra={"backend": self.backend, "model": self.model, "url": redacted_url(self.config.url)}
+                "llm ready",
+                extra={"backend": self.backend, "model": self.model, "url": redacted_url(self.config.url)},
             )
 
     async def close(self) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 from ..config import IngestConfig
 from ..errors import JobNotFound
 from ..models.llm import LLMUnavailable
-from ..records import EVERYONE, MemoryRecord, NewMemory
+from ..records import EVERYONE, Audience, MemoryRecord, NewMemory
 from ..redaction import CleanTextMemo
 from ..store import entities as entity_sql
 from ..store import ingest as ingest_sql
@@ -185,14 +185,29 @@ class IngestService:
     async def jobs(self, *, status: str | None, limit: int) -> list[IngestJob]:
         return await self._db.read(lambda conn: ingest_sql.recent_jobs(conn, status=status, limit=limit))
 
-    async def job(self, job_id: int) -> tuple[IngestJob, list[MemoryRecord]]:
-        """One job and the memories it stored (raises :class:`JobNotFound`)."""
+    async def job(
+        self, job_id: int, *, user_id: str | None = None, audience: Audience = EVERYONE
+    ) -> tuple[IngestJob, list[MemoryRecord]]:
+        """One job and the memories it stored that ``audience`` may see (raises :class:`JobNotFound`
+        for a job of another user than ``user_id``, when given, or of a reach the requester may not
+        see: as a memory it may not see, it is a job that never was; a finished job that stored
+        nothing only the owner's own tools see)."""
 
         def read(conn: sqlite3.Connection) -> tuple[IngestJob, list[MemoryRecord]]:
             job = ingest_sql.get_job(conn, job_id)
-            if job is None:
+            if job is None or (user_id is not None and job.user_id != user_id):
                 raise JobNotFound(job_id)
-            return job, memory_sql.stored_by_job(conn, job.user_id, job.session_id, job.id)
+            if not audience.unrestricted:
+                # Its reach: from its body while it waits, from what it stored once the body is gone.
+                reach = (
+                    {job.scope}
+                    if job.messages
+                    else memory_sql.job_scopes(conn, job.user_id, job.session_id, job.id)
+                )
+                if not reach or not all(audience.admits(scope) for scope in reach):
+                    raise JobNotFound(job_id)
+            stored = memory_sql.stored_by_job(conn, job.user_id, job.session_id, job.id)
+            return job, [record for record in stored if audience.admits(record.scope)]
 
         return await self._db.read(read)
 

@@ -317,6 +317,19 @@ def stored_by_job(conn: Connection, user_id: str, session_id: str | None, job_id
     return [MemoryRecord.from_row(row) for row in rows]
 
 
+def job_scopes(conn: Connection, user_id: str, session_id: str | None, job_id: int) -> set[Scope]:
+    """The scopes of every memory (turn or fact) an ingest job stored: its conversation's reach,
+    known after its body is gone."""
+    d = dialect_of(conn)
+    session = "source_session IS NULL" if session_id is None else "source_session = ?"
+    rows = conn.execute(
+        f"SELECT DISTINCT agent_id, visibility, source_channel FROM memories WHERE user_id = ? AND {session}"
+        f" AND {d.json_text('metadata', 'ingest_job')} = ?",
+        (user_id, *([] if session_id is None else [session_id]), str(job_id)),
+    )
+    return {Scope(row[0], row[1], row[2]) for row in rows}
+
+
 # Longest supersession chain followed forward (a chain is a list, but never trust a loop).
 MAX_CHAIN = 50
 

@@ -84,3 +84,42 @@ async def test_a_job_shows_only_what_it_stored(aiohttp_client: Any, tmp_path: An
     assert "The user said: I started learning the cello" in [f["fact"] for f in second["facts"]]
     assert not {f["id"] for f in first["facts"]} & {f["id"] for f in second["facts"]}
     assert all(f["metadata"]["ingest_job"] == ids[1] for f in second["facts"])
+
+
+async def test_a_job_is_shown_only_to_a_requester_of_its_reach(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Issue 34: GET /ingest/jobs/{id} showed every agent's private and every group's shared facts."""
+    from tests.http.test_beliefs import ingest, said
+
+    client = await aiohttp_client(create_app(make_config(tmp_path), embedder=minilm))
+    group = {"session_kind": "group", "channel": "telegram:group:-100", "session_id": "g1"}
+    await ingest(
+        client, [said("I live in Leeds.", "2026-03-01T10:00:00Z", name="Priya", owner=True)], **group
+    )
+    await ingest(
+        client, [said("I work at Stripe.", "2026-03-01T11:00:00Z")], session_id="p1", agent_id="coach"
+    )
+    jobs = (await (await client.get("/ingest/jobs")).json())["jobs"]  # the owner's own tools: every job
+    by_session = {job["session_id"]: job["id"] for job in jobs}
+
+    async def facts(job_id: int, **who: str) -> list[str] | int:
+        response = await client.get(f"/ingest/jobs/{job_id}", params={"user_id": "priya", **who})
+        return (
+            response.status
+            if response.status != 200
+            else [f["fact"] for f in (await response.json())["facts"]]
+        )
+
+    assert any("Leeds" in fact for fact in await facts(by_session["g1"]))  # type: ignore[union-attr]
+    assert any(
+        "Leeds" in fact
+        for fact in await facts(by_session["g1"], session_kind="group", channel="telegram:group:-100")
+    )  # type: ignore[union-attr]
+    assert await facts(by_session["g1"], session_kind="group", channel="discord:other") == 404
+    assert await facts(by_session["p1"], session_kind="group", channel="telegram:group:-100") == 404
+    assert await facts(by_session["p1"], agent_id="another-agent") == 404
+    assert any("Stripe" in fact for fact in await facts(by_session["p1"], agent_id="coach"))  # type: ignore[union-attr]
+    assert (
+        await client.get(f"/ingest/jobs/{by_session['p1']}", params={"user_id": "someone-else"})
+    ).status == 404

@@ -44,6 +44,8 @@ async def test_the_sdk_client_lists_the_tools_and_the_profile_resource(client: T
     # No tool lets the model choose whose memories it reads or writes.
     assert all("user" not in name for tool in tools.values() for name in tool.input_schema["properties"])
     assert [(str(r.uri), r.mime_type) for r in resources] == [("memory://profile", "text/markdown")]
+    # It takes no requester, so it says whom it is for (issue 34: it ignores scopes).
+    assert "Owner-only" in (resources[0].description or "")
 
 
 async def test_tool_schemas_carry_the_configured_search_limits(
