@@ -271,7 +271,8 @@ class MemoryService:
         (else: not found). Only the owner's own tools (an unrestricted audience) change a memory's
         scope: an agent or a group widening it (to every agent, to every group) would reach
         requesters the memory was never said to, and narrowing it would hide it from them.
-        ``superseded_by`` must name a memory the same requester may see, of the same reach."""
+        ``superseded_by`` must name a memory the same requester may see, of the same reach; setting
+        it to None (undoing a supersession) needs a requester that sees the replacing memory."""
         current = await self.get(memory_id, user_id=user_id, audience=audience)
         after = Scope(
             changes.get("agent_id", current.agent_id),
@@ -310,6 +311,17 @@ class MemoryService:
                 changes.update(embedding=None, embedding_model=None, embedding_dim=None)
 
         def work(conn: sqlite3.Connection) -> tuple[MemoryRecord, list[IndexEntry]]:
+            undone = current.superseded_by
+            if "superseded_by" in changes and changes["superseded_by"] is None and undone is not None:
+                # Undoing a supersession brings the memory back where its replacement was read:
+                # only for a requester that sees that replacement.
+                replacement = memory_sql.get(conn, undone)
+                if not audience.unrestricted and (
+                    replacement is None or not audience.admits(replacement.scope)
+                ):
+                    raise InvalidRequest(
+                        "only a requester that sees the memory replacing it may undo a supersession"
+                    )
             if "superseded_by" in changes and changes["superseded_by"] is not None:
                 target = memory_sql.get(conn, int(changes["superseded_by"]))
                 if (

@@ -208,6 +208,36 @@ async def test_agent_memories_stay_with_their_agent(aiohttp_client: Any, tmp_pat
     assert work_fact not in [hit["id"] for hit in found["results"]]
 
 
+async def test_an_agent_cannot_undo_a_supersession_by_a_memory_it_does_not_see(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Issue 34: the owner hid a memory of every agent behind the home agent's; the work agent,
+    which does not see the replacement, could bring the old one back (superseded_by: null)."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    old = await (
+        await client.post("/memories", json={"user_id": "alex", "fact": "Alex's gym is Pure."})
+    ).json()
+    new = await (
+        await client.post(
+            "/memories", json={"user_id": "alex", "fact": "Alex's gym is Anytime.", "agent_id": "home"}
+        )
+    ).json()
+    hide = await client.patch(
+        f"/memories/{old['id']}", params={"user_id": "alex"}, json={"superseded_by": new["id"]}
+    )
+    assert hide.status == 200
+    undo = await client.patch(
+        f"/memories/{old['id']}", params={"user_id": "alex", "agent_id": "work"}, json={"superseded_by": None}
+    )
+    assert undo.status == 400, await undo.text()
+    kept = await (await client.get(f"/memories/{old['id']}", params={"user_id": "alex"})).json()
+    assert kept["superseded_by"] == new["id"]
+    undo = await client.patch(
+        f"/memories/{old['id']}", params={"user_id": "alex", "agent_id": "home"}, json={"superseded_by": None}
+    )
+    assert undo.status == 200  # the home agent sees the replacement: it may
+
+
 async def test_near_duplicates_in_different_scopes_are_never_merged(
     aiohttp_client: Any, tmp_path: Any, minilm: Any
 ) -> None:
