@@ -211,10 +211,13 @@ def _cursor(where: MemoryFilter, before_id: int) -> tuple[str, list[Any]]:
         return "id < ?", [before_id]
     if where.before_created_at is not None:
         return "(created_at, id) < (?, ?)", [where.before_created_at, before_id]
+    # Looked up only among the rows the requester may see: a hidden row ends the list as a missing
+    # one does, so the cursor never tells whether it exists.
+    scope, scope_params = where.audience.sql("c.") if where.audience is not None else ("", ())
     return (
         "(created_at, id) < (SELECT c.created_at, c.id FROM memories AS c WHERE c.id = ?"
-        " AND (? IS NULL OR c.user_id = ?))",
-        [before_id, where.user_id, where.user_id],
+        f" AND (? IS NULL OR c.user_id = ?){scope})",
+        [before_id, where.user_id, where.user_id, *scope_params],
     )
 
 
@@ -233,6 +236,7 @@ def conversation_sessions(
     d = dialect_of(conn)
     order = "DESC" if newest_first else "ASC"
     scope, scope_params = audience.sql()
+    summary_scope, summary_params = audience.sql("s.")  # a summary the requester may see, or none
     unit = d.char(31)  # between the parts of a reach: a character no name contains
     session = d.bytewise("source_session")
     rows = conn.execute(
@@ -240,14 +244,14 @@ def conversation_sessions(
         " min(coalesce(occurred_at, created_at)),"
         " max(coalesce(occurred_at, created_at)), max(created_at), max(id),"
         " (SELECT s.id FROM memories AS s WHERE s.user_id = ? AND s.source_session = t.source_session"
-        "  AND s.category = 'session_summary' AND s.kind = 'fact' AND s.superseded_by IS NULL"
+        f"  AND s.category = 'session_summary' AND s.kind = 'fact' AND s.superseded_by IS NULL{summary_scope}"
         f"  ORDER BY s.id DESC LIMIT 1), max({d.bytewise('agent_id')}), min(visibility),"  # 'private' < 'shared'
         # More than one reach among its turns (a session id reused by another agent or group).
         f" count(DISTINCT coalesce(agent_id, '') || {unit} || visibility || {unit}"
         "  || CASE WHEN visibility = 'shared' THEN coalesce(source_channel, '') ELSE '' END) > 1"
         f" FROM memories AS t WHERE user_id = ? AND kind = 'turn' AND source_session IS NOT NULL{scope}"
         f" GROUP BY source_session ORDER BY max(created_at) {order}, {session} {order} LIMIT ? OFFSET ?",
-        (user_id, user_id, *scope_params, d.unlimited if limit is None else limit, offset),
+        (user_id, *summary_params, user_id, *scope_params, d.unlimited if limit is None else limit, offset),
     )
     return [_session(row) for row in rows]
 

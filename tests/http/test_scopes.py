@@ -8,6 +8,7 @@ endpoints of a real daemon.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from aiohttp.test_utils import TestClient
@@ -269,3 +270,52 @@ async def test_an_agents_workspace_imports_as_that_agents_memories(
     as_home = await post(client, "/hybrid-search", {"query": "dentist Lopes", "agent_id": "home"})
     assert [hit["id"] for hit in as_work["results"]] == [imported["id"]]
     assert as_home["results"] == []
+
+
+async def test_the_session_list_and_the_date_cursor_tell_nothing_of_hidden_memories(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Issue 34: a group requester saw the id of a private summary of a session id the group
+    reused; and a date cursor naming a hidden memory paged on where a missing one ends the list."""
+    client = await start(aiohttp_client, tmp_path, minilm)
+    group = {"session_kind": "group", "channel": "telegram:group:-1"}
+    await say(client, "Who is bringing the salad?", "reused", **group)
+    for _ in range(200):  # until the turn is stored
+        stored = await (await client.get("/sessions", params={"user_id": "alex"})).json()
+        if any(s["session"] == "reused" for s in stored["sessions"]):
+            break
+        await asyncio.sleep(0.05)
+    summary = await client.post(
+        "/memories",
+        json={
+            "user_id": "alex",
+            "fact": "Private talk about the divorce.",
+            "category": "session_summary",
+            "source_session": "reused",
+        },
+    )
+    assert summary.status == 201
+    listed = await (await client.get("/sessions", params={"user_id": "alex", **group})).json()
+    (session,) = [s for s in listed["sessions"] if s["session"] == "reused"]
+    assert session["summary_id"] is None, session
+    owner = await (await client.get("/sessions", params={"user_id": "alex"})).json()
+    assert [s["summary_id"] for s in owner["sessions"] if s["session"] == "reused"] == [
+        (await summary.json())["id"]
+    ]
+
+    older = await (
+        await client.post("/memories", json={"user_id": "alex", "fact": "Alex likes figs."})
+    ).json()
+    hidden = await (
+        await client.post("/memories", json={"user_id": "alex", "fact": "Home note.", "agent_id": "home"})
+    ).json()
+
+    async def page(before_id: int) -> list[int]:
+        params = {"user_id": "alex", "agent_id": "work", "order": "created", "before_id": str(before_id)}
+        return [m["id"] for m in (await (await client.get("/memories", params=params)).json())["memories"]]
+
+    assert await page(hidden["id"]) == await page(10**9) == []  # hidden as if it never was
+    visible_after = await (
+        await client.post("/memories", json={"user_id": "alex", "fact": "Figs again."})
+    ).json()
+    assert older["id"] in await page(visible_after["id"])  # a row it sees pages on
