@@ -102,6 +102,15 @@ def has_secret(text: str) -> bool:
     return SECRET_MARK in text or bool(_secret_spans(text))
 
 
+def no_secret_in_name(value: str) -> str:
+    """``value``, when it holds no secret; else ValueError. For the names that identify a user,
+    session, channel or agent: one is looked up by what it was stored as, so it cannot be masked,
+    and one that looks like a credential (a token pasted as a session id) is refused instead."""
+    if value and has_secret(value):
+        raise ValueError("looks like a credential (a password, key or token), which is never stored")
+    return value
+
+
 def is_only_secrets(text: str) -> bool:
     """True when nothing but marks and punctuation is left of a redacted ``text``."""
     return SECRET_MARK in text and not re.search(r"[^\W_]", text.replace(SECRET_MARK, ""))

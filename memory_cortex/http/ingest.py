@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-
 from aiohttp import web
 
 from ..errors import InvalidRequest, JobNotFound
@@ -25,11 +22,9 @@ from .schemas import (
 
 
 async def ingest(request: web.Request) -> web.Response:
-    """Validated, and journaled as received with its secrets masked: a 1,000-message history is
-    re-serialised only when it held a secret (the worker normalises messages and strips NULs when
-    it runs). The bytes are parsed by the same parser the worker reads the journal with, so a body
-    it could not read (an integer of thousands of digits in an extra key) is refused here, never
-    journaled."""
+    """Validated, then journaled by the ingest service (only what its worker reads, secrets masked).
+    The bytes are parsed by the same parser the worker reads the journal with, so a body it could
+    not read (an integer of thousands of digits in an extra key) is refused here, never journaled."""
     raw = await raw_json_body(request)
     data = parse_json(raw)
     if not isinstance(data, dict):
@@ -39,17 +34,12 @@ async def ingest(request: web.Request) -> web.Response:
     if len(body.messages) > limit:
         raise InvalidRequest(f"at most {limit} messages per request, got {len(body.messages)}")
     session_id = None if body.session_id is None else str(body.session_id)
-    payload = raw.decode("utf-8")
-    # Off the event loop (a long history takes tens of ms); re-serialised only when a secret was
-    # found, so the usual body is journaled as received.
-    if await asyncio.to_thread(request.app[INGEST_SERVICE].mask_secrets, data["messages"]):
-        payload = json.dumps(data)  # ASCII: a lone surrogate stays an escape
     pending = await request.app[INGEST_SERVICE].submit(
         IngestRequest(
             user_id=resolve_user(request, body.user_id),
             session_id=session_id,
             channel=body.channel,
-            payload=payload,
+            body=data,
             message_count=len(body.messages),
             debounce=body.debounce,
         )

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -27,6 +28,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 
 from ..records import Audience, Kind, Layer, SessionKind, Visibility
+from ..redaction import no_secret_in_name
 from ..services.hit_view import DebugHit
 
 # Most memories one POST /memories may carry.
@@ -92,8 +94,11 @@ UserId = Annotated[
         description="Whose memories (at most 200 characters, no control characters); absent/empty → the"
         " default user.",
     ),
+    AfterValidator(no_secret_in_name),
 ]
-SessionName = Annotated[str, Field(max_length=500, pattern=NO_CONTROL_CHARS)]
+SessionName = Annotated[
+    str, Field(max_length=500, pattern=NO_CONTROL_CHARS), AfterValidator(no_secret_in_name)
+]
 AgentId = Annotated[
     str,
     Field(
@@ -101,8 +106,11 @@ AgentId = Annotated[
         pattern=NO_CONTROL_CHARS,
         description="The agent (OpenClaw's agent id); absent/null/empty → none named.",
     ),
+    AfterValidator(no_secret_in_name),
 ]
-ChannelName = Annotated[str, Field(max_length=200, pattern=NO_CONTROL_CHARS)]
+ChannelName = Annotated[
+    str, Field(max_length=200, pattern=NO_CONTROL_CHARS), AfterValidator(no_secret_in_name)
+]
 
 
 # No NUL in a request's text: SQLite's text functions and FTS would cut the text there. Free-form
@@ -681,13 +689,22 @@ class IngestRequestBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     messages: list[IngestMessage] = Field(description="The full session history, oldest first.")
-    session_id: Annotated[StrictStr, Field(max_length=500, pattern=NO_CONTROL_CHARS)] | Integer | None = (
-        Field(None, union_mode="left_to_right", description="Session; absent → one default session per user.")
-    )
-    channel: Annotated[str, Field(max_length=200, pattern=NO_CONTROL_CHARS)] | None = Field(None, strict=True)
-    user_id: UserId | None = Field(None, strict=True)
-    agent_id: AgentId | None = Field(
-        None, strict=True, description="The agent of the conversation: its memories are that agent's."
+    session_id: (
+        Annotated[
+            StrictStr, Field(max_length=500, pattern=NO_CONTROL_CHARS), AfterValidator(no_secret_in_name)
+        ]
+        | Integer
+        | None
+    ) = Field(None, union_mode="left_to_right", description="Session; absent → one default session per user.")
+    channel: (
+        Annotated[
+            StrictStr, Field(max_length=200, pattern=NO_CONTROL_CHARS), AfterValidator(no_secret_in_name)
+        ]
+        | None
+    ) = None
+    user_id: Annotated[UserId, Strict()] | None = None
+    agent_id: Annotated[AgentId, Strict()] | None = Field(
+        None, description="The agent of the conversation: its memories are that agent's."
     )
     session_kind: SessionKind = Field(
         "private",

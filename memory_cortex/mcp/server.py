@@ -21,12 +21,13 @@ from typing import Annotated, Literal
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from .. import __version__
 from ..config import Config, RankingConfig, SearchConfig
 from ..models.facts import Category
 from ..records import EVERYONE, Audience, Layer
+from ..redaction import no_secret_in_name
 from ..services.entities import EntityService
 from ..services.hit_view import DebugHit, debug_hits
 from ..services.memories import MemoryService
@@ -333,7 +334,9 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             Field(description="What kind of fact; 'correction' replaces the older fact it contradicts."),
         ] = "fact",
         agent_id: Annotated[
-            str | None, Field(max_length=200, description="The agent it belongs to; absent: every agent.")
+            str | None,
+            AfterValidator(lambda name: name and no_secret_in_name(name)),
+            Field(max_length=200, description="The agent it belongs to; absent: every agent."),
         ] = None,
         visibility: Annotated[
             Literal["private", "shared"],

@@ -31,7 +31,6 @@ from .messages import (
     Message,
     clean_messages,
     compute_delta,
-    mask_secrets_in_messages,
     message_text,
 )
 from .speakers import Speaker
@@ -50,7 +49,6 @@ __all__ = [
     "clean_messages",
     "compute_delta",
     "is_grounded",
-    "mask_secrets_in_messages",
     "message_text",
     "parse_facts",
     "transcript",

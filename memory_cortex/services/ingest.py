@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 import sqlite3
 import time
@@ -37,7 +38,7 @@ from ..store.ingest import IngestJob
 from .beliefs import structure_of
 from .extraction import ExtractionService, KnownFact
 from .memories import MemoryService
-from .messages import Delta, Message, clean_messages, compute_delta, mask_secrets_in_messages
+from .messages import Delta, Message, clean_messages, compute_delta, journal_messages
 from .speakers import Speaker, speakers_of
 from .turns import message_time, turn_memories
 from .workers import join_or_cancel
@@ -61,10 +62,13 @@ class IngestRequest:
     user_id: str
     session_id: str | None
     channel: str | None
-    payload: str  # the request body as received (JSON object with "messages")
+    body: dict[str, Any]  # the request body, validated (a JSON object with "messages")
     message_count: int
     debounce: bool
 
+
+# The request's fields besides its messages that the worker reads (store.ingest.IngestJob.from_row).
+JOURNALED_FIELDS = ("occurred_at", "agent_id", "session_kind", "user_names")
 
 # On a database several daemons share: how often a worker looks for jobs a stopped daemon left, and
 # for jobs another daemon journaled (its submit cannot wake this worker).
@@ -145,13 +149,23 @@ class IngestService:
         self.state = WorkerState()
 
     # -- the HTTP side ---------------------------------------------------------------------
-    def mask_secrets(self, messages: list[Any]) -> int:
-        """Mask the secrets of a request's raw messages in place, before it is journaled (blocking:
-        run it in a thread); a message checked on an earlier post costs a hash. Returns how many."""
-        return mask_secrets_in_messages(messages, self._clean_texts.redact)
+    def journal_payload(self, body: dict[str, Any]) -> str:
+        """What the journal keeps of a request: the fields the worker reads, every text masked
+        (:func:`~memory_cortex.services.messages.journal_messages`; a message checked on an earlier
+        post costs a hash). Blocking: :meth:`submit` runs it in a thread."""
+        kept = {key: body[key] for key in JOURNALED_FIELDS if key in body}
+        if isinstance(kept.get("user_names"), list):
+            kept["user_names"] = [
+                self._clean_texts.redact(name).text if isinstance(name, str) else name
+                for name in kept["user_names"]
+            ]
+        kept["messages"] = journal_messages(body.get("messages", []), self._clean_texts.redact)
+        return json.dumps(kept)  # ASCII: a lone surrogate stays an escape
 
     async def submit(self, request: IngestRequest) -> int:
-        """Journal the request (committed on return) and return how many jobs are pending."""
+        """Journal the request (only what the worker reads, secrets masked; committed on return)
+        and return how many jobs are pending."""
+        payload = await asyncio.to_thread(self.journal_payload, request.body)  # tens of ms for long ones
         delay = self._config.debounce_s if request.debounce else 0.0
         due_at = self._clock() + delay
         key = session_key(request.user_id, request.session_id)
@@ -163,7 +177,7 @@ class IngestService:
                 user_id=request.user_id,
                 session_id=request.session_id,
                 channel=request.channel,
-                payload=request.payload,
+                payload=payload,
                 message_count=request.message_count,
                 due_at=due_at,
             )

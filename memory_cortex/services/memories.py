@@ -290,6 +290,8 @@ class MemoryService:
                 raise OnlyASecret()
         if isinstance(changes.get("topic"), str):
             changes["topic"] = redact(changes["topic"]).text
+        if isinstance(changes.get("ref"), str):
+            changes["ref"] = redact(changes["ref"]).text
         if "metadata" in changes:
             changes["metadata"] = redacted_json(changes["metadata"])
         if changes.get("superseded_by") == memory_id:

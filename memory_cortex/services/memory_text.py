@@ -36,8 +36,9 @@ def stored_embedding_text(conn: sqlite3.Connection, record: MemoryRecord) -> str
 
 
 def without_secrets(item: NewMemory) -> NewMemory:
-    """``item`` with every secret in its fact, topic and metadata masked (the one place every new
-    row passes: extraction, the API, MCP, imports and the lifecycle's summaries alike).
+    """``item`` with every secret in its fact, topic, ref and metadata (keys too) masked (the one
+    place every new row passes: extraction, the API, MCP, imports and the lifecycle's summaries
+    alike). Its names (session, channel, agent) are refused at the API when they hold one.
 
     Raises :class:`OnlyASecret` when nothing but a secret is left of the fact.
     """
@@ -45,16 +46,20 @@ def without_secrets(item: NewMemory) -> NewMemory:
     if is_only_secrets(fact):
         raise OnlyASecret()
     return dataclasses.replace(
-        item, fact=fact, topic=redact(item.topic).text, metadata=redacted_json(item.metadata)
+        item,
+        fact=fact,
+        topic=redact(item.topic).text,
+        ref=None if item.ref is None else redact(item.ref).text,
+        metadata=redacted_json(item.metadata),
     )
 
 
 def redacted_json(value: Any) -> Any:
-    """Free-form metadata with its strings redacted, keys and structure kept."""
+    """Free-form metadata with its strings redacted, keys too, structure kept."""
     if isinstance(value, str):
         return redact(value).text
     if isinstance(value, dict):
-        return {key: redacted_json(item) for key, item in value.items()}
+        return {redact(key).text: redacted_json(item) for key, item in value.items()}
     if isinstance(value, list):
         return [redacted_json(item) for item in value]
     return value

@@ -107,29 +107,39 @@ def _short_text(value: Any, limit: int = 200) -> str | None:
     return text or None
 
 
-def mask_secrets_in_messages(messages: Sequence[Any], mask: Callable[[str], Redacted] = redact) -> int:
-    """Mask, in place, the secrets in the text of raw ``/ingest`` messages (a string ``content``
-    or the ``text`` of its blocks) with ``mask`` (:func:`~memory_cortex.redaction.redact`, or a
-    :class:`~memory_cortex.redaction.CleanTextMemo`'s); returns how many were removed.
+def journal_messages(
+    messages: Sequence[Any], mask: Callable[[str], Redacted] = redact
+) -> list[dict[str, Any]]:
+    """What the ingest journal keeps of raw ``/ingest`` messages: only what the worker reads
+    (:func:`clean_messages`), every text in it masked with ``mask``
+    (:func:`~memory_cortex.redaction.redact`, or a :class:`~memory_cortex.redaction.CleanTextMemo`'s).
 
-    Why, when :func:`clean_messages` masks them again: the journal keeps a request's messages
-    until its job has run (so that a crash loses nothing), and a secret must not reach the disk
-    even for that long. Other keys and the structure are left as they are.
+    Why: the journal keeps a request until its job has run (so that a crash loses nothing), and
+    a failed job keeps it for its retry; a secret must not reach the disk even for that long, nor
+    what the worker never reads (tool-call arguments, other blocks, extra keys). The content becomes
+    its text (the worker reads no more of it); name and id stay names (masked, as a secret-shaped
+    id would otherwise be kept); the order and the number of messages are kept.
     """
-    removed = 0
+    kept = []
     for message in messages:
         if not isinstance(message, dict):
+            kept.append({})
             continue
-        content = message.get("content")
-        if isinstance(content, str):
-            masked = mask(content)
-            message["content"], removed = masked.text, removed + masked.removed
-        elif isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict) and isinstance(block.get("text"), str):
-                    masked = mask(block["text"])
-                    block["text"], removed = masked.text, removed + masked.removed
-    return removed
+        entry: dict[str, Any] = {
+            "role": message.get("role", ""),
+            "content": mask(message_text(message.get("content"))).text,
+        }
+        for key in ("name", "id"):
+            if (value := _short_text(message.get(key))) is not None:
+                entry[key] = mask(value).text
+        if isinstance(message.get("timestamp"), str | int | float) and not isinstance(
+            message.get("timestamp"), bool
+        ):
+            entry["timestamp"] = message["timestamp"]
+        if isinstance(message.get("owner"), bool):
+            entry["owner"] = message["owner"]
+        kept.append(entry)
+    return kept
 
 
 def compute_delta(messages: list[Message], extracted_hashes: Sequence[str], context_size: int) -> Delta:

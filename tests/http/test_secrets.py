@@ -130,6 +130,48 @@ async def test_the_journal_never_holds_a_secret_while_the_job_waits(
     assert detail["job"]["message_count"] == 5
 
 
+async def test_the_journal_keeps_only_what_the_worker_reads_and_every_name_masked(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Issue 34: tool-call arguments, extra keys, a name and a message id sat unmasked in the
+    journal (and its WAL) while a job waited; a turn's ref and a memory's metadata keys kept a
+    token; a session id shaped like one was stored as it came."""
+    config = make_config(tmp_path, ingest={"debounce_s": 3600})
+    client = await aiohttp_client(create_app(config, embedder=minilm))
+    token = "ghp_" + "a" * 36
+    messages = [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking the repo."},
+                {"type": "tool_use", "name": "git", "input": {"password": "zebra-tool-arg-77"}},
+            ],
+            "id": token,
+            "extra": {"note": "zebra-extra-key-88"},
+        },
+        {"role": "user", "content": "ok", "name": f"Sam {token}"},
+    ]
+    body = {"messages": messages, "session_id": "s", "user_id": "sam"}
+    assert (await client.post("/ingest", json=body)).status == 202
+    database = config.database.path
+    stored = "".join(
+        path.read_bytes().decode("utf-8", "replace") for path in database.parent.glob(database.name + "*")
+    )
+    for kept in (token, "zebra-tool-arg-77", "zebra-extra-key-88"):
+        assert kept not in stored, kept
+    [job] = (await (await client.get("/ingest/jobs")).json())["jobs"]
+    assert job["message_count"] == 2
+
+    memory = await client.post(
+        "/memories",
+        json={"user_id": "sam", "fact": "Sam's repo moved.", "ref": token, "metadata": {token: 1}},
+    )
+    assert memory.status == 201
+    assert token not in await memory.text()
+    refused = await client.post("/ingest", json={**body, "session_id": token})
+    assert refused.status == 400 and "credential" in (await refused.json())["error"]["message"]
+
+
 async def test_the_api_masks_secrets_and_refuses_a_fact_that_is_only_one(client: TestClient) -> None:
     response = await client.post(
         "/memories",

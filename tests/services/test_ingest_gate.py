@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 from memory_cortex.config import IngestConfig, LLMConfig
@@ -36,7 +35,7 @@ async def test_turns_are_stored_while_the_gate_holds_the_job(
     )
     messages = [{"role": "user", "content": "Remember that my bike is a green Bianchi."}]
     await service.submit(
-        IngestRequest("sam", "s", None, json.dumps({"messages": messages}), 1, debounce=False)
+        IngestRequest("sam", "s", None, {"messages": messages}, 1, debounce=False)
     )
     try:
         await service.start()
