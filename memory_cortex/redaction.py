@@ -66,6 +66,9 @@ def redact(text: str) -> Redacted:
     return Redacted("".join(parts), len(spans))
 
 
+SHORT_KEY_CHARS = 64
+
+
 class CleanTextMemo:
     """:func:`redact` that remembers which texts held no secret, so a text seen again costs a hash.
 
@@ -78,12 +81,17 @@ class CleanTextMemo:
     """
 
     def __init__(self, max_entries: int = 200_000) -> None:
-        self._clean: OrderedDict[bytes, None] = OrderedDict()
+        self._clean: OrderedDict[str | bytes, None] = OrderedDict()
         self._max_entries = max_entries
         self._lock = threading.Lock()
 
     def redact(self, text: str) -> Redacted:
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        # A short text (a name, a message id) is its own key: cheaper than its digest.
+        key: str | bytes = (
+            text
+            if len(text) <= SHORT_KEY_CHARS
+            else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        )
         with self._lock:
             if key in self._clean:
                 self._clean.move_to_end(key)

@@ -38,7 +38,7 @@ from ..store.ingest import IngestJob
 from .beliefs import structure_of
 from .extraction import ExtractionService, KnownFact
 from .memories import MemoryService
-from .messages import Delta, Message, clean_messages, compute_delta, journal_messages
+from .messages import Delta, JournalMemo, Message, clean_messages, compute_delta
 from .speakers import Speaker, speakers_of
 from .turns import message_time, turn_memories
 from .workers import join_or_cancel
@@ -143,6 +143,7 @@ class IngestService:
         self._clock = clock
         self._turn_context = turn_context
         self._clean_texts = CleanTextMemo()
+        self._journal = JournalMemo(self._clean_texts.redact)
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -151,15 +152,15 @@ class IngestService:
     # -- the HTTP side ---------------------------------------------------------------------
     def journal_payload(self, body: dict[str, Any]) -> str:
         """What the journal keeps of a request: the fields the worker reads, every text masked
-        (:func:`~memory_cortex.services.messages.journal_messages`; a message checked on an earlier
-        post costs a hash). Blocking: :meth:`submit` runs it in a thread."""
+        (:class:`~memory_cortex.services.messages.JournalMemo`: a message journaled on an earlier
+        post costs a lookup). Blocking: :meth:`submit` runs it in a thread."""
         kept = {key: body[key] for key in JOURNALED_FIELDS if key in body}
         if isinstance(kept.get("user_names"), list):
             kept["user_names"] = [
                 self._clean_texts.redact(name).text if isinstance(name, str) else name
                 for name in kept["user_names"]
             ]
-        kept["messages"] = journal_messages(body.get("messages", []), self._clean_texts.redact)
+        kept["messages"] = self._journal.messages(body.get("messages", []))
         return json.dumps(kept)  # ASCII: a lone surrogate stays an escape
 
     async def submit(self, request: IngestRequest) -> int:

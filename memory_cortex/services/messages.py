@@ -13,7 +13,8 @@ genuinely repeated ("yes") is still extracted the second time.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,43 +104,92 @@ def _short_text(value: Any, limit: int = 200) -> str | None:
     """A name or id as sent (a number becomes its text), without control characters; None if empty."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
-    text = "".join(c for c in str(value) if c.isprintable()).strip()[:limit]
-    return text or None
+    text = str(value)
+    if not text.isprintable():
+        text = "".join(c for c in text if c.isprintable())
+    return text.strip()[:limit] or None
 
 
-def journal_messages(
-    messages: Sequence[Any], mask: Callable[[str], Redacted] = redact
-) -> list[dict[str, Any]]:
-    """What the ingest journal keeps of raw ``/ingest`` messages: only what the worker reads
-    (:func:`clean_messages`), every text in it masked with ``mask``
-    (:func:`~memory_cortex.redaction.redact`, or a :class:`~memory_cortex.redaction.CleanTextMemo`'s).
+def journal_message(message: Any, mask: Callable[[str], Redacted] = redact) -> dict[str, Any]:
+    """What the ingest journal keeps of one raw ``/ingest`` message: only what the worker reads
+    (:func:`clean_messages`), every text in it masked with ``mask``. The content becomes its text
+    (the worker reads no more of it: tool calls, other blocks and extra keys are dropped); name and
+    id stay names, masked (a secret-shaped id would otherwise be kept)."""
+    if not isinstance(message, dict):
+        return {}
+    entry: dict[str, Any] = {
+        "role": message.get("role", ""),
+        "content": mask(message_text(message.get("content"))).text,
+    }
+    for key in ("name", "id"):
+        if (value := _short_text(message.get(key))) is not None:
+            entry[key] = mask(value).text
+    timestamp = message.get("timestamp")
+    if isinstance(timestamp, str | int | float) and not isinstance(timestamp, bool):
+        entry["timestamp"] = timestamp
+    if isinstance(message.get("owner"), bool):
+        entry["owner"] = message["owner"]
+    return entry
 
-    Why: the journal keeps a request until its job has run (so that a crash loses nothing), and
-    a failed job keeps it for its retry; a secret must not reach the disk even for that long, nor
-    what the worker never reads (tool-call arguments, other blocks, extra keys). The content becomes
-    its text (the worker reads no more of it); name and id stay names (masked, as a secret-shaped
-    id would otherwise be kept); the order and the number of messages are kept.
-    """
-    kept = []
-    for message in messages:
-        if not isinstance(message, dict):
-            kept.append({})
-            continue
-        entry: dict[str, Any] = {
-            "role": message.get("role", ""),
-            "content": mask(message_text(message.get("content"))).text,
-        }
-        for key in ("name", "id"):
-            if (value := _short_text(message.get(key))) is not None:
-                entry[key] = mask(value).text
-        if isinstance(message.get("timestamp"), str | int | float) and not isinstance(
-            message.get("timestamp"), bool
-        ):
-            entry["timestamp"] = message["timestamp"]
-        if isinstance(message.get("owner"), bool):
-            entry["owner"] = message["owner"]
-        kept.append(entry)
-    return kept
+
+class JournalMemo:
+    """:func:`journal_message` that remembers the messages it has seen: OpenClaw posts a session's
+    whole history after every turn, and all but the newest messages were journaled on the previous
+    post (1,000 messages cost ~5 ms to reduce and mask, ~0.5 ms to look up). A message is looked up
+    by what the journal keeps of it and the shape of the rest (so an extra key or a tool call makes
+    it new); at most ``max_entries`` are kept, least recently seen dropped. Thread-safe."""
+
+    def __init__(self, mask: Callable[[str], Redacted] = redact, max_entries: int = 200_000) -> None:
+        self._mask = mask
+        self._seen: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._max_entries = max_entries
+        self._lock = threading.Lock()
+
+    def messages(self, messages: Sequence[Any]) -> list[dict[str, Any]]:
+        """Each of ``messages`` as the journal keeps it, in order."""
+        return [self.message(message) for message in messages]
+
+    def message(self, message: Any) -> dict[str, Any]:
+        key = _plain_key(message)
+        if key is None:
+            return journal_message(message, self._mask)
+        with self._lock:
+            if (entry := self._seen.get(key)) is not None:
+                self._seen.move_to_end(key)
+                return entry
+        entry = journal_message(message, self._mask)
+        with self._lock:
+            self._seen[key] = entry
+            if len(self._seen) > self._max_entries:
+                self._seen.popitem(last=False)
+        return entry
+
+
+_PLAIN_KEYS = frozenset({"role", "content", "name", "id", "timestamp", "owner"})
+
+
+def _plain_key(message: Any) -> tuple[Any, ...] | None:
+    """A message with only the keys the journal keeps and a text content, as a key; None for any
+    other (not remembered: reduced each time)."""
+    if not isinstance(message, dict) or not message.keys() <= _PLAIN_KEYS:
+        return None
+    content, timestamp, owner = message.get("content"), message.get("timestamp"), message.get("owner")
+    role, name, ref = message.get("role"), message.get("name"), message.get("id")
+    if not isinstance(content, str) or any(
+        isinstance(v, dict | list) for v in (role, name, ref, timestamp, owner)
+    ):
+        return None
+    # A name or id of 1 and of "1" journal alike; a timestamp or owner of 1 and of True do not.
+    return (
+        message.get("role"),
+        content,
+        message.get("name"),
+        message.get("id"),
+        timestamp,
+        type(timestamp),
+        owner,
+        type(owner),
+    )
 
 
 def compute_delta(messages: list[Message], extracted_hashes: Sequence[str], context_size: int) -> Delta:
