@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import sqlite3
 import time
@@ -32,13 +31,13 @@ from ..records import EVERYONE, Audience, MemoryRecord, NewMemory
 from ..redaction import CleanTextMemo
 from ..store import entities as entity_sql
 from ..store import ingest as ingest_sql
-from ..store import memories as memory_sql
+from ..store import job_memories as job_sql
 from ..store.db import Database
 from ..store.ingest import IngestJob
 from .beliefs import structure_of
 from .extraction import ExtractionService, KnownFact
 from .memories import MemoryService
-from .messages import Delta, JournalMemo, Message, clean_messages, compute_delta
+from .messages import Delta, JournalMemo, Message, clean_messages, compute_delta, journal_body
 from .speakers import Speaker, speakers_of
 from .turns import message_time, turn_memories
 from .workers import join_or_cancel
@@ -66,9 +65,6 @@ class IngestRequest:
     message_count: int
     debounce: bool
 
-
-# The request's fields besides its messages that the worker reads (store.ingest.IngestJob.from_row).
-JOURNALED_FIELDS = ("occurred_at", "agent_id", "session_kind", "user_names")
 
 # On a database several daemons share: how often a worker looks for jobs a stopped daemon left, and
 # for jobs another daemon journaled (its submit cannot wake this worker).
@@ -151,17 +147,10 @@ class IngestService:
 
     # -- the HTTP side ---------------------------------------------------------------------
     def journal_payload(self, body: dict[str, Any]) -> str:
-        """What the journal keeps of a request: the fields the worker reads, every text masked
-        (:class:`~memory_cortex.services.messages.JournalMemo`: a message journaled on an earlier
-        post costs a lookup). Blocking: :meth:`submit` runs it in a thread."""
-        kept = {key: body[key] for key in JOURNALED_FIELDS if key in body}
-        if isinstance(kept.get("user_names"), list):
-            kept["user_names"] = [
-                self._clean_texts.redact(name).text if isinstance(name, str) else name
-                for name in kept["user_names"]
-            ]
-        kept["messages"] = self._journal.messages(body.get("messages", []))
-        return json.dumps(kept)  # ASCII: a lone surrogate stays an escape
+        """What the journal keeps of a request (:func:`~memory_cortex.services.messages.journal_body`;
+        a message journaled on an earlier post costs a lookup). Blocking: :meth:`submit` runs it in a
+        thread."""
+        return journal_body(body, self._journal, self._clean_texts.redact)
 
     async def submit(self, request: IngestRequest) -> int:
         """Journal the request (only what the worker reads, secrets masked; committed on return)
@@ -217,11 +206,11 @@ class IngestService:
                 reach = (
                     {job.scope}
                     if job.messages
-                    else memory_sql.job_scopes(conn, job.user_id, job.session_id, job.id)
+                    else job_sql.job_scopes(conn, job.user_id, job.session_id, job.id)
                 )
                 if not reach or not all(audience.admits(scope) for scope in reach):
                     raise JobNotFound(job_id)
-            stored = memory_sql.stored_by_job(conn, job.user_id, job.session_id, job.id)
+            stored = job_sql.stored_by_job(conn, job.user_id, job.session_id, job.id)
             return job, [record for record in stored if audience.admits(record.scope)]
 
         return await self._db.read(read)
@@ -388,7 +377,7 @@ class IngestService:
             return delta
         digests = list(dict.fromkeys(message.digest for message in delta.context))
         scopes = await self._db.read(
-            lambda conn: memory_sql.turn_scopes_by_digest(conn, job.user_id, job.session_id, digests)
+            lambda conn: job_sql.turn_scopes_by_digest(conn, job.user_id, job.session_id, digests)
         )
         kept = [
             message
@@ -419,7 +408,7 @@ class IngestService:
         if result.facts and self._config.store_turns:
             digests = list(dict.fromkeys(message.digest for message in delta.new))
             turns = await self._db.read(
-                lambda conn: memory_sql.turns_by_digest(conn, job.user_id, job.session_id, digests)
+                lambda conn: job_sql.turns_by_digest(conn, job.user_id, job.session_id, digests)
             )
         scope = job.scope
         items = []

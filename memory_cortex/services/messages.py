@@ -13,6 +13,7 @@ genuinely repeated ("yes") is still extracted the second time.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
@@ -163,6 +164,23 @@ class JournalMemo:
             if len(self._seen) > self._max_entries:
                 self._seen.popitem(last=False)
         return entry
+
+
+# The request's fields besides its messages that the worker reads (store.ingest.IngestJob.from_row).
+JOURNALED_FIELDS = ("occurred_at", "agent_id", "session_kind", "user_names")
+
+
+def journal_body(body: dict[str, Any], journal: JournalMemo, mask: Callable[[str], Redacted] = redact) -> str:
+    """What the ingest journal keeps of an ``/ingest`` request, as JSON: the fields the worker
+    reads, the user's names and every message masked (``journal``: messages as the journal keeps
+    them). A secret never reaches the disk, nor what the worker never reads."""
+    kept = {key: body[key] for key in JOURNALED_FIELDS if key in body}
+    if isinstance(kept.get("user_names"), list):
+        kept["user_names"] = [
+            mask(name).text if isinstance(name, str) else name for name in kept["user_names"]
+        ]
+    kept["messages"] = journal.messages(body.get("messages", []))
+    return json.dumps(kept)  # ASCII: a lone surrogate stays an escape
 
 
 _PLAIN_KEYS = frozenset({"role", "content", "name", "id", "timestamp", "owner"})

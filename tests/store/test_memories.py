@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memory_cortex.records import Audience, MemoryFilter, NewMemory
+from memory_cortex.store import job_memories as job_sql
 from memory_cortex.store import memories as memory_sql
 from memory_cortex.store.connection import Connection
 
@@ -337,16 +338,19 @@ def test_an_ingest_job_finds_its_turns_and_facts_by_their_metadata(conn: Connect
     loose = add(conn, "A: no session", kind="turn", metadata={"digest": "d1"})
     add(conn, "a fact, not a turn", source_session="s", metadata={"digest": "d1"})
     part = add(conn, "A: two, second part", kind="turn", source_session="s", metadata={"digest": "d2"})
-    assert memory_sql.turns_by_digest(conn, "u", "s", ["d2", "d1", "d9"]) == {"d1": [first], "d2": [second, part]}
-    assert memory_sql.turns_by_digest(conn, "u", None, ["d1"]) == {"d1": [loose]}
-    assert memory_sql.turns_by_digest(conn, "u", "s", []) == {}
+    assert job_sql.turns_by_digest(conn, "u", "s", ["d2", "d1", "d9"]) == {
+        "d1": [first],
+        "d2": [second, part],
+    }
+    assert job_sql.turns_by_digest(conn, "u", None, ["d1"]) == {"d1": [loose]}
+    assert job_sql.turns_by_digest(conn, "u", "s", []) == {}
     stored = add(conn, "Sam plays go.", source_session="s", metadata={"ingest_job": 12})
     add(conn, "another job's", source_session="s", metadata={"ingest_job": 120})
     add(conn, "job 12's turn", kind="turn", source_session="s", metadata={"ingest_job": 12})
     no_session = add(conn, "no session", metadata={"ingest_job": 12})
-    assert [r.id for r in memory_sql.stored_by_job(conn, "u", "s", 12)] == [stored]
-    assert [r.id for r in memory_sql.stored_by_job(conn, "u", None, 12)] == [no_session]
-    assert memory_sql.stored_by_job(conn, "other", "s", 12) == []
+    assert [r.id for r in job_sql.stored_by_job(conn, "u", "s", 12)] == [stored]
+    assert [r.id for r in job_sql.stored_by_job(conn, "u", None, 12)] == [no_session]
+    assert job_sql.stored_by_job(conn, "other", "s", 12) == []
 
 
 def test_the_mirror_reads_live_rows_by_layer(conn: Connection) -> None:
