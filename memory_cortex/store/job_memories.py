@@ -15,19 +15,9 @@ def turns_by_digest(
     conn: Connection, user_id: str, session_id: str | None, digests: Sequence[str]
 ) -> dict[str, list[int]]:
     """The session's live turns of each message digest (every part of a long message), oldest first."""
-    if not digests:
-        return {}
-    d = dialect_of(conn)
-    session = "source_session IS NULL" if session_id is None else "source_session = ?"
-    digest = d.json_text("metadata", "digest")
-    rows = conn.execute(
-        f"SELECT id, {digest} FROM memories WHERE user_id = ? AND {session} AND kind = 'turn'"
-        f" AND {d.in_list(digest)} ORDER BY id",
-        (user_id, *([] if session_id is None else [session_id]), d.list_param(digests)),
-    )
     found: dict[str, list[int]] = {}
-    for row in rows:
-        found.setdefault(row[1], []).append(int(row[0]))
+    for digest, memory_id, _ in _turns_of(conn, user_id, session_id, digests):
+        found.setdefault(digest, []).append(memory_id)
     return found
 
 
@@ -36,20 +26,27 @@ def turn_scopes_by_digest(
 ) -> dict[str, set[Scope]]:
     """The scopes the session's live turns of each message digest were stored with (a message said
     again in another reach of the same session id has one turn in each)."""
+    found: dict[str, set[Scope]] = {}
+    for digest, _, scope in _turns_of(conn, user_id, session_id, digests):
+        found.setdefault(digest, set()).add(scope)
+    return found
+
+
+def _turns_of(
+    conn: Connection, user_id: str, session_id: str | None, digests: Sequence[str]
+) -> list[tuple[str, int, Scope]]:
+    """(digest, id, scope) of the session's turns of ``digests``, oldest first."""
     if not digests:
-        return {}
+        return []
     d = dialect_of(conn)
     session = "source_session IS NULL" if session_id is None else "source_session = ?"
     digest = d.json_text("metadata", "digest")
     rows = conn.execute(
-        f"SELECT {digest}, agent_id, visibility, source_channel FROM memories WHERE user_id = ? AND {session}"
-        f" AND kind = 'turn' AND {d.in_list(digest)}",
+        f"SELECT {digest}, id, agent_id, visibility, source_channel FROM memories WHERE user_id = ?"
+        f" AND {session} AND kind = 'turn' AND {d.in_list(digest)} ORDER BY id",
         (user_id, *([] if session_id is None else [session_id]), d.list_param(digests)),
     )
-    found: dict[str, set[Scope]] = {}
-    for row in rows:
-        found.setdefault(row[0], set()).add(Scope(row[1], row[2], row[3]))
-    return found
+    return [(row[0], int(row[1]), Scope(row[2], row[3], row[4])) for row in rows]
 
 
 def stored_by_job(conn: Connection, user_id: str, session_id: str | None, job_id: int) -> list[MemoryRecord]:
