@@ -142,9 +142,14 @@ def _spans_in(shapes: str, prose: str) -> list[tuple[int, int]]:
         start, end = _trimmed(prose, *match.span("value"))
         value = prose[start:end]
         said = match.group("pword") or match.group("word") or ""
-        if match.group("bare") is None and p.PHRASE_WORDS.fullmatch(said) and value[:1] not in "\"'`“(":
-            clause = _clause_end(prose, start)  # "my passphrase is correct horse battery staple"
-            if len(prose[start:clause].split()) >= 2:
+        if match.group("bare") is None and match.group("pword") and value[:1] not in "\"'`“(":
+            # "my passphrase is correct horse battery staple", "the wifi password is orbit velvet
+            # canyon moss": a phrase of plain words to the end of the clause.
+            clause = _clause_end(prose, start)
+            words = prose[start:clause].split()
+            phrase = p.PHRASE_WORDS.fullmatch(said) is not None and len(words) >= 2
+            plain = 3 <= len(words) <= 8 and all(word.isalpha() and word.islower() for word in words)
+            if phrase or (plain and _is_value(value)):
                 spans.append((start, clause))
                 continue
         # "PIN 4821", "password Tr0ub4dor": without a verb only a value that looks like a code counts.

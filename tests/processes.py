@@ -33,6 +33,7 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
+
 def call(port: int, method: str, path: str, body: Any = None) -> Any:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(
@@ -43,6 +44,7 @@ def call(port: int, method: str, path: str, body: Any = None) -> Any:
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
+
 
 def start_daemon(
     db: Path, port: int, log: Path, extra_env: dict[str, str] | None = None
@@ -72,17 +74,20 @@ def start_daemon(
     process.kill()
     raise AssertionError("daemon did not answer /health in 120 s")
 
+
 class Outcome(enum.Enum):
     ACKED = "acked"  # a 2xx: committed before the answer
     REJECTED = "rejected"  # a 4xx: refused, nothing written
     NOT_SENT = "not_sent"  # connection refused: the daemon was down, nothing written
     MAYBE = "maybe"  # cut off (or a 5xx): wholly applied or not at all
 
+
 @dataclass(frozen=True)
 class Reply:
     outcome: Outcome
     status: int | None = None
     body: Any = None
+
 
 def send(port: int, method: str, path: str, body: Any = None, timeout: float = 20.0) -> Reply:
     """One request on a fresh connection, classified by what it tells about the write."""
@@ -107,6 +112,7 @@ def send(port: int, method: str, path: str, body: Any = None, timeout: float = 2
         return Reply(Outcome.REJECTED, response.status, parsed)
     return Reply(Outcome.MAYBE, response.status, parsed)
 
+
 class Daemon:
     """``python -m memory_cortex serve`` on a fresh loopback port per start; its log appends to ``log``."""
 
@@ -121,7 +127,16 @@ class Daemon:
         self.port = free_port()
         with self.log.open("ab") as log_file:  # the child keeps its own copy of the descriptor
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "memory_cortex", "serve", "--db", str(self.db), "--port", str(self.port)],
+                [
+                    sys.executable,
+                    "-m",
+                    "memory_cortex",
+                    "serve",
+                    "--db",
+                    str(self.db),
+                    "--port",
+                    str(self.port),
+                ],
                 cwd=ROOT,
                 env=env,
                 stdout=log_file,
@@ -155,6 +170,7 @@ class Daemon:
     def log_tail(self) -> str:
         return self.log.read_text(errors="replace")[-3000:]
 
+
 @contextlib.contextmanager
 def embedding_server(embedder: SentenceTransformerEmbedder) -> Iterator[str]:
     """The seed's embedding service (``POST /embed {"text"}`` → ``{"embedding"}``) over the real MiniLM."""
@@ -187,6 +203,7 @@ def embedding_server(embedder: SentenceTransformerEmbedder) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
 
 def cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}

@@ -193,7 +193,11 @@ def test_export_lines_carry_every_column_of_the_table(tmp_path: Path) -> None:
     conn.close()
     # The entity a fact is about is exported by name and kind in place of its id (ids mean nothing
     # in another store).
-    exported = (*tuple(column for column in table_columns if column != "subject_id"), "subject", "subject_kind")
+    exported = (
+        *tuple(column for column in table_columns if column != "subject_id"),
+        "subject",
+        "subject_kind",
+    )
     assert exported == EXPORT_COLUMNS
     assert tuple(ExportedMemory.model_fields) == exported
 

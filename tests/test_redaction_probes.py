@@ -216,6 +216,7 @@ REVIEW_MASKED = [
     ("I use hunter2 for everything as my password", "hunter2"),
     ("token: a1a1a1a1a1a1a1a1a1a1", "a1a1a1a1a1a1a1a1a1a1"),
     ("github token ghp_short", "ghp_short"),
+    ("My wifi password is orbit velvet canyon moss, don't tell anyone.", "orbit velvet canyon moss"),
     ("login with --password hunter2", "hunter2"),
 ]
 
@@ -250,6 +251,15 @@ def test_each_secret_of_a_kind_is_masked_and_the_rest_is_kept(kind: str) -> None
 def test_the_reviews_probes_are_masked(text: str, secret: str) -> None:
     masked = redact(text).text
     assert secret not in masked and SECRET_MARK in masked, masked
+
+
+def test_a_password_of_plain_words_runs_to_the_end_of_its_clause_and_no_further() -> None:
+    assert redact("My wifi password is orbit velvet canyon moss, don't tell anyone.").text == (
+        f"My wifi password is {SECRET_MARK}, don't tell anyone."
+    )
+    assert redact("my password is hunter2 and the PIN pad is broken").text == (
+        f"my password is {SECRET_MARK} and the PIN pad is broken"
+    )
 
 
 def test_the_original_text_is_masked_not_its_normalised_view() -> None:

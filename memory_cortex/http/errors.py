@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -41,9 +42,15 @@ def describe_validation_error(exc: ValidationError) -> str:
     """A short readable summary: ``limit: Input should be a valid integer; …``."""
     parts = []
     for error in exc.errors(include_url=False)[:5]:
-        where = ".".join(str(p) for p in error["loc"]) or "body"
-        parts.append(f"{where}: {error['msg']}")
+        # A union's member ("function-after[…]", "constrained-str") names no field: left out.
+        where = ".".join(str(p) for p in error["loc"] if not _SCHEMA_STEP.fullmatch(str(p))) or "body"
+        message = error["msg"].removeprefix("Value error, ")
+        if (part := f"{where}: {message}") not in parts:
+            parts.append(part)
     return "; ".join(parts)
+
+
+_SCHEMA_STEP = re.compile(r"(?:function-(?:after|before|wrap|plain)\[.*\]|constrained-\w+|str|int)")
 
 
 @web.middleware

@@ -197,7 +197,13 @@ async def test_context_block_puts_the_profile_first_and_respects_the_cap(
     await store(
         client,
         {"user_id": "c", "topic": "food", "fact": "Cleo likes spicy vegetarian curry.", "importance": 4},
-        {"user_id": "c", "topic": "diet", "fact": "Cleo is vegetarian.", "importance": 9, "category": "identity"},
+        {
+            "user_id": "c",
+            "topic": "diet",
+            "fact": "Cleo is vegetarian.",
+            "importance": 9,
+            "category": "identity",
+        },
     )
     body = await (
         await client.post("/context", json={"query": "what food does Cleo eat?", "user_id": "c"})

@@ -36,9 +36,7 @@ async def test_the_llm_order_is_returned_when_it_answers_in_time(
     client = await start(aiohttp_client, tmp_path, minilm, llm)
     await store(client, *FACTS)
     service = client.app[SEARCH_SERVICE]
-    fused = [
-        hit.memory.id for hit in (await service.search("Ann's cat", "ann", 4, rerank=False)).hits
-    ]
+    fused = [hit.memory.id for hit in (await service.search("Ann's cat", "ann", 4, rerank=False)).hits]
     assert len(fused) == 4
     # The LLM lists the 3rd candidate, then the 1st (a repeat and a number out of range are ignored).
     llm.answer = '{"ranking": [3, 1, 3, 99]}'

@@ -103,18 +103,30 @@ TURNS = [
     ("s1", "2023-05-07T10:01:00Z", "Caroline: That sounds lovely! What colours did you use for the lake?"),
     ("s1", "2023-05-07T10:02:00Z", "Melanie: Mostly orange and pink. Painting calms me down after work."),
     ("s1", "2023-05-07T10:03:00Z", "Melanie: Bye!"),
-    ("s2", "2023-08-14T18:00:00Z", "Caroline: I went to a pride parade and painted my face in rainbow colours."),
+    (
+        "s2",
+        "2023-08-14T18:00:00Z",
+        "Caroline: I went to a pride parade and painted my face in rainbow colours.",
+    ),
     ("s2", "2023-08-14T18:01:00Z", "Melanie: I took the kids camping by the river instead."),
 ]
 
 
-async def test_every_stage_names_its_part_of_the_score(aiohttp_client: Any, tmp_path: Any, minilm: Any) -> None:
+async def test_every_stage_names_its_part_of_the_score(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
     config = make_config(tmp_path, ranking={"enabled": True})
     client = await aiohttp_client(create_app(config, embedder=minilm, llm=None))
     await store(
         client,
         *(
-            {"user_id": "mel", "fact": fact, "source_session": session, "occurred_at": when, "layer": "working"}
+            {
+                "user_id": "mel",
+                "fact": fact,
+                "source_session": session,
+                "occurred_at": when,
+                "layer": "working",
+            }
             for session, when, fact in TURNS
         ),
         dedup=False,
@@ -129,5 +141,15 @@ async def test_every_stage_names_its_part_of_the_score(aiohttp_client: Any, tmp_
     assert factors == {"time", "subject", "length", "ranking"}, factors
     assert any(hit["bonus"] > 0 for hit in fused)
     timings = result["timings_ms"]["hybrid"]
-    stages = ["fts_and_embed", "vector", "time", "speakers", "speaker_query", "feedback", "priors", "lookup", "hydrate"]
+    stages = [
+        "fts_and_embed",
+        "vector",
+        "time",
+        "speakers",
+        "speaker_query",
+        "feedback",
+        "priors",
+        "lookup",
+        "hydrate",
+    ]
     assert list(timings) == [*stages, "ranking", "total"]

@@ -62,7 +62,9 @@ async def get_health(port: int, timeout: float = 5, path: str = "/health") -> by
         writer.close()
 
 
-async def test_a_connection_that_sends_half_a_header_is_closed_after_the_header_timeout(served: Serve) -> None:
+async def test_a_connection_that_sends_half_a_header_is_closed_after_the_header_timeout(
+    served: Serve,
+) -> None:
     port = await served(header_timeout_s=1.0)
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
@@ -96,7 +98,10 @@ def test_accept_errors_are_logged_once_per_interval(caplog: pytest.LogCaptureFix
     now = [0.0]
     handler = AcceptErrorLog(every_s=60.0, clock=lambda: now[0])
     loop = asyncio.new_event_loop()
-    context = {"message": "socket.accept() out of system resource", "exception": OSError(24, "Too many open files")}
+    context = {
+        "message": "socket.accept() out of system resource",
+        "exception": OSError(24, "Too many open files"),
+    }
     try:
         with caplog.at_level(logging.ERROR, logger="memory_cortex.http.serving"):
             for second in range(120):
@@ -129,4 +134,6 @@ async def test_a_client_that_drops_mid_body_is_counted_as_closed_and_nothing_is_
     posts = [line for line in metrics.splitlines() if 'route="/memories"' in line and 'method="POST"' in line]
     assert any('status="499"' in line and line.endswith(" 3.0") for line in posts), posts
     assert not any('status="500"' in line for line in posts), posts
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [
+        r.getMessage() for r in caplog.records
+    ]

@@ -370,12 +370,14 @@ async def test_tools_show_scopes_and_answer_only_what_the_requester_may_see(clie
     never another agent's; remember stores the scope it is given."""
     [private] = await store(client, {"fact": "The user is allergic to peanuts.", "user_id": "default"})
     [work] = await store(
-        client, {"fact": "The user's peanut-free office is on floor 3.", "user_id": "default", "agent_id": "work"}
+        client,
+        {"fact": "The user's peanut-free office is on floor 3.", "user_id": "default", "agent_id": "work"},
     )
     async with mcp_client(mcp_url(client)) as mcp:
         shared = structured(
             await mcp.call_tool(
-                "remember", {"fact": "The user shares peanut snacks with the book club.", "visibility": "shared"}
+                "remember",
+                {"fact": "The user shares peanut snacks with the book club.", "visibility": "shared"},
             )
         )
 

@@ -34,9 +34,7 @@ async def test_turns_are_stored_while_the_gate_holds_the_job(
         db, memories, ExtractionService(None, LLMConfig(backend="rules")), IngestConfig(), gate=busy_gpu
     )
     messages = [{"role": "user", "content": "Remember that my bike is a green Bianchi."}]
-    await service.submit(
-        IngestRequest("sam", "s", None, {"messages": messages}, 1, debounce=False)
-    )
+    await service.submit(IngestRequest("sam", "s", None, {"messages": messages}, 1, debounce=False))
     try:
         await service.start()
         for _ in range(200):
@@ -44,9 +42,7 @@ async def test_turns_are_stored_while_the_gate_holds_the_job(
                 break
             await asyncio.sleep(0.02)
         stored = await db.read(
-            lambda conn: memory_sql.list_memories(
-                conn, MemoryFilter(user_id="sam"), limit=10, before_id=None
-            )
+            lambda conn: memory_sql.list_memories(conn, MemoryFilter(user_id="sam"), limit=10, before_id=None)
         )
         assert held and [(m.kind, m.fact) for m in stored] == [
             ("turn", "User: Remember that my bike is a green Bianchi.")

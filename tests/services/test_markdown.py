@@ -140,7 +140,12 @@ def test_a_multi_line_fact_is_one_line_that_starts_nothing_and_parses_back() -> 
     line = "- Trip plan: - day 1 Kyoto indented &lt;b&gt;detail&lt;/b&gt; ## not a heading (2026-01-05)\n"
     assert line in text
     assert parse(text) == [
-        ("Trip plan: - day 1 Kyoto indented <b>detail</b> ## not a heading", "fact", "", "2026-01-05T00:00:00.000Z")
+        (
+            "Trip plan: - day 1 Kyoto indented <b>detail</b> ## not a heading",
+            "fact",
+            "",
+            "2026-01-05T00:00:00.000Z",
+        )
     ]
 
 
@@ -366,7 +371,10 @@ def test_turns_go_to_the_daily_log_of_the_day_they_were_said_facts_stay_by_stora
     assert "## Conversation\n\n- Tim: I booked the flight to Lisbon." in files["memory/2025-05-21.md"]
     assert "Tim's sister" in files["memory/2026-01-05.md"]
     summary = record(3, "Tim and the assistant planned his trip to Lisbon.", category="session_summary")
-    assert "## Conversation summaries\n\n- Tim and the assistant planned" in render_workspace("tim", [summary])["MEMORY.md"]
+    assert (
+        "## Conversation summaries\n\n- Tim and the assistant planned"
+        in render_workspace("tim", [summary])["MEMORY.md"]
+    )
     assert parse(files["memory/2025-05-21.md"], layer="working", day="2025-05-21")[0][:2] == (
         "Tim: I booked the flight to Lisbon.",
         "conversation",

@@ -79,7 +79,11 @@ def test_the_export_covers_every_stored_column(any_conn: Connection) -> None:
             )
         )
     # The entity a fact is about is exported by name (an id means nothing in another store).
-    named = tuple("subject_id" if column == "subject" else column for column in EXPORT_COLUMNS if column != "subject_kind")
+    named = tuple(
+        "subject_id" if column == "subject" else column
+        for column in EXPORT_COLUMNS
+        if column != "subject_kind"
+    )
     assert sorted(columns) == sorted(named)
 
 
