@@ -501,6 +501,12 @@ class IngestConfig(_Section):
     context_messages: int = Field(
         4, ge=0, description="Already-extracted messages shown to the LLM as context."
     )
+    max_messages_per_step: int = Field(
+        200,
+        ge=1,
+        description="Most new messages one extraction step reads; a longer job is done in steps, each"
+        " queued behind the jobs due before it, so one huge post never holds everyone's extraction.",
+    )
     dedup_threshold: float = Field(
         0.92, gt=0, le=1, description="Cosine at or above which a new fact updates an existing one."
     )

@@ -37,8 +37,8 @@ from ..store.ingest import IngestJob
 from .beliefs import structure_of
 from .extraction import ExtractionService, KnownFact
 from .memories import MemoryService
-from .messages import Delta, JournalMemo, Message, clean_messages, compute_delta, journal_body
-from .speakers import Speaker, speakers_of
+from .messages import Delta, JournalMemo, Message, clean_messages, compute_delta, journal_body, step_end
+from .speakers import Speaker, other_speaker, speakers_of
 from .turns import message_time, turn_memories
 from .workers import join_or_cancel
 
@@ -83,19 +83,6 @@ class WorkerState:
     last_error: str | None = None
     jobs_done: int = 0
     jobs_failed: int = 0
-
-
-def other_speaker(sources: list[Message], said_by: dict[int, Speaker], method: str) -> str | None:
-    """The one person other than the owner who said every message a rules fact was read from (the
-    rules read a relation from the speaker: Melanie's "my husband Tom" is hers); None otherwise,
-    and for an LLM's facts, whose relations are to the user (its prompt says so)."""
-    if method != "rules":
-        return None
-    names = {
-        speaker.name if speaker is not None and not speaker.owner else None
-        for speaker in (said_by.get(id(message)) for message in sources)
-    }
-    return names.pop() if len(names) == 1 and None not in names else None
 
 
 class IngestService:
@@ -288,6 +275,14 @@ class IngestService:
         try:
             # The memo the journal was masked with: a message checked then costs a hash here.
             messages = clean_messages(job.messages, self._config, self._clean_texts.redact)
+            # A long job is done in steps (ingest.max_messages_per_step new messages each), each
+            # queued behind the jobs due before it: one huge post never holds everyone's extraction.
+            watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
+            end = step_end(
+                messages, watermark.message_hashes if watermark else [], self._config.max_messages_per_step
+            )
+            more = end is not None
+            messages = messages[:end]
             # The turns first, before the GPU gate: a busy GPU defers extraction, never the record
             # of what was said.
             if self._config.store_turns and await self._store_turns(job, messages) and self._on_stored:
@@ -299,7 +294,7 @@ class IngestService:
                 finally:
                     self._held_by_gate = False
             started = time.perf_counter()  # after the gate: a GPU deferral is not extraction time
-            facts_stored, new_count, method = await self._extract_and_store(job, messages)
+            facts_stored, new_count, method = await self._extract_and_store(job, messages, more=more)
         except ingest_sql.JobNoLongerClaimed:
             # Another daemon on the database took the job over (this one was thought gone): its
             # facts were rolled back with the finish, and the job is done once, there.
@@ -386,7 +381,11 @@ class IngestService:
         ]
         return dataclasses.replace(delta, context=kept) if len(kept) < len(delta.context) else delta
 
-    async def _extract_and_store(self, job: IngestJob, messages: list[Message]) -> tuple[int, int, str]:
+    async def _extract_and_store(
+        self, job: IngestJob, messages: list[Message], *, more: bool = False
+    ) -> tuple[int, int, str]:
+        """Extract and store the facts of ``messages`` new since the watermark, and close the job,
+        or (``more``: a step of a long job) put it back in the queue for its next step."""
         started = time.perf_counter()
         watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
         delta = compute_delta(
@@ -455,6 +454,9 @@ class IngestService:
                     hashes=delta.history_hashes[-MAX_WATERMARK_HASHES:],
                     history_hash=delta.history_hash,
                 )
+            if more:
+                ingest_sql.finish_step(conn, job.id, due_at=self._clock(), claimed_by=job.claimed_by)
+                return
             ingest_sql.finish(
                 conn,
                 job.id,

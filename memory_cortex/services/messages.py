@@ -210,6 +210,22 @@ def _plain_key(message: Any) -> tuple[Any, ...] | None:
     )
 
 
+def step_end(messages: Sequence[Message], extracted_hashes: Sequence[str], limit: int) -> int | None:
+    """Where a step of at most ``limit`` new messages ends: the index of the first new message
+    beyond them (``messages[:end]`` holds ``limit``), or None when every new one fits in one step.
+    New as in :func:`compute_delta`."""
+    remaining = Counter(extracted_hashes)
+    new = 0
+    for index, message in enumerate(messages):
+        if remaining[message.digest] > 0:
+            remaining[message.digest] -= 1
+            continue
+        new += 1
+        if new > limit:
+            return index
+    return None
+
+
 def compute_delta(messages: list[Message], extracted_hashes: Sequence[str], context_size: int) -> Delta:
     """New messages (see module doc) plus up to ``context_size`` already-extracted ones before them."""
     remaining = Counter(extracted_hashes)

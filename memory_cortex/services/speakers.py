@@ -74,3 +74,16 @@ def _speaker(message: Message, *, group: bool, names: set[str], marked: bool) ->
     if message.name is not None and (marked or group):
         return Speaker(message.name, False, True)
     return Speaker(message.name, not group, True)
+
+
+def other_speaker(sources: list[Message], said_by: dict[int, Speaker], method: str) -> str | None:
+    """The one person other than the owner who said every message a rules fact was read from (the
+    rules read a relation from the speaker: Melanie's "my husband Tom" is hers); None otherwise,
+    and for an LLM's facts, whose relations are to the user (its prompt says so)."""
+    if method != "rules":
+        return None
+    names = {
+        speaker.name if speaker is not None and not speaker.owner else None
+        for speaker in (said_by.get(id(message)) for message in sources)
+    }
+    return names.pop() if len(names) == 1 and None not in names else None

@@ -199,6 +199,33 @@ def finish(
         raise JobNoLongerClaimed(job_id)
 
 
+def finish_step(conn: Connection, job_id: int, *, due_at: float, claimed_by: int = 0) -> None:
+    """A step of a long job is done: the job goes back to the queue at ``due_at`` (behind the jobs
+    due before it), its body kept, its tries counted afresh. When the session got a newer pending
+    job meanwhile, that one carries the full history: this one is closed instead (the unique
+    pending index allows only one). Raises :class:`JobNoLongerClaimed` when the claim is no longer
+    this one."""
+    newer = conn.execute(
+        "SELECT 1 FROM ingest_jobs WHERE status = 'pending' AND id <> ?"
+        " AND session_key = (SELECT session_key FROM ingest_jobs WHERE id = ?)",
+        (job_id, job_id),
+    ).fetchone()
+    if newer is not None:
+        cursor = conn.execute(
+            f"UPDATE ingest_jobs SET status = 'done', finished_at = {dialect_of(conn).now}, last_error = NULL,"
+            " messages = '[]' WHERE id = ? AND status = 'running' AND claimed_by = ?",
+            (job_id, claimed_by),
+        )
+    else:
+        cursor = conn.execute(
+            "UPDATE ingest_jobs SET status = 'pending', due_at = ?, attempts = 0, last_error = NULL"
+            " WHERE id = ? AND status = 'running' AND claimed_by = ?",
+            (due_at, job_id, claimed_by),
+        )
+    if cursor.rowcount == 0:
+        raise JobNoLongerClaimed(job_id)
+
+
 def fail(conn: Connection, job_id: int, error: str, *, retry_at: float | None, claimed_by: int = 0) -> None:
     """Record a failure: back to pending at ``retry_at``, or failed for good when None.
 

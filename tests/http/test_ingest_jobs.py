@@ -123,3 +123,40 @@ async def test_a_job_is_shown_only_to_a_requester_of_its_reach(
     assert (
         await client.get(f"/ingest/jobs/{by_session['p1']}", params={"user_id": "someone-else"})
     ).status == 404
+
+
+async def test_a_long_job_runs_in_steps_behind_the_jobs_due_before_them(
+    aiohttp_client: Any, tmp_path: Any, minilm: Any
+) -> None:
+    """Issue 34: one /ingest of 20,000 messages held extraction for everyone for minutes. A job of
+    more new messages than ingest.max_messages_per_step goes back to the queue after each step, so
+    another session's job is done in between; every message is still stored and read once."""
+    config = make_config(tmp_path, ingest={"debounce_s": 0, "max_messages_per_step": 2})
+    client = await aiohttp_client(create_app(config, embedder=minilm))
+    long = [
+        {"role": "user", "content": f"My {n}th favourite city is Porto number {n}."} for n in range(1, 11)
+    ]
+    await client.post(
+        "/ingest", json={"messages": long, "session_id": "long", "user_id": "ann", "debounce": False}
+    )
+    short = [{"role": "user", "content": "I live in Leeds."}]
+    await client.post(
+        "/ingest", json={"messages": short, "session_id": "short", "user_id": "ann", "debounce": False}
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        queue = (await (await client.get("/stats")).json())["ingest"]
+        if queue["pending"] == 0 and queue["running"] == 0:
+            break
+        await asyncio.sleep(0.05)
+    jobs = {job["session_id"]: job for job in (await (await client.get("/ingest/jobs")).json())["jobs"]}
+    assert jobs["long"]["status"] == jobs["short"]["status"] == "done"
+    assert jobs["short"]["finished_at"] < jobs["long"]["finished_at"]  # not behind all ten messages
+    turns = (
+        await (
+            await client.get("/memories", params={"user_id": "ann", "kinds": "turn", "limit": "100"})
+        ).json()
+    )["memories"]
+    assert sorted(t["fact"] for t in turns if t["source_session"] == "long") == sorted(
+        f"User: {m['content']}" for m in long
+    )
