@@ -33,7 +33,7 @@ from ..store import entities as entity_sql
 from ..store import ingest as ingest_sql
 from ..store import job_memories as job_sql
 from ..store.db import Database
-from ..store.ingest import IngestJob
+from ..store.ingest import IngestJob, Watermark
 from .beliefs import structure_of
 from .extraction import ExtractionService, KnownFact
 from .memories import MemoryService
@@ -294,7 +294,9 @@ class IngestService:
                 finally:
                     self._held_by_gate = False
             started = time.perf_counter()  # after the gate: a GPU deferral is not extraction time
-            facts_stored, new_count, method = await self._extract_and_store(job, messages, more=more)
+            facts_stored, new_count, method = await self._extract_and_store(
+                job, messages, watermark, more=more
+            )
         except ingest_sql.JobNoLongerClaimed:
             # Another daemon on the database took the job over (this one was thought gone): its
             # facts were rolled back with the finish, and the job is done once, there.
@@ -382,12 +384,11 @@ class IngestService:
         return dataclasses.replace(delta, context=kept) if len(kept) < len(delta.context) else delta
 
     async def _extract_and_store(
-        self, job: IngestJob, messages: list[Message], *, more: bool = False
+        self, job: IngestJob, messages: list[Message], watermark: Watermark | None, *, more: bool = False
     ) -> tuple[int, int, str]:
-        """Extract and store the facts of ``messages`` new since the watermark, and close the job,
-        or (``more``: a step of a long job) put it back in the queue for its next step."""
+        """Store the facts of ``messages`` new since ``watermark`` (read as the job began: the session
+        runs one job at a time); close the job, or (``more``) queue its next step."""
         started = time.perf_counter()
-        watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
         delta = compute_delta(
             messages, watermark.message_hashes if watermark else [], self._config.context_messages
         )

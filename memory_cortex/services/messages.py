@@ -12,11 +12,11 @@ genuinely repeated ("yes") is still extracted the second time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import threading
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,34 +136,27 @@ def journal_message(message: Any, mask: Callable[[str], Redacted] = redact) -> d
 class JournalMemo:
     """:func:`journal_message` that remembers the messages it has seen: OpenClaw posts a session's
     whole history after every turn, and all but the newest messages were journaled on the previous
-    post (1,000 messages cost ~5 ms to reduce and mask, ~0.5 ms to look up). A message is looked up
-    by what the journal keeps of it and the shape of the rest (so an extra key or a tool call makes
-    it new); at most ``max_entries`` are kept, least recently seen dropped. Thread-safe."""
+    post (1,000 messages cost ~5 ms to reduce and mask, ~0.5 ms to look up). Only a message of the
+    keys the journal keeps, with a text content, is remembered (an extra key or a tool call makes
+    it new), by those keys' values and their types (an owner of 1 is not one of True); at most
+    ``max_entries``, least recently seen dropped (``functools.lru_cache``: thread-safe)."""
 
     def __init__(self, mask: Callable[[str], Redacted] = redact, max_entries: int = 200_000) -> None:
         self._mask = mask
-        self._seen: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
-        self._max_entries = max_entries
-        self._lock = threading.Lock()
+        self._plain = functools.lru_cache(maxsize=max_entries, typed=True)(self._plain_message)
 
     def messages(self, messages: Sequence[Any]) -> list[dict[str, Any]]:
         """Each of ``messages`` as the journal keeps it, in order."""
         return [self.message(message) for message in messages]
 
     def message(self, message: Any) -> dict[str, Any]:
-        key = _plain_key(message)
-        if key is None:
+        if not _is_plain(message):
             return journal_message(message, self._mask)
-        with self._lock:
-            if (entry := self._seen.get(key)) is not None:
-                self._seen.move_to_end(key)
-                return entry
-        entry = journal_message(message, self._mask)
-        with self._lock:
-            self._seen[key] = entry
-            if len(self._seen) > self._max_entries:
-                self._seen.popitem(last=False)
-        return entry
+        return self._plain(*(message.get(key) for key in _PLAIN_KEYS))
+
+    def _plain_message(self, *values: Any) -> dict[str, Any]:
+        present = {key: value for key, value in zip(_PLAIN_KEYS, values, strict=True) if value is not None}
+        return journal_message(present, self._mask)
 
 
 # The request's fields besides its messages that the worker reads (store.ingest.IngestJob.from_row).
@@ -183,30 +176,18 @@ def journal_body(body: dict[str, Any], journal: JournalMemo, mask: Callable[[str
     return json.dumps(kept)  # ASCII: a lone surrogate stays an escape
 
 
-_PLAIN_KEYS = frozenset({"role", "content", "name", "id", "timestamp", "owner"})
+# The keys the journal keeps of a message, in the order JournalMemo remembers them by.
+_PLAIN_KEYS = ("role", "content", "name", "id", "timestamp", "owner")
+_PLAIN_KEY_SET = frozenset(_PLAIN_KEYS)
 
 
-def _plain_key(message: Any) -> tuple[Any, ...] | None:
-    """A message with only the keys the journal keeps and a text content, as a key; None for any
-    other (not remembered: reduced each time)."""
-    if not isinstance(message, dict) or not message.keys() <= _PLAIN_KEYS:
-        return None
-    content, timestamp, owner = message.get("content"), message.get("timestamp"), message.get("owner")
-    role, name, ref = message.get("role"), message.get("name"), message.get("id")
-    if not isinstance(content, str) or any(
-        isinstance(v, dict | list) for v in (role, name, ref, timestamp, owner)
-    ):
-        return None
-    # A name or id of 1 and of "1" journal alike; a timestamp or owner of 1 and of True do not.
+def _is_plain(message: Any) -> bool:
+    """A message of only the keys the journal keeps, a text content and no nested value."""
     return (
-        message.get("role"),
-        content,
-        message.get("name"),
-        message.get("id"),
-        timestamp,
-        type(timestamp),
-        owner,
-        type(owner),
+        isinstance(message, dict)
+        and message.keys() <= _PLAIN_KEY_SET
+        and isinstance(message.get("content"), str)
+        and not any(isinstance(value, dict | list) for value in message.values())
     )
 
 
@@ -214,32 +195,28 @@ def step_end(messages: Sequence[Message], extracted_hashes: Sequence[str], limit
     """Where a step of at most ``limit`` new messages ends: the index of the first new message
     beyond them (``messages[:end]`` holds ``limit``), or None when every new one fits in one step.
     New as in :func:`compute_delta`."""
-    remaining = Counter(extracted_hashes)
-    new = 0
-    for index, message in enumerate(messages):
-        if remaining[message.digest] > 0:
-            remaining[message.digest] -= 1
-            continue
-        new += 1
-        if new > limit:
+    for count, index in enumerate(_new_indexes(messages, extracted_hashes), 1):
+        if count > limit:
             return index
     return None
 
 
+def _new_indexes(messages: Sequence[Message], extracted_hashes: Sequence[str]) -> Iterator[int]:
+    """The index of each message not among ``extracted_hashes`` (a hash counts once per message
+    it stands for: a message genuinely repeated is new the second time)."""
+    remaining = Counter(extracted_hashes)
+    for index, message in enumerate(messages):
+        if remaining[message.digest] > 0:
+            remaining[message.digest] -= 1
+        else:
+            yield index
+
+
 def compute_delta(messages: list[Message], extracted_hashes: Sequence[str], context_size: int) -> Delta:
     """New messages (see module doc) plus up to ``context_size`` already-extracted ones before them."""
-    remaining = Counter(extracted_hashes)
-    new: list[Message] = []
-    first_new_index: int | None = None
-    for index, message in enumerate(messages):
-        digest = message.digest
-        if remaining[digest] > 0:
-            remaining[digest] -= 1
-            continue
-        if first_new_index is None:
-            first_new_index = index
-        new.append(message)
+    indexes = list(_new_indexes(messages, extracted_hashes))
+    new = [messages[index] for index in indexes]
     context: list[Message] = []
-    if first_new_index is not None and context_size > 0:
-        context = messages[max(0, first_new_index - context_size) : first_new_index]
+    if indexes and context_size > 0:
+        context = messages[max(0, indexes[0] - context_size) : indexes[0]]
     return Delta(new=new, context=context, history_hashes=[m.digest for m in messages])

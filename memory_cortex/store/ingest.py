@@ -205,12 +205,7 @@ def finish_step(conn: Connection, job_id: int, *, due_at: float, claimed_by: int
     job meanwhile, that one carries the full history: this one is closed instead (the unique
     pending index allows only one). Raises :class:`JobNoLongerClaimed` when the claim is no longer
     this one."""
-    newer = conn.execute(
-        "SELECT 1 FROM ingest_jobs WHERE status = 'pending' AND id <> ?"
-        " AND session_key = (SELECT session_key FROM ingest_jobs WHERE id = ?)",
-        (job_id, job_id),
-    ).fetchone()
-    if newer is not None:
+    if _newer_pending(conn, job_id):
         cursor = conn.execute(
             f"UPDATE ingest_jobs SET status = 'done', finished_at = {dialect_of(conn).now}, last_error = NULL,"
             " messages = '[]' WHERE id = ? AND status = 'running' AND claimed_by = ?",
@@ -239,12 +234,7 @@ def fail(conn: Connection, job_id: int, error: str, *, retry_at: float | None, c
     ).fetchone()
     if claim is None:
         return
-    newer = conn.execute(
-        "SELECT 1 FROM ingest_jobs WHERE status = 'pending' AND session_key ="
-        " (SELECT session_key FROM ingest_jobs WHERE id = ?)",
-        (job_id,),
-    ).fetchone()
-    if retry_at is not None and newer is None:
+    if retry_at is not None and not _newer_pending(conn, job_id):
         conn.execute(
             "UPDATE ingest_jobs SET status = 'pending', last_error = ?, due_at = ? WHERE id = ?",
             (error[:2000], retry_at, job_id),
@@ -255,6 +245,18 @@ def fail(conn: Connection, job_id: int, error: str, *, retry_at: float | None, c
             f"UPDATE ingest_jobs SET status = ?, last_error = ?, finished_at = {dialect_of(conn).now} WHERE id = ?",
             (status, error[:2000], job_id),
         )
+
+
+def _newer_pending(conn: Connection, job_id: int) -> bool:
+    """Whether the session of a running job has a pending one: a newer post, with the full history."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM ingest_jobs WHERE status = 'pending' AND session_key ="
+            " (SELECT session_key FROM ingest_jobs WHERE id = ?)",
+            (job_id,),
+        ).fetchone()
+        is not None
+    )
 
 
 def retry_failed(conn: Connection, job_id: int, now: float) -> bool:
