@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,28 @@ async def slow_headers(port: int, count: int, wait_s: float) -> dict[str, Any]:
     return {"opened": len(opened), "connect_failed": refused, "open_after": still_open}
 
 
+def measured(
+    daemon: Daemon, log_path: Path, name: str, flood: Callable[[], tuple[Mapping[str, Any], float]]
+) -> dict[str, Any]:
+    """One flood: the daemon's RSS before, at its peak and SETTLE_S after; what ``flood`` returned
+    (its answers by kind, and how long it took); how much the daemon's log grew."""
+    log_before = log_path.stat().st_size
+    with RssSampler(daemon.pid) as rss:
+        before = rss.rss()
+        answers, seconds = flood()
+        time.sleep(SETTLE_S)
+        after = rss.rss()
+    return {
+        "flood": name,
+        "rss_before_mib": before / MIB,
+        "rss_peak_mib": rss.peak / MIB,
+        "rss_after_mib": after / MIB,
+        "answers": dict(sorted(answers.items())),
+        "seconds": seconds,
+        "log_bytes": log_path.stat().st_size - log_before,
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     token = secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="flood-") as folder:
@@ -145,44 +168,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         daemon = Daemon(Path(folder) / "db.sqlite", log_path, env=env)
         daemon.start()
         try:
-            rows = []
-            for name, key, count in (
-                ("wrong-token 8 MiB bodies", "wrong-" + token, args.bodies),
-                ("authorised 8 MiB bodies", token, args.bodies),
-            ):
-                log_before = log_path.stat().st_size
-                with RssSampler(daemon.pid) as rss:
-                    before = rss.rss()
-                    statuses, seconds = asyncio.run(body_flood(daemon.port, key, count))
-                    time.sleep(SETTLE_S)
-                    after = rss.rss()
-                rows.append(
-                    {
-                        "flood": f"{count} × {name}",
-                        "rss_before_mib": before / MIB,
-                        "rss_peak_mib": rss.peak / MIB,
-                        "rss_after_mib": after / MIB,
-                        "answers": dict(sorted(statuses.items())),
-                        "seconds": seconds,
-                        "log_bytes": log_path.stat().st_size - log_before,
-                    }
+            rows = [
+                measured(
+                    daemon,
+                    log_path,
+                    f"{args.bodies} × {name}",
+                    lambda key=key: asyncio.run(body_flood(daemon.port, key, args.bodies)),
                 )
-            log_before = log_path.stat().st_size
-            with RssSampler(daemon.pid) as rss:
-                before = rss.rss()
-                held = asyncio.run(slow_headers(daemon.port, args.slow, args.slow_wait))
-                time.sleep(SETTLE_S)
-                after = rss.rss()
+                for name, key in (
+                    ("wrong-token 8 MiB bodies", "wrong-" + token),
+                    ("authorised 8 MiB bodies", token),
+                )
+            ]
             rows.append(
-                {
-                    "flood": f"{args.slow} × half-sent header, checked after {args.slow_wait:g} s",
-                    "rss_before_mib": before / MIB,
-                    "rss_peak_mib": rss.peak / MIB,
-                    "rss_after_mib": after / MIB,
-                    "answers": held,
-                    "seconds": args.slow_wait,
-                    "log_bytes": log_path.stat().st_size - log_before,
-                }
+                measured(
+                    daemon,
+                    log_path,
+                    f"{args.slow} × half-sent header, checked after {args.slow_wait:g} s",
+                    lambda: (
+                        asyncio.run(slow_headers(daemon.port, args.slow, args.slow_wait)),
+                        args.slow_wait,
+                    ),
+                )
             )
         finally:
             daemon.stop()
