@@ -86,6 +86,19 @@ class StoreUnavailable(CortexError):
     status = 503
 
 
+class StorageFull(CortexError):
+    """The database refused a write for lack of disk space (507). Nothing of it was stored; reads
+    keep working, and writes work again once space is freed (``store/space.py``)."""
+
+    code = "disk_full"
+    status = 507
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the disk that holds the database is full: nothing was stored; free some space and send it again"
+        )
+
+
 class RequestTimedOut(CortexError):
     """An endpoint worked past its time bound (``http/time_bounds.py``)."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -150,6 +150,9 @@ class MemoryRecord:
     value: str | None = None
     valid_from: str | None = None
     valid_to: str | None = None
+    # Set for a requester that may not see the memory ``superseded_by`` names: shown as replaced,
+    # without that memory's id (store/memories.hide_unseen_replacements).
+    replacement_hidden: bool = False
 
     @property
     def scope(self) -> Scope:
@@ -384,6 +387,20 @@ class MemoryHistory:
     merged_into: list[MemoryRecord]
     summarises: list[MemoryRecord]  # archived rows this history summary covers
     summary: MemoryRecord | None  # the summary this archived row was folded into
+
+    def mapped(self, change: Callable[[list[MemoryRecord]], list[MemoryRecord]]) -> MemoryHistory:
+        """The same history with every list of records (the memory itself as a list of one)
+        passed through ``change``, which keeps their number and order."""
+        summary = [] if self.summary is None else [self.summary]
+        return MemoryHistory(
+            memory=change([self.memory])[0],
+            replaces=change(self.replaces),
+            replaced_by=change(self.replaced_by),
+            merged_from=change(self.merged_from),
+            merged_into=change(self.merged_into),
+            summarises=change(self.summarises),
+            summary=change(summary)[0] if summary else None,
+        )
 
     def visible_to(self, audience: Audience) -> MemoryHistory:
         """The links ``audience`` may see (a history never shows what a search would not)."""

@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Literal
 
 from .config import Config
+from .errors import StorageFull
 from .models.embedders import Embedder, create_embedder
 from .models.llm import LLM, create_llm
 from .services.access import AccessTracker
@@ -481,6 +482,8 @@ async def run_checkpoints(db: Database, stop: asyncio.Event, interval_s: float) 
             await asyncio.wait_for(stop.wait(), timeout=interval_s)
         try:
             await db.checkpoint()
+        except StorageFull:  # told once by the store; the WAL is copied back once there is room
+            pass
         except Exception:
             log.exception("WAL checkpoint failed")
 

@@ -17,6 +17,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from memory_cortex.config import Config
+from memory_cortex.keys import CONFIG, DATABASE
 from memory_cortex.records import MemoryRecord
 
 
@@ -279,3 +280,46 @@ def store_connection(config: Config) -> Iterator[Any]:
             yield conn
     finally:
         conn.close()
+
+
+PG_FULL = """
+CREATE OR REPLACE FUNCTION test_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'could not extend file "base/1/2": No space left on device' USING ERRCODE = 'disk_full';
+END $$
+"""
+
+
+class Disk:
+    """Fills and frees the disk of a test app's store, for real as far as the store can tell: on
+    SQLite the writer's ``max_page_count`` makes SQLite answer SQLITE_FULL to what needs a new page;
+    on PostgreSQL a trigger makes the server answer SQLSTATE 53100 (``disk_full``) to inserts."""
+
+    def __init__(self, app: web.Application) -> None:
+        self._db = app[DATABASE]
+        self._config = app[CONFIG]
+
+    async def fill(self) -> None:
+        if self._config.database.backend == "postgres":
+            with store_connection(self._config) as conn:
+                conn.execute(PG_FULL)
+                for table in ("memories", "ingest_jobs"):
+                    conn.execute(
+                        f"CREATE TRIGGER test_disk_full BEFORE INSERT ON {table}"
+                        " FOR EACH ROW EXECUTE FUNCTION test_disk_full()"
+                    )
+            return
+        # Not one page more than the file has now: what needs a new page is refused.
+        await self._db.on_writer(
+            lambda conn: conn.execute(
+                f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0]}"
+            )
+        )
+
+    async def free(self) -> None:
+        if self._config.database.backend == "postgres":
+            with store_connection(self._config) as conn:
+                for table in ("memories", "ingest_jobs"):
+                    conn.execute(f"DROP TRIGGER test_disk_full ON {table}")
+            return
+        await self._db.on_writer(lambda conn: conn.execute("PRAGMA max_page_count = 1073741823"))

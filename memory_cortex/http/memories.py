@@ -56,7 +56,8 @@ def memory_out(
         updated_at=record.updated_at,
         access_count=record.access_count,
         last_accessed=record.last_accessed,
-        superseded_by=record.superseded_by,
+        superseded_by=None if record.replacement_hidden else record.superseded_by,
+        replaced=record.superseded_by is not None,
         layer=record.layer,  # type: ignore[arg-type]  # the CHECK constraint holds it to Layer
         kind=record.kind,  # type: ignore[arg-type]  # held to Kind by its CHECK constraint
         agent_id=record.agent_id,

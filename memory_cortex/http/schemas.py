@@ -457,7 +457,13 @@ class MemoryOut(BaseModel):
     updated_at: str
     access_count: int
     last_accessed: str | None
-    superseded_by: int | None
+    superseded_by: int | None = Field(
+        description="The memory that replaced this one; null when it is current, or when the requester"
+        " may not see the replacing memory (then `replaced` is still true)."
+    )
+    replaced: bool = Field(
+        False, description="Another memory replaced this one (superseded: hidden from search, kept)."
+    )
     layer: Layer
     kind: Kind = Field(description="fact (extracted, imported or written) or turn (a message as said).")
     agent_id: str | None = Field(None, description="The agent it belongs to (null: every agent of the user).")
@@ -1030,6 +1036,19 @@ class MirrorState(BaseModel):
     default_user_id: str = Field(description="The user a request without user_id speaks for.")
 
 
+class StorageState(BaseModel):
+    full: bool = Field(
+        description="A write was refused for lack of disk space and none has committed since: writes"
+        " answer 507 disk_full until space is freed; reads work."
+    )
+    full_since: str | None = Field(description="When the first write of this episode was refused (UTC).")
+    refused_writes: int = Field(description="Writes refused for lack of space since the daemon started.")
+    free_bytes: int | None = Field(
+        description="Free space on the filesystem of the SQLite file; null on PostgreSQL (the disk is"
+        " the server's)."
+    )
+
+
 class StatsResponse(BaseModel):
     total_memories: int = Field(description="Every row, superseded ones included.")
     live_memories: int = Field(description="Rows that search can return.")
@@ -1055,6 +1074,7 @@ class StatsResponse(BaseModel):
     markdown_mirror: MirrorState | None = Field(
         None, description="The Markdown mirror the daemon keeps (markdown.sync_dir); null when off."
     )
+    storage: StorageState
 
 
 class SystemHistoryQuery(_Request):
@@ -1149,8 +1169,16 @@ class OverviewResponse(BaseModel):
 
 
 class HealthResponse(BaseModel):
-    status: str = Field(description='"ok", or "degraded" when the embedder is down (search is FTS-only).')
+    status: str = Field(
+        description='"ok", or "degraded" when the embedder is down (search is FTS-only) or the disk is'
+        " full (writes refused)."
+    )
     embedder_ok: bool
+    disk_full: bool = Field(
+        False,
+        description="The database refuses writes for lack of disk space (507 disk_full); reads work."
+        " Cleared by the next write that commits.",
+    )
     uptime_s: float
     version: str = Field(description="The running release (also in /metrics as memory_cortex_build_info).")
 

@@ -19,6 +19,7 @@ from ..services.markdown import user_folder
 from ..services.metrics import CONTENT_TYPE
 from ..services.overview import DAEMON_WIDE
 from ..services.scheduler import SchedulerState
+from ..services.stats import SpaceState
 from .common import parse_query, resolve_user
 from .schemas import (
     ChartPointOut,
@@ -40,6 +41,7 @@ from .schemas import (
     SchedulerStats,
     SearchLatency,
     StatsResponse,
+    StorageState,
     SystemHistoryQuery,
     SystemHistoryResponse,
 )
@@ -82,6 +84,7 @@ async def stats(request: web.Request) -> web.Response:
             request.app[CONFIG].markdown.sync_dir, counts.per_user, request.app[CONFIG].users.default_user_id
         ),
         search_latency=SearchLatency(**dataclasses.asdict(request.app[METRICS].recent_search_latency())),
+        storage=storage_state(result.space),
     )
     return web.json_response(body.model_dump())
 
@@ -144,12 +147,17 @@ async def metrics(request: web.Request) -> web.Response:
 
 
 async def health(request: web.Request) -> web.Response:
-    """Cheap liveness: no SQL. ``degraded`` means search runs FTS-only."""
+    """Cheap liveness: no SQL. ``degraded``: search runs FTS-only, or writes are refused (disk full)."""
     service = request.app[STATS_SERVICE]
     embedder = service.embedder_health()
     ok = embedder is not None and embedder.ok
+    full = service.space().full
     body = HealthResponse(
-        status="ok" if ok else "degraded", embedder_ok=ok, uptime_s=service.uptime_s, version=__version__
+        status="ok" if ok and not full else "degraded",
+        embedder_ok=ok,
+        disk_full=full,
+        uptime_s=service.uptime_s,
+        version=__version__,
     )
     return web.json_response(body.model_dump())
 
@@ -170,6 +178,15 @@ def llm_state(health: LLMHealth) -> LLMState:
         last_call=last_call,
         last_ok_at=_iso(ok_at) if ok_at is not None else None,
         last_error_at=_iso(error_at) if error_at is not None else None,
+    )
+
+
+def storage_state(space: SpaceState) -> StorageState:
+    return StorageState(
+        full=space.full,
+        full_since=_iso(space.full_since) if space.full_since is not None else None,
+        refused_writes=space.refused_writes,
+        free_bytes=space.free_bytes,
     )
 
 

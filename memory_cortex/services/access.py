@@ -15,6 +15,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable
 
+from ..errors import StorageFull
 from ..store import memories as memory_sql
 from ..store.db import Database
 
@@ -78,5 +79,7 @@ class AccessTracker:
             self._wake.clear()
             try:
                 await self.flush()
+            except StorageFull:  # told once by the store; the tally waits for room
+                pass
             except Exception:  # the worker never dies; the tally waits for the next round
                 log.exception("access counts not written")

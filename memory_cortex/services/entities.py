@@ -58,7 +58,9 @@ class EntityService:
             if not facts and not relations:
                 raise EntityNotFound(entity_id)
             current = [fact for fact in facts if fact.superseded_by is None]
-            history = [fact for fact in facts if fact.superseded_by is not None]
+            history = memory_sql.hide_unseen_replacements(
+                conn, [fact for fact in facts if fact.superseded_by is not None], audience
+            )
             turn_ids = [
                 turn_id
                 for fact in facts
@@ -66,9 +68,11 @@ class EntityService:
                 if isinstance(turn_id, int) and not isinstance(turn_id, bool)
             ]
             turns = memory_sql.get_many(conn, list(dict.fromkeys(turn_ids))[:MAX_SOURCE_TURNS])
-            source_turns = [
-                turn for turn in turns.values() if turn.user_id == user_id and audience.admits(turn.scope)
-            ]
+            source_turns = memory_sql.hide_unseen_replacements(
+                conn,
+                [turn for turn in turns.values() if turn.user_id == user_id and audience.admits(turn.scope)],
+                audience,
+            )
             return EntityView(entity, current, history, relations, sorted(source_turns, key=lambda t: t.id))
 
         return await self._db.read(read)

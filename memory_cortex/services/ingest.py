@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import sqlite3
 import time
@@ -25,19 +24,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import IngestConfig
-from ..errors import JobNotFound
+from ..errors import JobNotFound, StorageFull
 from ..models.llm import LLMUnavailable
 from ..records import EVERYONE, Audience, MemoryRecord, NewMemory
 from ..redaction import CleanTextMemo
-from ..store import entities as entity_sql
 from ..store import ingest as ingest_sql
 from ..store import job_memories as job_sql
+from ..store import memories as memory_sql
 from ..store.db import Database
 from ..store.ingest import IngestJob, Watermark
 from .beliefs import structure_of
-from .extraction import ExtractionService, KnownFact
+from .extraction import ExtractionService
+from .job_context import known_facts, same_reach_context
 from .memories import MemoryService
-from .messages import Delta, JournalMemo, Message, clean_messages, compute_delta, journal_body, step_end
+from .messages import JournalMemo, Message, clean_messages, compute_delta, journal_body, step_end
 from .speakers import Speaker, other_speaker, speakers_of
 from .turns import message_time, turn_memories
 from .workers import join_or_cancel
@@ -49,8 +49,6 @@ MAX_WATERMARK_HASHES = 10_000
 
 # Most turn ids a fact records as its source.
 MAX_DERIVED_FROM = 50
-# Most current facts an extraction LLM is shown beside the new messages.
-MAX_KNOWN_FACTS = 40
 
 # Something that may hold a job back (the GPU-aware gate of the hardware issue plugs in here).
 Gate = Callable[[IngestJob], Awaitable[None]]
@@ -69,6 +67,9 @@ class IngestRequest:
 # On a database several daemons share: how often a worker looks for jobs a stopped daemon left, and
 # for jobs another daemon journaled (its submit cannot wake this worker).
 ORPHAN_CHECK_S = 10.0
+# While the disk is full, how long the worker waits before it tries to write again (an /ingest
+# that is accepted again wakes it sooner).
+STORAGE_FULL_PAUSE_S = 30.0
 
 
 def session_key(user_id: str, session_id: str | None) -> str:
@@ -130,6 +131,8 @@ class IngestService:
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # A job claimed when the disk filled up, not yet put back in the queue (that is a write too).
+        self._unreleased: IngestJob | None = None
         self.state = WorkerState()
 
     # -- the HTTP side ---------------------------------------------------------------------
@@ -198,7 +201,8 @@ class IngestService:
                 if not reach or not all(audience.admits(scope) for scope in reach):
                     raise JobNotFound(job_id)
             stored = job_sql.stored_by_job(conn, job.user_id, job.session_id, job.id)
-            return job, [record for record in stored if audience.admits(record.scope)]
+            seen = [record for record in stored if audience.admits(record.scope)]
+            return job, memory_sql.hide_unseen_replacements(conn, seen, audience)
 
         return await self._db.read(read)
 
@@ -228,9 +232,14 @@ class IngestService:
             log.warning("extraction worker stopped mid-job; it will run again at next start")
 
     async def run_due_jobs(self) -> int:
-        """Run every job that is due now; returns how many ran (tests and the worker use it)."""
+        """Run every job that is due now; returns how many ran (tests and the worker use it).
+
+        Raises :class:`StorageFull` when the disk is full: the job in hand goes back to the queue
+        untried, and nothing more runs until there is room."""
         ran = 0
         me = self._db.instance_id
+        if self._unreleased is not None:
+            await self._release(self._unreleased)
         while not self._stop.is_set():
             job = await self._db.write(lambda conn: ingest_sql.claim_due(conn, self._clock(), me))
             if job is None:
@@ -261,6 +270,9 @@ class IngestService:
                         log.info("took over jobs of a daemon that stopped", extra={"jobs": adopted})
                 await self.run_due_jobs()
                 next_due = await self._db.read(ingest_sql.next_due_at)
+            except StorageFull as exc:  # told once by the store; the jobs wait in the journal
+                self.state.last_error = exc.message
+                next_due = self._clock() + STORAGE_FULL_PAUSE_S
             except Exception:  # never let the worker die: log, pause, go on
                 log.exception("extraction worker error")
                 next_due = self._clock() + 5
@@ -303,8 +315,15 @@ class IngestService:
             log.warning(
                 "ingest job taken over by another daemon; this run's facts are dropped", extra={"job": job.id}
             )
+        except StorageFull:
+            await self._release(job)
+            raise
         except Exception as exc:
-            await self._record_failure(job, exc)
+            try:
+                await self._record_failure(job, exc)
+            except StorageFull:  # the disk filled up meanwhile: not the job's failure
+                await self._release(job)
+                raise
         else:
             seconds = time.perf_counter() - started
             self.state.last_latency_ms = int(seconds * 1000)
@@ -364,25 +383,6 @@ class IngestService:
             await self._db.write(remember)
         return len(items)
 
-    async def _same_reach_context(self, job: IngestJob, delta: Delta) -> Delta:
-        """``delta`` with only the context messages said where this job's are: a stored turn of each
-        has the job's reach. A session id used first in private and then by a group (OpenClaw's
-        ``groupScope: "main"``) would otherwise show the group's extraction the private words, and
-        what it read from them would be stored as shared. A message with no stored turn (deleted, or
-        ``ingest.store_turns`` off) is left out: where it was said is not known."""
-        if not delta.context:
-            return delta
-        digests = list(dict.fromkeys(message.digest for message in delta.context))
-        scopes = await self._db.read(
-            lambda conn: job_sql.turn_scopes_by_digest(conn, job.user_id, job.session_id, digests)
-        )
-        kept = [
-            message
-            for message in delta.context
-            if any(scope.recalled_alike(job.scope) for scope in scopes.get(message.digest, ()))
-        ]
-        return dataclasses.replace(delta, context=kept) if len(kept) < len(delta.context) else delta
-
     async def _extract_and_store(
         self, job: IngestJob, messages: list[Message], watermark: Watermark | None, *, more: bool = False
     ) -> tuple[int, int, str]:
@@ -393,9 +393,9 @@ class IngestService:
             messages, watermark.message_hashes if watermark else [], self._config.context_messages
         )
         last_attempt = job.attempts >= self._config.max_attempts
-        delta = await self._same_reach_context(job, delta)
+        delta = await same_reach_context(self._db, job, delta)
         said_by = self._speakers(job, messages)
-        known = await self._known_facts(job, delta.new, said_by) if self._extraction.uses_llm else []
+        known = await known_facts(self._db, job, delta.new, said_by) if self._extraction.uses_llm else []
         result = await self._extraction.extract(
             delta,
             speakers=[said_by[id(message)] for message in delta.new],
@@ -487,37 +487,20 @@ class IngestService:
         """When a message was said: its own time, else the conversation's, else its arrival."""
         return message_time(message.timestamp) or job.occurred_at or job.received_at
 
-    async def _known_facts(
-        self, job: IngestJob, new: list[Message], said_by: dict[int, Speaker]
-    ) -> list[KnownFact]:
-        """The current facts an extraction LLM is shown: those of the owner and of the people who
-        speak or are named in the new messages, of the conversation's own reach only (what this
-        conversation's requesters may see; never another scope's), newest said first."""
-        names = {speaker.name for m in new if (speaker := said_by[id(m)]).name and not speaker.owner}
-        text = " ".join(message.text for message in new).casefold()
-
-        def read(conn: sqlite3.Connection) -> list[KnownFact]:
-            subjects: dict[int | None, str] = {None: "user"}
-            for entity_id, name in entity_sql.subject_names(conn, job.user_id).items():
-                if name in names or (len(name) >= 2 and name.casefold() in text):
-                    subjects[entity_id] = name
-            records = entity_sql.facts_of_subjects(
-                conn, job.user_id, list(subjects), None, EVERYONE, MAX_KNOWN_FACTS * 4
-            )
-            reach = job.scope
-            return [
-                KnownFact(
-                    record.id,
-                    subjects.get(record.subject_id, "user"),
-                    record.attribute,
-                    record.fact,
-                    record.said_at,
+    async def _release(self, job: IngestJob) -> None:
+        """Put ``job`` back in the queue untried (the disk was full), due after a pause. Raises
+        :class:`StorageFull` when even that cannot be written: the job stays claimed by this worker
+        until the next round tries again (or a restart requeues it)."""
+        self._unreleased = job
+        reason = StorageFull().message
+        due_at = self._clock() + STORAGE_FULL_PAUSE_S
+        with contextlib.suppress(ingest_sql.JobNoLongerClaimed):  # another daemon took it over
+            await self._db.write(
+                lambda conn: ingest_sql.release(
+                    conn, job.id, due_at=due_at, reason=reason, claimed_by=job.claimed_by
                 )
-                for record in records
-                if record.scope.recalled_alike(reach)
-            ][:MAX_KNOWN_FACTS]
-
-        return await self._db.read(read)
+            )
+        self._unreleased = None
 
     async def _record_failure(self, job: IngestJob, exc: Exception) -> None:
         reason = f"{type(exc).__name__}: {exc}"

@@ -389,12 +389,19 @@ class MemoryService:
     async def get(self, memory_id: int, *, user_id: str | None = None, audience: Audience) -> MemoryRecord:
         """One memory; with ``user_id`` it must belong to that user, and ``audience`` must be
         allowed to see it (else: not found, the same answer as for a memory that never was)."""
-        record = await self._db.read(lambda conn: memory_sql.get(conn, memory_id))
-        if (
-            record is None
-            or (user_id is not None and record.user_id != user_id)
-            or not audience.admits(record.scope)
-        ):
+
+        def read(conn: sqlite3.Connection) -> MemoryRecord | None:
+            record = memory_sql.get(conn, memory_id)
+            if (
+                record is None
+                or (user_id is not None and record.user_id != user_id)
+                or not audience.admits(record.scope)
+            ):
+                return None
+            return memory_sql.hide_unseen_replacements(conn, [record], audience)[0]
+
+        record = await self._db.read(read)
+        if record is None:
             raise MemoryNotFound(memory_id)
         return record
 
@@ -414,9 +421,13 @@ class MemoryService:
     async def list_memories(
         self, where: MemoryFilter, *, limit: int, before_id: int | None
     ) -> list[MemoryRecord]:
-        return await self._db.read(
-            lambda conn: memory_sql.list_memories(conn, where, limit=limit, before_id=before_id)
-        )
+        def read(conn: sqlite3.Connection) -> list[MemoryRecord]:
+            records = memory_sql.list_memories(conn, where, limit=limit, before_id=before_id)
+            if where.audience is None:
+                return records
+            return memory_sql.hide_unseen_replacements(conn, records, where.audience)
+
+        return await self._db.read(read)
 
     async def sessions(
         self, user_id: str, *, limit: int, offset: int, audience: Audience
@@ -436,7 +447,14 @@ class MemoryService:
         linked memories ``audience`` may see)."""
         record = await self.get(memory_id, user_id=user_id, audience=audience)
         history = await self._db.read(lambda conn: memory_sql.history(conn, record))
-        return history if audience.unrestricted else history.visible_to(audience)
+        if audience.unrestricted:
+            return history
+        seen = history.visible_to(audience)
+
+        def hide(conn: sqlite3.Connection, records: list[MemoryRecord]) -> list[MemoryRecord]:
+            return memory_sql.hide_unseen_replacements(conn, records, audience)
+
+        return await self._db.read(lambda conn: seen.mapped(lambda records: hide(conn, records)))
 
     async def profile_facts(
         self, user_id: str, *, audience: Audience, limit: int, vital_importance: int = 9

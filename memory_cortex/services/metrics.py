@@ -265,6 +265,23 @@ class _StatsCollector:
             "Size of the store: the SQLite file with its WAL, or the PostgreSQL database.",
             value=stats.db_bytes,
         )
+        space = stats.space
+        yield GaugeMetricFamily(
+            "memory_cortex_store_full",
+            "1 while the database refuses writes for lack of disk space (answered 507 disk_full).",
+            value=1 if space.full else 0,
+        )
+        yield CounterMetricFamily(
+            "memory_cortex_store_writes_refused",
+            "Writes the database refused for lack of disk space.",
+            value=space.refused_writes,
+        )
+        if space.free_bytes is not None:  # SQLite only: PostgreSQL's disk is the server's
+            yield GaugeMetricFamily(
+                "memory_cortex_store_free_bytes",
+                "Free space on the filesystem that holds the SQLite file.",
+                value=space.free_bytes,
+            )
 
     def _ingest(self, stats: Stats) -> Iterator[Metric]:
         jobs = GaugeMetricFamily(

@@ -12,6 +12,7 @@ from ..models.llm import LLM, LLMHealth
 from ..records import Audience
 from ..store.db import Database
 from ..store.embeddings import StoreCounts
+from ..store.space import SpaceState
 from ..store.vectors import VectorIndex
 from .hardware import HardwareMonitor, HardwareStatus
 from .ingest import IngestService
@@ -31,6 +32,11 @@ class Stats:
     ingest: dict[str, Any]
     hardware: HardwareStatus
     scheduler: SchedulerState
+    space: SpaceState
+
+
+# A StatsService without its database (unit tests) knows nothing of the disk.
+UNKNOWN_SPACE = SpaceState(full=False, full_since=None, refused_writes=0, free_bytes=None)
 
 
 class StatsService:
@@ -77,6 +83,10 @@ class StatsService:
     def uptime_s(self) -> float:
         return round(time.monotonic() - self._started, 3)
 
+    def space(self) -> SpaceState:
+        """Whether the store has room to write (no SQL: a ``statvfs`` at most)."""
+        return self._db.space.state() if self._db is not None else UNKNOWN_SPACE
+
     def embedder_health(self) -> EmbedderHealth | None:
         return self._embedder.health() if self._embedder is not None else None
 
@@ -94,6 +104,7 @@ class StatsService:
             ingest=await self._ingest.queue(),
             hardware=self._hardware.status(),
             scheduler=self._scheduler.state(),
+            space=self.space(),
         )
 
     async def _index_rows(self) -> int:

@@ -28,6 +28,7 @@ from typing import TypeVar
 from ..errors import StoreUnavailable
 from .connection import SqliteConnection
 from .files import make_private_file
+from .space import SpaceWatch
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +183,7 @@ class Database:
         self._checkpointer: ThreadPoolExecutor | None = None
         self._all_connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
+        self.space = SpaceWatch(str(self.path), self.path.parent)
 
     # One daemon per SQLite file: it is the only instance, and exclusive work is decided in-process.
     instance_id = 0
@@ -288,7 +290,7 @@ class Database:
         if self._writer is None:
             raise StoreUnavailable("database is not open")
 
-        def run() -> T:
+        def transaction() -> T:
             conn: sqlite3.Connection = self._local.conn
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -298,6 +300,10 @@ class Database:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            return result
+
+        def run() -> T:
+            result = self.space.guarded(transaction)
             run_after_commit(after_commit, result)
             return result
 
@@ -308,7 +314,9 @@ class Database:
         for reads that must be ordered with the writes (the vector index refresh)."""
         if self._writer is None:
             raise StoreUnavailable("database is not open")
-        return await asyncio.get_running_loop().run_in_executor(self._writer, lambda: work(self._local.conn))
+        return await asyncio.get_running_loop().run_in_executor(
+            self._writer, lambda: self.space.mapped(lambda: work(self._local.conn))
+        )
 
     async def checkpoint(self) -> tuple[int, int, int]:
         """A PASSIVE WAL checkpoint on the checkpoint thread: never blocks readers or the writer.
@@ -317,7 +325,8 @@ class Database:
             raise StoreUnavailable("database is not open")
 
         def run() -> tuple[int, int, int]:
-            row = self._local.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            conn = self._local.conn
+            row = self.space.mapped(lambda: conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone())
             return int(row[0]), int(row[1]), int(row[2])
 
         return await asyncio.get_running_loop().run_in_executor(self._checkpointer, run)

@@ -205,6 +205,23 @@ def finish_step(conn: Connection, job_id: int, *, due_at: float, claimed_by: int
     job meanwhile, that one carries the full history: this one is closed instead (the unique
     pending index allows only one). Raises :class:`JobNoLongerClaimed` when the claim is no longer
     this one."""
+    _requeue(conn, job_id, due_at=due_at, claimed_by=claimed_by, attempts="0", error=None)
+
+
+def release(conn: Connection, job_id: int, *, due_at: float, reason: str, claimed_by: int = 0) -> None:
+    """A job whose work the store could not take (a full disk: ``reason``) goes back to the queue at
+    ``due_at`` as if it had not been tried (its try is not counted); closed instead when a newer
+    pending job of its session carries the full history. Raises :class:`JobNoLongerClaimed` as
+    :func:`finish_step`."""
+    attempts = dialect_of(conn).greatest("attempts - 1", "0")
+    _requeue(conn, job_id, due_at=due_at, claimed_by=claimed_by, attempts=attempts, error=reason)
+
+
+def _requeue(
+    conn: Connection, job_id: int, *, due_at: float, claimed_by: int, attempts: str, error: str | None
+) -> None:
+    """Back to pending at ``due_at`` with ``attempts`` (an SQL expression) and ``error`` as its last
+    error, or closed when a newer post of the session waits."""
     if _newer_pending(conn, job_id):
         cursor = conn.execute(
             f"UPDATE ingest_jobs SET status = 'done', finished_at = {dialect_of(conn).now}, last_error = NULL,"
@@ -213,9 +230,9 @@ def finish_step(conn: Connection, job_id: int, *, due_at: float, claimed_by: int
         )
     else:
         cursor = conn.execute(
-            "UPDATE ingest_jobs SET status = 'pending', due_at = ?, attempts = 0, last_error = NULL"
+            f"UPDATE ingest_jobs SET status = 'pending', due_at = ?, attempts = {attempts}, last_error = ?"
             " WHERE id = ? AND status = 'running' AND claimed_by = ?",
-            (due_at, job_id, claimed_by),
+            (due_at, error, job_id, claimed_by),
         )
     if cursor.rowcount == 0:
         raise JobNoLongerClaimed(job_id)

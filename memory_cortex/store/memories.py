@@ -9,6 +9,7 @@ version per backend here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -124,6 +125,25 @@ def get_many(conn: Connection, memory_ids: Sequence[int]) -> dict[int, MemoryRec
     d = dialect_of(conn)
     rows = conn.execute(f"{_SELECT} WHERE {d.in_list('id')}", (d.list_param(memory_ids),))
     return {row["id"]: MemoryRecord.from_row(row) for row in rows}
+
+
+def hide_unseen_replacements(
+    conn: Connection, records: Sequence[MemoryRecord], audience: Audience
+) -> list[MemoryRecord]:
+    """``records`` as ``audience`` may see them: where ``superseded_by`` names a memory it may not
+    see, that id is hidden (``replacement_hidden``): the record still reads as replaced, and the
+    other memory's existence is not told."""
+    named = {record.superseded_by for record in records if record.superseded_by is not None}
+    if audience.unrestricted or not named:
+        return list(records)
+    replacements = get_many(conn, sorted(named))
+    seen = {mid for mid, record in replacements.items() if audience.admits(record.scope)}
+    return [
+        dataclasses.replace(record, replacement_hidden=True)
+        if record.superseded_by is not None and record.superseded_by not in seen
+        else record
+        for record in records
+    ]
 
 
 # The trigram index finds substrings of three characters or more; shorter ones are scanned.

@@ -232,7 +232,19 @@ async def test_an_agent_cannot_undo_a_supersession_by_a_memory_it_does_not_see(
     )
     assert undo.status == 400, await undo.text()
     kept = await (await client.get(f"/memories/{old['id']}", params={"user_id": "alex"})).json()
-    assert kept["superseded_by"] == new["id"]
+    assert kept["superseded_by"] == new["id"] and kept["replaced"] is True
+    # The work agent reads it as replaced, without the id of a memory it may not see: not by id,
+    # not in a list, not in its history, not on an entity's page.
+    work = {"user_id": "alex", "agent_id": "work"}
+    seen = await (await client.get(f"/memories/{old['id']}", params=work)).json()
+    assert (seen["superseded_by"], seen["replaced"]) == (None, True)
+    listed = await (await client.get("/memories", params={**work, "include_superseded": "true"})).json()
+    [row] = [m for m in listed["memories"] if m["id"] == old["id"]]
+    assert (row["superseded_by"], row["replaced"]) == (None, True)
+    history = await (await client.get(f"/memories/{old['id']}/history", params=work)).json()
+    assert (history["memory"]["superseded_by"], history["replaced_by"]) == (None, [])
+    home = await (await client.get(f"/memories/{old['id']}", params={"user_id": "alex", "agent_id": "home"})).json()
+    assert home["superseded_by"] == new["id"]
     undo = await client.patch(
         f"/memories/{old['id']}", params={"user_id": "alex", "agent_id": "home"}, json={"superseded_by": None}
     )

@@ -170,6 +170,24 @@ def test_a_failure_retries_fails_for_good_or_yields_to_a_newer_job(any_conn: Any
     assert (status_of(any_conn, other), status_of(any_conn, newer)) == ("done", "pending")
 
 
+def test_a_job_released_for_a_full_disk_waits_untried_or_yields_to_a_newer_job(any_conn: Any) -> None:
+    job_id = enqueue(any_conn, "a")
+    ingest_sql.claim_due(any_conn, 1e12, claimed_by=3)
+    with pytest.raises(ingest_sql.JobNoLongerClaimed):  # only under its own claim
+        ingest_sql.release(any_conn, job_id, due_at=50.0, reason="disk full", claimed_by=4)
+    ingest_sql.release(any_conn, job_id, due_at=50.0, reason="disk full", claimed_by=3)
+    job = ingest_sql.get_job(any_conn, job_id)
+    assert job is not None
+    assert (job.status, job.attempts, job.due_at, job.last_error) == ("pending", 0, 50.0, "disk full")
+    assert len(job.messages) == 1  # its body is kept for the next try
+
+    other = enqueue(any_conn, "b", due_at=10.0)
+    assert ingest_sql.claim_due(any_conn, 1e12).id == other  # type: ignore[union-attr]
+    newer = enqueue(any_conn, "b")
+    ingest_sql.release(any_conn, other, due_at=50.0, reason="disk full")
+    assert (status_of(any_conn, other), status_of(any_conn, newer)) == ("done", "pending")
+
+
 def test_a_failed_job_is_retried_only_without_a_pending_one(any_conn: Any) -> None:
     job_id = enqueue(any_conn, "a")
     assert not ingest_sql.retry_failed(any_conn, job_id, 5.0)  # pending, not failed

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from playwright.async_api import Error, Request, Route, expect
 
-from tests.helpers import LhmServer
+from tests.helpers import Disk, LhmServer
 from tests.ui.conftest import TOKEN, Daemon, Dashboard, seed
 
 OpenDashboard = Callable[..., Awaitable[Dashboard]]
@@ -550,6 +550,37 @@ async def test_system_page_draws_its_charts(
     dashboard.assert_no_console_errors()
 
 
+async def test_a_full_disk_shows_a_banner_on_every_page_until_writes_work(
+    open_dashboard: OpenDashboard, daemon: Daemon
+) -> None:
+    disk = Disk(daemon.client.app)
+    await disk.fill()
+    refused = await daemon.client.post(
+        "/memories", json={"fact": "Sam's notes: " + "bees " * 3000, "user_id": "sam"}
+    )
+    assert refused.status == 507
+    dashboard = await open_dashboard(daemon)
+    page = dashboard.page
+    await page.goto(daemon.ui_url + "#/memories")
+    await dashboard.ready()
+    banner = page.locator("#health-banner")
+    await expect(banner).to_be_visible()
+    await expect(banner).to_contain_text("disk that holds the database is full")
+    await expect(page.locator("main tbody tr").first).to_be_visible()  # reads still work
+    await page.goto(daemon.ui_url + "#/system")
+    await dashboard.ready()
+    await expect(page.get_by_label("Disk")).to_contain_text("full: writes refused")
+    await dashboard.screenshot("disk-full")
+
+    await disk.free()
+    await daemon.post("/memories", {"fact": "Sam's bees swarmed.", "user_id": "sam"}, 201)
+    await page.reload()
+    await dashboard.ready()
+    await expect(banner).to_be_hidden()
+    await expect(page.get_by_label("Disk")).to_contain_text("writes accepted")
+    assert not dashboard.errors
+
+
 async def test_with_a_token_nothing_loads_until_it_is_entered(
     open_dashboard: OpenDashboard, start_daemon: Callable[..., Awaitable[Daemon]]
 ) -> None:
@@ -557,8 +588,12 @@ async def test_with_a_token_nothing_loads_until_it_is_entered(
     dashboard = await open_dashboard(daemon)
     page = dashboard.page
     statuses: list[int] = []
+    # The data endpoints (the liveness probe /health holds none and needs no token).
     page.on(
-        "response", lambda response: statuses.append(response.status) if "/ui/" not in response.url else None
+        "response",
+        lambda response: statuses.append(response.status)
+        if "/ui/" not in response.url and not response.url.endswith("/health")
+        else None,
     )
     await page.goto(daemon.ui_url + "#/memories")
     token_field = page.get_by_label("API token", exact=True)

@@ -33,6 +33,7 @@ from ...urls import redacted_url
 from ..db import list_migrations as list_sql_files
 from ..db import run_after_commit
 from ..dialect import INSTANCE_LOCKS
+from ..space import SpaceWatch, is_disk_full
 from .connection import PgConnection, configure
 
 log = logging.getLogger(__name__)
@@ -140,6 +141,7 @@ class PostgresDatabase:
         self._instance_connection: psycopg.Connection[Any] | None = None
         self.instance_id = 0  # set by open(): this daemon's id among those on the database
         self.shared = True  # other daemons may use the same database
+        self.space = SpaceWatch(self.location, None)  # the disk is the server's: no free space known
 
     # -- lifecycle -------------------------------------------------------------------------
     def open(self) -> None:
@@ -279,13 +281,16 @@ class PostgresDatabase:
             raise StoreUnavailable("database is not open")
         pool = self._write_pool
 
-        def run() -> T:
+        def transaction() -> T:
             with _connection(pool, self.location) as raw, raw.transaction():
                 # One writer at a time across every daemon on the database, as SQLite's BEGIN
                 # IMMEDIATE gives one per file: what a write reads to decide (a near-duplicate to
                 # merge into, a job still running) cannot change before it commits.
                 raw.execute("SELECT pg_advisory_xact_lock(%s, %s)", WRITE_LOCK)
-                result = work(PgConnection(raw))
+                return work(PgConnection(raw))
+
+        def run() -> T:
+            result = self.space.guarded(transaction)
             run_after_commit(after_commit, result)
             return result
 
@@ -301,7 +306,7 @@ class PostgresDatabase:
             with _connection(pool, self.location) as raw:
                 return work(PgConnection(raw))
 
-        return await asyncio.get_running_loop().run_in_executor(self._writer, run)
+        return await asyncio.get_running_loop().run_in_executor(self._writer, lambda: self.space.mapped(run))
 
     async def read(self, work: Callable[[PgConnection], T]) -> T:
         """Run ``work(conn)`` on a read-only connection in a reader thread."""
@@ -383,7 +388,8 @@ class _connection:
         except psycopg.OperationalError as exc:
             self._unavailable(exc)
         failure = exc_info[1]
-        if isinstance(failure, psycopg.OperationalError):  # the server went away, a lock wait ended
+        # The server went away, a lock wait ended (a full disk is told as such: store/space.py).
+        if isinstance(failure, psycopg.OperationalError) and not is_disk_full(failure):
             self._unavailable(failure)
 
     def _unavailable(self, exc: psycopg.Error) -> None:

@@ -4,6 +4,7 @@
 
 import { api, AuthRequired, onUnauthorized, reportError, setToken } from "./api.js";
 import { clearErrors, el, focusHeading, replace } from "./dom.js";
+import { watchHealth } from "./health.js";
 import * as ingest from "./ingest.js";
 import * as lifecycle from "./lifecycle.js";
 import * as memories from "./memories.js";
@@ -232,6 +233,7 @@ async function unlock(event) {
 // -- start ---------------------------------------------------------------------------------
 function start() {
   onUnauthorized(lock);
+  watchHealth(document.getElementById("health-banner"));
   tokenForm.addEventListener("submit", unlock);
   navToggle.addEventListener("click", () => {
     const open = navToggle.getAttribute("aria-expanded") !== "true";

@@ -140,6 +140,15 @@ function overviewView(stats) {
       ]),
     ),
     card(
+      "Disk",
+      storageBadge(stats.storage),
+      descriptionList([
+        ["Free beside the database", stats.storage?.free_bytes === null || stats.storage?.free_bytes === undefined ? null : bytes(stats.storage.free_bytes)],
+        ["Full since", stats.storage?.full ? time(stats.storage.full_since) : null],
+        ["Writes refused", stats.storage?.refused_writes ? num(stats.storage.refused_writes) : null],
+      ]),
+    ),
+    card(
       "Search latency",
       descriptionList([
         ["p50", latency.p50_ms === null || latency.p50_ms === undefined ? null : `${num(latency.p50_ms, 1)} ms`],
@@ -189,6 +198,12 @@ export function llmBadge(llm) {
   if (llm.last_call === "ok") return badge(true, "last call answered");
   if (llm.last_error) return badge(false, "", "not reachable");
   return neutralBadge(llm.ok ? "reachable, not called yet" : "not called yet");
+}
+
+/** @param {any} storage /stats storage */
+export function storageBadge(storage) {
+  if (!storage) return neutralBadge("unknown");
+  return storage.full ? badge(false, "", "full: writes refused, reads work") : badge(true, "writes accepted");
 }
 
 /** @param {any} embedder /stats embedder */
