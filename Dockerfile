@@ -1,29 +1,38 @@
 # Memory Cortex in a container: the daemon on the embedded defaults (all-MiniLM-L6-v2 and the rules
-# extractor beside the packaged Gemma 3 270M), its data in the /data volume.
+# extractor), its data in the /data volume. Real extraction: an LLM server over HTTP
+# (deploy/compose/llama-server.yaml or ollama.yaml).
 #
-#   docker compose up -d                       # compose.yaml: the daemon alone
-#   docker build -t memory-cortex .            # or just the image
+#   docker compose up -d                                # compose.yaml: the daemon alone
+#   docker build -t memory-cortex .                     # or just the image
+#   docker build --build-arg WITH_LLAMA=1 -t memory-cortex .   # with in-process llama.cpp (compiles)
 #
 # Untested here: the machines this project is built on have a Docker client but no engine, so this
 # file has not been built; the same steps (install.sh's) are what CI runs. Report what fails.
 
-# -- build: torch (CPU), llama-cpp-python compiled once (8–25 min), then the package -------------
+# -- build: torch (CPU), the requirements, llama-cpp-python only with WITH_LLAMA=1, the package ---
 FROM python:3.11-slim-bookworm AS build
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends build-essential cmake git \
-    && rm -rf /var/lib/apt/lists/*
+ARG WITH_LLAMA=0
+RUN if [ "$WITH_LLAMA" = 1 ]; then \
+        apt-get update \
+        && apt-get install -y --no-install-recommends build-essential cmake git \
+        && rm -rf /var/lib/apt/lists/*; \
+    fi
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH PIP_NO_CACHE_DIR=1
 # The CPU build of torch: a plain `torch` from PyPI is a CUDA build of several GB.
 RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
-# An x86-64 build for any AVX2 CPU rather than -march=native (the image runs on other machines);
-# ARM builds take llama.cpp's defaults. Pass --build-arg CMAKE_ARGS=... for a GPU build.
+COPY requirements.txt requirements-llama.txt /src/
+RUN pip install -r /src/requirements.txt
+# llama-cpp-python compiles for 8–25 min. An x86-64 build for any AVX2 CPU rather than
+# -march=native (the image runs on other machines); ARM builds take llama.cpp's defaults. Pass
+# --build-arg CMAKE_ARGS=... for a GPU build.
 ARG CMAKE_ARGS=""
-COPY requirements.txt /src/requirements.txt
-RUN if [ -z "$CMAKE_ARGS" ] && [ "$(uname -m)" = x86_64 ]; then \
-        export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"; \
-    fi \
-    && pip install -r /src/requirements.txt
+RUN if [ "$WITH_LLAMA" = 1 ]; then \
+        if [ -z "$CMAKE_ARGS" ] && [ "$(uname -m)" = x86_64 ]; then \
+            export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"; \
+        fi \
+        && pip install -r /src/requirements-llama.txt; \
+    fi
 COPY pyproject.toml README.md LICENSE /src/
 COPY memory_cortex /src/memory_cortex
 COPY middleware /src/middleware

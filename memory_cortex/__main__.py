@@ -155,7 +155,8 @@ def _announce(config: Config) -> Callable[[Any], Awaitable[None]]:
 
     async def announce(_app: Any) -> None:
         log.info(
-            f"listening on {base}, dashboard at {base}/ui/", extra={"url": base, "dashboard": f"{base}/ui/"}
+            f"listening on {base}, dashboard at {base}/ui/; extraction: {config.llm.describe()}",
+            extra={"url": base, "dashboard": f"{base}/ui/", "extractor": config.llm.backend},
         )
 
     return announce

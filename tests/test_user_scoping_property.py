@@ -343,8 +343,8 @@ class UserScoping(RuleBasedStateMachine):
         me = user or "default"
         assert answer["memories_searched"] == len(self.live_of(me)), answer
         if answer["memories_used"]:
-            # Rules only: no LLM, so the answer is the facts themselves (degraded), one a line.
-            assert answer["degraded"], answer
+            # Rules only: no LLM, so the answer is the facts themselves, one a line.
+            assert answer["answer_kind"] == "list" and not answer["degraded"], answer
             for line in answer["response"].splitlines():
                 assert owner_of_text(line) == me, (me, line)
 

@@ -25,6 +25,7 @@ async def recall(request: web.Request) -> web.Response:
         memories_used=answer.memories_used,
         degraded=answer.degraded,
         cached=answer.cached,
+        answer_kind=answer.kind,
     )
     return web.json_response(response.model_dump())
 

@@ -799,12 +799,18 @@ class RecallRequest(_AudienceFields):
 class RecallResponse(BaseModel):
     response: str
     memories_searched: int = Field(description="Live memories of the user that the search covered.")
-    memories_used: int = Field(description="Facts given to the synthesis (or listed when degraded).")
+    memories_used: int = Field(description="Facts given to the synthesis, or listed.")
     degraded: bool = Field(
-        description="True when the LLM was down or out of time (recall.timeout_s in all): response lists the"
-        " facts, or says nothing was recalled when the search itself ran out of time."
+        description="True when the answer is worse than the daemon is set up to give: the LLM was down or"
+        " out of time (recall.timeout_s in all) and response lists the facts, or the search itself ran out"
+        " of time and nothing was recalled. A list from a daemon without an LLM for answers is not degraded."
     )
     cached: bool
+    answer_kind: Literal["synthesis", "list", "none"] = Field(
+        "synthesis",
+        description="synthesis: written by the LLM from the facts; list: the facts themselves, one per line"
+        " (no LLM is set for answers, or it failed: see degraded); none: nothing was recalled.",
+    )
 
 
 class ContextRequest(_AudienceFields):

@@ -102,8 +102,9 @@ Answer a question about the user from their long-term memory, in one to three se
 
 The answer is written by the memory's own model from the best matching memories only, so it is
 short and grounded. Use it for a direct question ("what is my sister's name?", "which editor do I
-use?"). If degraded is true, no model was available and the answer is the matching facts as a
-list. When you need the individual memories or their ids, use search_memory instead."""
+use?"). When answer_kind is "list", no model wrote it (none is set up for answers, or it failed:
+then degraded is true) and the answer is the matching facts, one per line. When you need the
+individual memories or their ids, use search_memory instead."""
 
 SEARCH_DEBUG_DESCRIPTION = """\
 Explain how a search ranks memories: for debugging retrieval, not for answering the user.
@@ -167,8 +168,15 @@ class ForgetResult(BaseModel):
 class RecallResult(BaseModel):
     answer: str
     memories_used: int = Field(description="How many memories the answer was built from.")
-    degraded: bool = Field(description="True: no model answered; the answer is the facts as a list.")
+    degraded: bool = Field(
+        description="True: the model failed or was too slow (the answer is the facts as a list), or the"
+        " search ran out of time."
+    )
     cached: bool
+    answer_kind: Literal["synthesis", "list", "none"] = Field(
+        "synthesis",
+        description="synthesis: written by the model; list: the facts, one per line; none: nothing recalled.",
+    )
 
 
 class SearchDebugResult(BaseModel):
@@ -430,6 +438,7 @@ def build_mcp_server(services: McpServices, config: Config, user_id: str) -> MCP
             memories_used=answer.memories_used,
             degraded=answer.degraded,
             cached=answer.cached,
+            answer_kind=answer.kind,
         )
 
     @server.tool(

@@ -65,9 +65,12 @@ OWNER_SPEAKER = Speaker(None, True, True)
 class ExtractionResult:
     """The facts of one job. Each fact's ``source`` holds the 1-based numbers, in ``delta.new``, of
     the messages it was read from, and its ``replaces`` (an LLM's update) the memory id of the
-    current fact it replaces, checked against the facts it was shown."""
+    current fact it replaces, checked against the facts it was shown. ``extractors``: which
+    extractor found each fact ("llm" or "rules"), in the order of ``facts``; ``method``: those of
+    the whole job ("llm+rules" when both found facts in it)."""
 
     facts: list[ExtractedFact] = field(default_factory=list)
+    extractors: list[str] = field(default_factory=list)
     method: str = "none"
     llm_calls: int = 0
     rejected: int = 0
@@ -202,6 +205,7 @@ class ExtractionService:
             list(context_speakers) if context_speakers is not None else [OWNER_SPEAKER] * len(delta.context)
         )
         methods: set[str] = set()
+        found_by: dict[int, str] = {}  # id(fact) -> the extractor that found it
         for number, span in enumerate(chunk_spans(delta.new, self.max_chunk_chars)):
             if number == 0:
                 context, context_said = delta.context, context_by
@@ -220,17 +224,19 @@ class ExtractionService:
                     if not allow_rules_only:
                         raise
                     facts, method = self._rules(delta.new, said_by, span, back), "rules"
+            found_by.update((id(fact), method) for fact in facts)
             if self._llm is not None and self._rules_alongside_llm and method == "llm":
                 extra = self._rules(delta.new, said_by, span, back)
-                if extra:
-                    facts += extra
-                    method = "llm+rules"
+                found_by.update((id(fact), "rules") for fact in extra)
+                facts += extra
             methods.add(method)
             result.facts += facts
-        unique = _unique(result.facts)
+        unique = _unique(result.facts)  # an LLM's fact first where the rules found the same
         # A fact about a secret is the secret (or its masked remains): never stored.
         result.facts = [fact for fact in unique if not (has_secret(fact.fact) or has_secret(fact.topic))]
         result.rejected += len(unique) - len(result.facts)
+        result.extractors = [found_by[id(fact)] for fact in result.facts]
+        methods = set(result.extractors) or methods  # who found what is kept; else what ran
         result.method = "+".join(sorted(methods)) if len(methods) > 1 else next(iter(methods), "none")
         return result
 

@@ -412,11 +412,11 @@ class IngestService:
             )
         scope = job.scope
         items = []
-        for fact in result.facts:
+        for fact, extractor in zip(result.facts, result.extractors, strict=True):
             sources = [delta.new[n - 1] for n in fact.source if 1 <= n <= len(delta.new)] or delta.new
             # The turns it was read from: its own messages' (every part of a long one).
             derived_from = [turn for message in sources for turn in turns.get(message.digest, [])]
-            structure = structure_of(fact, said_by=other_speaker(sources, said_by, result.method))
+            structure = structure_of(fact, said_by=other_speaker(sources, said_by, extractor))
             items.append(
                 NewMemory(
                     user_id=job.user_id,
@@ -430,11 +430,11 @@ class IngestService:
                     visibility=scope.visibility,
                     metadata={
                         "ingest_job": job.id,
-                        "extractor": result.method,
+                        "extractor": extractor,  # which one found this fact
                         **({"derived_from": derived_from[-MAX_DERIVED_FROM:]} if derived_from else {}),
                     },
                     occurred_at=job.occurred_at,
-                    layer=initial_layer(fact.category, result.method),
+                    layer=initial_layer(fact.category, extractor),
                     subject=structure.subject,
                     attribute=structure.attribute,
                     value=structure.value,

@@ -52,9 +52,9 @@ EXTRACTION_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 30
 RECALL_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0)
 # How a /recall was answered: by the LLM, from the cache, as the plain list of facts (degraded),
 # or with nothing found (no LLM asked).
-RECALL_OUTCOMES = ("synthesised", "cached", "degraded", "nothing_found")
+RECALL_OUTCOMES = ("synthesised", "listed", "cached", "degraded", "nothing_found")
 # Why a recall was degraded: no LLM asked (rules backend or recall.synthesis off), or the LLM failed.
-DEGRADED_REASONS = ("llm_off", "llm_failed", "search_timeout")
+DEGRADED_REASONS = ("llm_failed", "search_timeout")
 # The extraction methods the ingest pipeline records (ingest_jobs.method); combinations appear as
 # the pipeline writes them ("llm+rules"), a small fixed set.
 EXTRACTION_METHODS = ("llm", "rules", "llm+rules")
@@ -133,7 +133,8 @@ class Metrics:
             self._recall_seconds.labels(outcome=outcome)
         self._recalls_degraded = Counter(
             "memory_cortex_recalls_degraded",
-            "/recall answers given without the LLM (the facts as a list), by reason.",
+            "/recall answers worse than set up to give, by reason: the LLM failed (the facts as a list),"
+            " or the search ran out of time.",
             ["reason"],
             registry=self.registry,
         )

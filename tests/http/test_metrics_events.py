@@ -124,17 +124,21 @@ async def test_an_llm_at_a_dead_port_counts_connection_errors(
     config = make_config(tmp_path, llm=llm, recall={"synthesis": "on"})
     client = await aiohttp_client(create_app(config, embedder=minilm))
     await store(client, {"fact": "Ada keeps bees on the roof.", "user_id": "ada"})
-    assert (await recall(client, "What does Ada keep?", "ada"))["degraded"] is True
+    answer = await recall(client, "What does Ada keep?", "ada")
+    assert (answer["degraded"], answer["answer_kind"]) == (True, "list")
     samples = await scrape(client)
     assert value(samples, "memory_cortex_llm_errors_total", kind="connection") == 1
     assert value(samples, "memory_cortex_recalls_degraded_total", reason="llm_failed") == 1
 
 
-async def test_recall_without_an_llm_is_degraded_for_want_of_one(client: TestClient) -> None:
+async def test_recall_without_an_llm_is_a_list_not_a_degraded_answer(client: TestClient) -> None:
+    """Issue 35: without an LLM for answers the list is the answer, not a failure."""
     await store(client, {"fact": "Ada keeps bees on the roof.", "user_id": "ada"})
-    assert (await recall(client, "What does Ada keep?", "ada"))["degraded"] is True
+    answer = await recall(client, "What does Ada keep?", "ada")
+    assert (answer["degraded"], answer["answer_kind"]) == (False, "list")
+    assert answer["response"] == "- Ada keeps bees on the roof."
     samples = await scrape(client)
-    assert value(samples, "memory_cortex_recalls_degraded_total", reason="llm_off") == 1
+    assert value(samples, "memory_cortex_recall_seconds_count", outcome="listed") == 1
     assert value(samples, "memory_cortex_recalls_degraded_total", reason="llm_failed") == 0
     assert sum(v for (name, _), v in samples.items() if name == "memory_cortex_llm_errors_total") == 0
 

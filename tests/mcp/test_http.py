@@ -101,8 +101,9 @@ async def test_every_tool_works_against_the_real_store(client: TestClient, mode:
         assert set(debug["timings_ms"]) >= {"total"} and debug["timings_ms"]["total"] > 0
 
         recalled = structured(await mcp.call_tool("recall", {"query": "where does the user live?"}))
-        # No LLM in the test config: the answer is the facts themselves, flagged degraded.
-        assert recalled["degraded"] is True and "Porto" in recalled["answer"]
+        # No LLM in the test config: the answer is the facts themselves (a list, not a failure).
+        assert recalled["answer_kind"] == "list" and recalled["degraded"] is False
+        assert "Porto" in recalled["answer"]
         assert recalled["memories_used"] >= 1
 
         profile = (await mcp.read_resource("memory://profile")).contents[0]

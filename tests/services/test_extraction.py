@@ -120,6 +120,26 @@ async def test_llm_down_raises_unless_last_attempt() -> None:
     assert result.method == "rules" and result.facts
 
 
+async def test_each_fact_is_labelled_with_the_extractor_that_found_it() -> None:
+    """Issue 35: a job whose LLM added nothing is the rules' job, not "llm+rules"."""
+    delta = Delta(
+        new=[Message("user", "Remember that my sister's name is Ana.")], context=[], history_hashes=[]
+    )
+    result = await ExtractionService(ScriptedLLM(answer="[]"), LLMConfig()).extract(delta)
+    assert result.facts and result.extractors == ["rules"] * len(result.facts)
+    assert result.method == "rules"
+    # Both found something: each fact says which found it, the job says both.
+    result = await ExtractionService(ScriptedLLM(), LLMConfig()).extract(delta)
+    found_by = dict(zip((fact.fact for fact in result.facts), result.extractors, strict=True))
+    assert found_by.pop("The user said: Remember that my sister's name is Ana.") == "llm"
+    assert found_by and set(found_by.values()) == {"rules"}
+    assert result.method == "llm+rules"
+    # Nothing found at all: the job says what ran.
+    quiet = Delta(new=[Message("user", "Good morning!")], context=[], history_hashes=[])
+    result = await ExtractionService(ScriptedLLM(answer="[]"), LLMConfig()).extract(quiet)
+    assert (result.facts, result.extractors, result.method) == ([], [], "llm")
+
+
 async def test_long_delta_is_split_into_several_calls() -> None:
     llm = ScriptedLLM()
     service = ExtractionService(llm, LLMConfig(n_ctx=1024, max_output_tokens=128))

@@ -48,7 +48,7 @@ export const MAX_QUERY_CHARS = 2_000;
 export const MAX_SESSIONS = 256;
 
 type ContextResponse = { context?: unknown; facts?: unknown };
-type RecallResponse = { response?: unknown; degraded?: unknown };
+type RecallResponse = { response?: unknown; degraded?: unknown; answer_kind?: unknown };
 
 /** `scope`: the requester it was asked for; it is shown to that requester only. */
 type Synthesis = { text: string; query: string; at: number; scope: Scope };
@@ -227,8 +227,10 @@ export class MemoryHooks {
           return;
         }
         const text = typeof result.body?.response === "string" ? result.body.response.trim() : "";
-        // A degraded answer is the fact list again (the LLM was down): nothing the block lacks.
-        if (!text || result.body?.degraded === true) return;
+        // Only a written answer is kept: a list (no LLM for answers, or it was down) holds the facts
+        // the block already has. A daemon before answer_kind said so with degraded alone.
+        const kind = result.body?.answer_kind;
+        if (!text || result.body?.degraded === true || (kind !== undefined && kind !== "synthesis")) return;
         session.synthesis = { text, query, at: Date.now(), scope };
       })
       .catch((error: unknown) => this.#debug(`synthesis failed: ${describe(error)}`))
