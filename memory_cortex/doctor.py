@@ -8,23 +8,31 @@ a feature will not work); a ``fail`` makes the command exit 1.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import errno
 import importlib.util
 import ipaddress
+import logging
 import os
 import shutil
 import socket
 import sqlite3
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import httpx
 
 from . import __version__
-from .config import Config
+from .config import Config, EmbeddingsConfig, LLMConfig
+from .errors import CortexError
+from .models.embedders import create_embedder
+from .models.llm import ChatMessage, create_llm
 from .services.hardware import resolve_lhm_host
 from .startup import check_paths, nearest_existing
 from .store.db import list_migrations
@@ -34,6 +42,8 @@ Outcome = Literal["ok", "warn", "fail"]
 # Below this much free space beside the database, a long WAL or a backup can fill the disk.
 LOW_DISK_BYTES = 1 << 30
 PROBE_TIMEOUT_S = 3.0
+# The longest doctor's real call to a model server may take (a cold model loads first).
+MODEL_CALL_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -207,7 +217,7 @@ def _disk(config: Config) -> Finding:
 def _embedder(config: Config) -> Finding:
     embeddings = config.embeddings
     if embeddings.backend != "sentence_transformers":
-        return _reachable("embeddings", embeddings.url, "check embeddings.url and that the server runs")
+        return _embedder_call(embeddings)
     if embeddings.model_path is not None:
         if embeddings.model_path.is_dir():
             return Finding("embeddings", "ok", f"{embeddings.model_path}")
@@ -232,12 +242,12 @@ def _llm(config: Config) -> Finding:
     if llm.backend == "rules":
         return Finding(
             "llm",
-            "warn",
-            "llm.backend: rules — facts come from simple patterns only",
-            "for real extraction run Qwen3-8B on llama-server or Ollama and set llm.backend: openai",
+            "ok",
+            "llm.backend: rules — the rules extractor, no LLM (explicit statements only); for real"
+            " extraction run Qwen3-8B on llama-server or Ollama and set llm.backend: openai",
         )
     if llm.backend == "openai":
-        return _reachable("llm", llm.url, "start llama-server/Ollama, or correct llm.url")
+        return _llm_call(llm)
     if importlib.util.find_spec("llama_cpp") is None:
         return Finding(
             "llm",
@@ -342,12 +352,83 @@ def _exposure(config: Config) -> Finding:
     return Finding("network", "ok", f"listens on {host}: reachable from the network, behind the API token")
 
 
-def _reachable(check: str, url: str, fix: str) -> Finding:
+def _llm_call(llm: LLMConfig) -> Finding:
+    """One real one-token chat completion, made by the daemon's own backend as it makes them."""
+    if (doubled := _doubled_v1("llm", "llm.url", llm.url, "/v1/chat/completions")) is not None:
+        return doubled
+
+    async def call() -> str:
+        model = create_llm(llm.model_copy(update={"retries": 0, "timeout_s": MODEL_CALL_TIMEOUT_S}))
+        assert model is not None  # the openai backend
+        await model.start()
+        try:
+            await model.chat([ChatMessage("user", "Reply with the word OK.")], max_tokens=1)
+            return "answered a one-token chat completion"
+        finally:
+            await model.close()
+
+    where = f"{llm.model} at {redacted_url(llm.url)}"
+    fix = "start llama-server/Ollama, or correct llm.url (no /v1) and llm.model"
+    return _model_call("llm", where, call(), fix)
+
+
+def _embedder_call(embeddings: EmbeddingsConfig) -> Finding:
+    """One real embedding of a test sentence, made by the daemon's own backend."""
+    if embeddings.backend == "openai" and (
+        doubled := _doubled_v1("embeddings", "embeddings.url", embeddings.url, "/v1/embeddings")
+    ):
+        return doubled
+
+    async def call() -> str:
+        embedder = create_embedder(embeddings)
+        await embedder.start()
+        try:
+            vector = await embedder.embed_query("a test sentence", timeout=MODEL_CALL_TIMEOUT_S)
+            return f"embedded a test sentence ({vector.shape[-1]} dimensions)"
+        finally:
+            await embedder.close()
+
+    where = f"{embeddings.model} at {redacted_url(embeddings.url)}"
+    return _model_call(
+        "embeddings", where, call(), "check embeddings.url and embeddings.model, and that the server runs"
+    )
+
+
+def _model_call(check: str, where: str, call: Coroutine[Any, Any, str], fix: str) -> Finding:
+    started = time.perf_counter()
     try:
-        httpx.get(url, timeout=PROBE_TIMEOUT_S)
-    except httpx.HTTPError as exc:
-        return Finding(check, "fail", f"{redacted_url(url)} does not answer ({type(exc).__name__})", fix)
-    return Finding(check, "ok", f"{redacted_url(url)} answers")
+        with _quiet_models():
+            what = asyncio.run(call)
+    except CortexError as exc:
+        return Finding(check, "fail", f"{where}: {exc.message}", fix)
+    except Exception as exc:  # anything else a model server can do to a client
+        return Finding(check, "fail", f"{where}: {type(exc).__name__}: {exc}", fix)
+    return Finding(check, "ok", f"{where} {what} in {time.perf_counter() - started:.1f} s")
+
+
+def _doubled_v1(check: str, setting: str, url: str, path: str) -> Finding | None:
+    """The mistake of a base URL that already ends in /v1: the backend adds /v1/… itself."""
+    if not urlsplit(url).path.rstrip("/").endswith("/v1"):
+        return None
+    shown = redacted_url(url).rstrip("/")
+    return Finding(
+        check,
+        "fail",
+        f"{setting} {shown} ends in /v1, and the daemon adds {path} itself: it would call {shown}{path}",
+        f"set {setting} to {shown.removesuffix('/v1')}",
+    )
+
+
+@contextlib.contextmanager
+def _quiet_models() -> Iterator[None]:
+    """The backends log their failures as warnings for the daemon's log; doctor says them itself."""
+    logger = logging.getLogger("memory_cortex.models")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _megabytes(size: int) -> str:

@@ -3,6 +3,7 @@ daemon, real files, exit codes and the lines printed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -15,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from memory_cortex.cli_status import readable_duration, status_lines
+from memory_cortex.config import LLMConfig
+from memory_cortex.models.llm import ChatMessage, LLMUnavailable, create_llm
+from tests.helpers import ChatServer, serve_in_thread
 from tests.processes import ROOT, call, free_port, start_daemon
 
 
@@ -207,3 +211,49 @@ def test_doctor_checks_a_postgres_store_and_never_shows_its_password(
         "cannot reach PostgreSQL at postgresql://cortex:***@127.0.0.1:1/cortex"
         in findings["database"]["detail"]
     )
+
+
+def test_doctor_calls_the_llm_as_the_daemon_does_and_names_a_doubled_v1(tmp_path: Path) -> None:
+    """Issue 35: doctor said ✓ for an llm.url ending in /v1 (it only saw that something answered);
+    the daemon then got 404s whose message hid the doubled /v1."""
+    chat = ChatServer(answer="OK")
+    with serve_in_thread(chat.app) as url:
+        settings = {
+            "MEMORY_CORTEX_LLM__BACKEND": "openai",
+            "MEMORY_CORTEX_LLM__URL": url,
+            "MEMORY_CORTEX_LLM__MODEL": "qwen3-8b",
+        }
+
+        def llm_finding(**changed: str) -> dict[str, str]:
+            result = cortex(
+                "doctor", "--json", "--db", str(tmp_path / "m.db"), "--port", str(free_port()),
+                cwd=tmp_path, settings=settings | changed,
+            )  # fmt: skip
+            return {finding["check"]: finding for finding in json.loads(result.stdout)}["llm"]
+
+        good = llm_finding()
+        assert good["outcome"] == "ok" and "answered a one-token chat completion" in good["detail"], good
+        assert chat.requests[-1]["max_tokens"] == 1 and chat.requests[-1]["model"] == "qwen3-8b"
+        asked = len(chat.requests)
+        doubled = llm_finding(MEMORY_CORTEX_LLM__URL=url + "/v1")
+        assert doubled["outcome"] == "fail", doubled
+        assert f"it would call {url}/v1/v1/chat/completions" in doubled["detail"]
+        assert doubled["fix"] == f"set llm.url to {url}"
+        assert len(chat.requests) == asked  # said before any call
+        dead = llm_finding(MEMORY_CORTEX_LLM__URL=f"http://127.0.0.1:{free_port()}")
+        assert dead["outcome"] == "fail" and dead["fix"], dead
+
+        # The daemon's own error names the whole address it called.
+        async def call_with_v1() -> str:
+            model = create_llm(LLMConfig(backend="openai", url=url + "/v1", retries=0))
+            assert model is not None
+            await model.start()
+            try:
+                await model.chat([ChatMessage("user", "hi")], max_tokens=1)
+            except LLMUnavailable as exc:
+                return exc.message
+            finally:
+                await model.close()
+            return "no error"
+
+        assert f"HTTP 404 from {url}/v1/v1/chat/completions" in asyncio.run(call_with_v1())

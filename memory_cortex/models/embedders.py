@@ -28,6 +28,7 @@ import numpy as np
 
 from ..config import EmbeddingsConfig
 from ..errors import EmbedderUnavailable
+from ..urls import redacted_url
 from ..vectormath import normalize
 
 log = logging.getLogger(__name__)
@@ -329,7 +330,9 @@ class _RemoteEmbedder(_HealthTracking):
         except httpx.TimeoutException as exc:
             raise self._failed(f"timeout after {timeout or self.config.timeout_s}s") from exc
         except httpx.HTTPStatusError as exc:
-            raise self._failed(f"HTTP {exc.response.status_code} from {path}") from exc
+            # The whole address called: a base URL ending in /v1 shows up as /v1/v1/….
+            called = redacted_url(str(exc.request.url))
+            raise self._failed(f"HTTP {exc.response.status_code} from {called}") from exc
         except httpx.HTTPError as exc:
             raise self._failed(f"{type(exc).__name__}: {exc}") from exc
         except ValueError as exc:  # body is not JSON

@@ -200,8 +200,10 @@ class OpenAILLM(LLMHealthTracking):
                 f"HTTP {response.status_code} from {path}", _retry_after(response), kind="http_status"
             )
         if response.status_code >= 400:
+            # The whole address called: a base URL ending in /v1 shows up as /v1/v1/….
+            called = redacted_url(str(response.request.url))
             raise self._failed(
-                f"HTTP {response.status_code} from {path}: {_error_message(response)}", "http_status"
+                f"HTTP {response.status_code} from {called}: {_error_message(response)}", "http_status"
             )
         try:
             return response.json()
