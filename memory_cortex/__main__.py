@@ -162,19 +162,16 @@ def _announce(config: Config) -> Callable[[Any], Awaitable[None]]:
     return announce
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    # Models load from files inside packages; the hub must never be asked (no network here).
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+def loaded_config(args: argparse.Namespace) -> Config | None:
+    """The configuration ``args`` name (file, then environment, then flags), or None after saying on
+    stderr, one line each, what is wrong with it (scripts/start.sh asks this before any port check)."""
     try:
-        config = load_config(args.config, overrides_from(args))
+        return load_config(args.config, overrides_from(args))
     except ValidationError as exc:
         # Field and reason only: the input (which may hold API keys) is never echoed.
         for error in exc.errors(include_url=False, include_input=False):
             where = ".".join(str(part) for part in error["loc"]) or "config"
             print(f"memory-cortex: configuration error: {where}: {error['msg']}", file=sys.stderr)
-        return 2
     except yaml.YAMLError as exc:
         from .startup import yaml_problem
 
@@ -182,9 +179,18 @@ def main(argv: list[str] | None = None) -> int:
             f"memory-cortex: configuration error: {args.config or 'config/config.yaml'}: {yaml_problem(exc)}",
             file=sys.stderr,
         )
-        return 2
     except (FileNotFoundError, ValueError) as exc:
         print(f"memory-cortex: configuration error: {exc}", file=sys.stderr)
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # Models load from files inside packages; the hub must never be asked (no network here).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    config = loaded_config(args)
+    if config is None:
         return 2
     from .startup import without_missing_llama
 

@@ -16,6 +16,9 @@
 #   MEMORY_CORTEX_<SECTION>__<KEY> daemon settings, e.g. MEMORY_CORTEX_SERVER__PORT=8400
 #
 # Relative paths are taken from the repository root. Stop the daemon with scripts/stop.sh.
+#
+# Exit status: 0 the daemon is up (or was already running); 2 a problem to fix, said on stderr (the
+# configuration, a port in use, a problem the daemon named at start-up); 1 anything else.
 set -euo pipefail
 
 usage() {
@@ -84,38 +87,26 @@ if [[ -z "$python" ]]; then
     exit 1
 fi
 
-# Where /health will answer. The daemon's own resolution (flags > env > YAML file) is asked first, so
-# that a port set in config/config.yaml or in --config is honoured; if that fails (e.g. a bad flag, which
-# the daemon itself will report in the log), fall back to flags > env > defaults.
+# Where /health will answer, by the daemon's own resolution (flags > env > config file). A broken
+# configuration (a typo, a bad flag) is said here, in the daemon's own words, before any port check.
 resolve_address() {
-    "$python" - ${daemon_args[@]+"${daemon_args[@]}"} 2>/dev/null <<'PY'
+    "$python" - ${daemon_args[@]+"${daemon_args[@]}"} <<'PY'
 import sys
 
-from memory_cortex.__main__ import build_parser, overrides_from
-from memory_cortex.config import load_config
+from memory_cortex.__main__ import build_parser, loaded_config
 
-args = build_parser().parse_args(sys.argv[1:])
-config = load_config(args.config, overrides_from(args))
+config = loaded_config(build_parser().parse_args(sys.argv[1:]))
+if config is None:
+    sys.exit(2)
 print(config.server.host, config.server.port)
 PY
 }
 
-if address="$(resolve_address)" && [[ -n "$address" ]]; then
-    read -r host port <<<"$address"
-else
-    host="${MEMORY_CORTEX_SERVER__HOST:-127.0.0.1}"
-    port="${MEMORY_CORTEX_SERVER__PORT:-8300}"
-    set -- ${daemon_args[@]+"${daemon_args[@]}"}
-    while (($# > 0)); do
-        case "$1" in
-            --host) host="${2:-$host}" && shift ;;
-            --host=*) host="${1#--host=}" ;;
-            --port) port="${2:-$port}" && shift ;;
-            --port=*) port="${1#--port=}" ;;
-        esac
-        shift
-    done
+if ! address="$(resolve_address)" || [[ -z "$address" ]]; then
+    echo "start.sh: not starting: fix the configuration above (see docs/troubleshooting.md)." >&2
+    exit 2
 fi
+read -r host port <<<"$address"
 
 # A wildcard bind is reached on loopback; an IPv6 literal needs brackets in a URL.
 case "$host" in
@@ -148,11 +139,46 @@ except (ValueError, AttributeError):
 PY
 }
 
-# Else the wait below could take another server's answer for this daemon's, which then fails to bind.
-if [[ "$port" != 0 ]] && status="$(probe_health)"; then
-    echo "start.sh: something already answers at $url (status: $status) without a live PID file" >&2
-    echo "($pid_file): another Memory Cortex started by hand or with another PID file? Not starting." >&2
-    exit 1
+# Who holds a TCP port, as `ss` names it ("python3 (pid 4242)"); empty when it cannot tell.
+port_holder() {
+    command -v ss >/dev/null 2>&1 || return 0
+    ss -Hltnp "sport = :$port" 2>/dev/null |
+        sed -nE 's/.*users:\(\("([^"]+)",pid=([0-9]+).*/\1 (pid \2)/p' | head -n 1
+}
+
+# Whether the daemon could listen there: a port held by any program (another Memory Cortex, another
+# web server, anything) is said now, with who holds it and how to choose another, not after a start.
+port_is_free() {
+    "$python" -I -S - "$host" "$port" <<'PY'
+import socket
+import sys
+
+host, port = sys.argv[1], int(sys.argv[2])
+try:
+    family, kind, proto, _, address = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+except socket.gaierror:
+    sys.exit(0)  # not an address of this machine: the daemon says so itself
+with socket.socket(family, kind, proto) as sock:
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except PermissionError:
+        sys.exit(0)  # a privileged port: the daemon says so itself
+    except OSError:
+        sys.exit(1)
+PY
+}
+
+if [[ "$port" != 0 ]] && ! port_is_free; then
+    holder="$(port_holder)"
+    what="another program"
+    if status="$(probe_health)"; then
+        what="a server that answers /health (status: $status): another Memory Cortex started by hand or with another PID file?"
+    fi
+    echo "start.sh: port $port on $host is in use${holder:+ by $holder}; $what" >&2
+    echo "Start on another port: scripts/start.sh --port $((port + 1)), or set server.port in your config" >&2
+    echo "(or MEMORY_CORTEX_SERVER__PORT). Who holds it: ss -ltnp 'sport = :$port'" >&2
+    exit 2
 fi
 
 # What the daemon writes (database, Markdown mirror, exports, log) is for this account alone, as
@@ -165,6 +191,8 @@ echo "Log: $log_file"
     echo
     echo "=== $(date '+%Y-%m-%d %H:%M:%S %z') scripts/start.sh: python -m memory_cortex ${daemon_args[*]+"${daemon_args[*]}"}"
 } >>"$log_file"
+# Where this start's lines begin in the log (the lines before are earlier runs').
+log_start=$(wc -l <"$log_file")
 
 # setsid (where there is one) puts the daemon in a session of its own, so a Ctrl-C in this terminal
 # while waiting below does not reach it. Without job control, bash runs `setsid` without forking, so $!
@@ -189,9 +217,24 @@ while true; do
     if ! is_alive "$pid"; then
         wait "$pid" 2>/dev/null && exit_code=0 || exit_code=$?
         echo
-        echo "Memory Cortex exited during start-up (exit code $exit_code). Last 30 lines of $log_file:" >&2
-        tail -n 30 "$log_file" >&2
+        # This start's lines only: the daemon's one-line problems ("memory-cortex: …") first, then
+        # at most the last 5 lines of what else it wrote.
+        this_start="$(tail -n "+$((log_start + 1))" "$log_file")"
+        problems="$(grep -E '^memory-cortex: ' <<<"$this_start" || true)"
+        if [[ -n "$problems" ]]; then
+            echo "$problems" >&2
+        fi
+        rest="$(grep -vE '^memory-cortex: ' <<<"$this_start" | grep -v '^$' | tail -n 5 || true)"
+        if [[ -n "$rest" ]]; then
+            echo "Memory Cortex exited during start-up (exit code $exit_code). The end of this start's log ($log_file):" >&2
+            echo "$rest" >&2
+        else
+            echo "Memory Cortex exited during start-up (exit code $exit_code); log: $log_file" >&2
+        fi
         rm -f "$pid_file"
+        if [[ "$exit_code" == 2 ]]; then
+            exit 2 # a problem it named: see above
+        fi
         exit 1
     fi
     if status="$(probe_health)"; then

@@ -122,16 +122,51 @@ def test_start_waits_for_health_and_stop_shuts_the_daemon_down(
         get_health(port)
 
 
-def test_start_reports_a_daemon_that_dies_during_start_up(
+def test_a_daemon_that_dies_at_start_up_is_told_by_its_own_line_first(
+    tmp_path: Path, pid_file: Path, log_file: Path, script_env: dict[str, str]
+) -> None:
+    """Issue 35: start.sh printed the log's last 30 lines, earlier runs' access logs included, with
+    the useful line last, and exited 1."""
+    log_file.parent.mkdir(parents=True)
+    log_file.write_text("".join(f"an earlier run's access log line {i}\n" for i in range(40)))
+    failed = run_script(
+        START, "--no-install", "--port", str(free_port()), "--db", str(tmp_path),
+        env=script_env, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    lines = failed.stderr.strip().splitlines()
+    assert lines[0].startswith("memory-cortex: ") and "is a folder" in lines[0], lines
+    assert "exited during start-up (exit code 2)" in failed.stderr
+    assert "earlier run" not in failed.stderr and len(lines) <= 8, lines
+    assert not pid_file.exists()
+
+
+def test_a_configuration_error_is_said_before_anything_starts(
+    tmp_path: Path, pid_file: Path, log_file: Path, script_env: dict[str, str]
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("server:\n  prot: 8400\n")  # a typo
+    failed = run_script(START, "--no-install", "--config", str(config), env=script_env, cwd=tmp_path, timeout=60)
+    assert failed.returncode == 2
+    assert failed.stderr.startswith("memory-cortex: configuration error: server.prot"), failed.stderr
+    assert "in use" not in failed.stderr and not pid_file.exists() and not log_file.exists()
+    bad_flag = run_script(START, "--no-install", "--port", "not-a-port", env=script_env, cwd=tmp_path, timeout=60)
+    assert bad_flag.returncode == 2 and "invalid int value: 'not-a-port'" in bad_flag.stderr
+    assert not pid_file.exists()
+
+
+def test_a_port_held_by_a_plain_listener_names_it_and_how_to_choose_another(
     tmp_path: Path, pid_file: Path, script_env: dict[str, str]
 ) -> None:
-    # The daemon's own argument parser rejects the port and exits at once.
-    failed = run_script(
-        START, "--no-install", "--port", "not-a-port", env=script_env, cwd=tmp_path, timeout=60
-    )
-    assert failed.returncode == 1
-    assert "exited during start-up" in failed.stderr
-    assert "invalid int value: 'not-a-port'" in failed.stderr  # from the log's last lines
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        refused = run_script(START, "--no-install", "--port", str(port), env=script_env, cwd=tmp_path, timeout=60)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert f"port {port} on 127.0.0.1 is in use by " in refused.stderr
+    assert f"(pid {os.getpid()})" in refused.stderr  # ss names this test's process
+    assert f"--port {port + 1}" in refused.stderr and "server.port" in refused.stderr
     assert not pid_file.exists()
 
 
@@ -162,8 +197,9 @@ def test_start_refuses_a_port_where_another_server_answers(
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
-    assert refused.returncode == 1
-    assert "already answers" in refused.stderr
+    assert refused.returncode == 2
+    assert f"port {port} on 127.0.0.1 is in use" in refused.stderr
+    assert "answers /health (status: ok)" in refused.stderr and "--port" in refused.stderr
     assert not pid_file.exists()
 
 

@@ -210,8 +210,8 @@ async def test_parts_are_summarised_then_joined() -> None:
 
 
 def test_only_a_real_model_writes_prose() -> None:
-    assert not LLMConfig().writes_prose  # the packaged Gemma 270M
-    assert LLMConfig(model_path="/models/qwen3-8b.gguf").writes_prose
+    assert not LLMConfig(backend="llama_cpp").writes_prose  # the packaged Gemma 270M
+    assert LLMConfig(backend="llama_cpp", model_path="/models/qwen3-8b.gguf").writes_prose
     assert LLMConfig(backend="openai").writes_prose
 
 
