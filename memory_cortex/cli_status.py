@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,12 +47,57 @@ def add_status_commands(commands: Any, add_config_flags: Any) -> None:
     doctor.set_defaults(run=run_doctor)
 
 
+# Where scripts/start.sh keeps its PID file (MEMORY_CORTEX_PID_FILE overrides it), relative paths
+# from the checkout; the daemon's address is beside it (memory-cortex.url).
+CHECKOUT = Path(__file__).resolve().parent.parent
+DEFAULT_PID_FILE = "run/memory-cortex.pid"
+
+
+@dataclasses.dataclass(frozen=True)
+class StartedDaemon:
+    """The daemon scripts/start.sh started from this checkout, while it runs."""
+
+    url: str
+    pid: int
+    pid_file: Path
+
+
+def started_daemon() -> StartedDaemon | None:
+    """The live daemon the PID file of scripts/start.sh names, with the address start.sh recorded
+    beside it; None when there is none (no file, a stale PID, no address recorded)."""
+    pid_file = Path(os.environ.get("MEMORY_CORTEX_PID_FILE") or DEFAULT_PID_FILE)
+    pid_file = pid_file if pid_file.is_absolute() else CHECKOUT / pid_file
+    address_file = pid_file.with_name(pid_file.name.removesuffix(".pid") + ".url")
+    try:
+        pid = int(pid_file.read_text().strip())
+        url = address_file.read_text().strip()
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return StartedDaemon(url, pid, pid_file) if url.startswith("http://") else None
+
+
+def address_to_ask(config: Config, args: argparse.Namespace) -> tuple[str, str]:
+    """Where ``status`` and ``doctor`` look for the daemon, and why there: the address given on the
+    command line or in MEMORY_CORTEX_SERVER__* first, then the daemon scripts/start.sh started from
+    this checkout, then the configuration's."""
+    from .doctor import daemon_url
+
+    given = getattr(args, "port", None) is not None or getattr(args, "host", None) is not None
+    given = given or any(f"MEMORY_CORTEX_SERVER__{key}" in os.environ for key in ("PORT", "HOST"))
+    if not given and (started := started_daemon()) is not None:
+        return started.url, f"the daemon scripts/start.sh started (pid {started.pid}, {started.pid_file})"
+    if given:
+        return daemon_url(config), "the address given"
+    return daemon_url(config), "server.host and server.port of the configuration: no daemon started by scripts/start.sh here"
+
+
 def run_status(config: Config, args: argparse.Namespace) -> int:
     import httpx
 
-    from .doctor import auth_headers, daemon_url
+    from .doctor import auth_headers
 
-    base = daemon_url(config)
+    base, why = address_to_ask(config, args)
     try:
         with httpx.Client(base_url=base, timeout=5.0) as client:
             # /health needs no token; the token goes only to a daemon that said it is memory-cortex.
@@ -61,7 +107,7 @@ def run_status(config: Config, args: argparse.Namespace) -> int:
             answer = client.get("/stats", headers=auth_headers(config))
     except httpx.TransportError as exc:
         print(
-            f"memory-cortex is not running at {base} ({type(exc).__name__}): start it with"
+            f"memory-cortex is not running at {base} ({why}; {type(exc).__name__}): start it with"
             " ./scripts/start.sh or `memory-cortex serve`",
             file=sys.stderr,
         )
@@ -84,9 +130,9 @@ def run_status(config: Config, args: argparse.Namespace) -> int:
         return 1
     stats = answer.json()
     if args.json:
-        print(json.dumps({"url": base, "health": health, "stats": stats}, indent=2))
+        print(json.dumps({"url": base, "address_from": why, "health": health, "stats": stats}, indent=2))
         return 0
-    print("\n".join(status_lines(base, health, stats)))
+    print("\n".join([*status_lines(base, health, stats), f"  asked      {why}"]))
     return 0
 
 

@@ -44,6 +44,8 @@ done
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 venv="${MEMORY_CORTEX_VENV:-.venv}"
 pid_file="${MEMORY_CORTEX_PID_FILE:-run/memory-cortex.pid}"
+# Beside the PID file, the address the daemon answers at: `memory-cortex status` and `doctor` ask it.
+address_file="${pid_file%.pid}.url"
 log_file="${MEMORY_CORTEX_LOG_FILE:-logs/memory-cortex.log}"
 start_timeout="${MEMORY_CORTEX_START_TIMEOUT:-120}"
 if ! [[ "$start_timeout" =~ ^[0-9]+$ ]]; then
@@ -68,7 +70,7 @@ if [[ -f "$pid_file" ]]; then
         exit 0
     fi
     echo "Removing stale PID file $pid_file (pid '${old_pid}' is not running)."
-    rm -f "$pid_file"
+    rm -f "$pid_file" "$address_file"
 fi
 
 if [[ "$install" == 1 ]]; then
@@ -204,6 +206,9 @@ fi
 "${launcher[@]}" "$python" -m memory_cortex ${daemon_args[@]+"${daemon_args[@]}"} >>"$log_file" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$pid_file"
+if [[ "$port" != 0 ]]; then
+    echo "$url" >"$address_file"
+fi
 
 if [[ "$port" == 0 ]]; then
     echo "Started (pid $pid) on a port picked by the system (port 0): /health is not checked; see $log_file."
@@ -231,7 +236,7 @@ while true; do
         else
             echo "Memory Cortex exited during start-up (exit code $exit_code); log: $log_file" >&2
         fi
-        rm -f "$pid_file"
+        rm -f "$pid_file" "$address_file"
         if [[ "$exit_code" == 2 ]]; then
             exit 2 # a problem it named: see above
         fi

@@ -34,6 +34,8 @@ done
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 pid_file="${MEMORY_CORTEX_PID_FILE:-run/memory-cortex.pid}"
+# Beside the PID file, the address the daemon answers at: `memory-cortex status` and `doctor` ask it.
+address_file="${pid_file%.pid}.url"
 stop_timeout="${MEMORY_CORTEX_STOP_TIMEOUT:-30}"
 if ! [[ "$stop_timeout" =~ ^[0-9]+$ ]]; then
     echo "stop.sh: MEMORY_CORTEX_STOP_TIMEOUT must be a whole number of seconds, not '$stop_timeout'" >&2
@@ -75,7 +77,7 @@ if [[ ! -f "$pid_file" ]]; then
 fi
 pid="$(tr -d '[:space:]' <"$pid_file")"
 if ! is_daemon_running "$pid"; then
-    rm -f "$pid_file"
+    rm -f "$pid_file" "$address_file"
     echo "Memory Cortex is not running (pid '$pid' is gone; removed stale PID file $pid_file)."
     exit 0
 fi
@@ -84,7 +86,7 @@ echo "Stopping Memory Cortex (pid $pid): SIGTERM, waiting up to ${stop_timeout} 
 started_us="$(now_us)"
 kill -TERM "$pid" 2>/dev/null || true
 if wait_for_exit "$pid" "$stop_timeout"; then
-    rm -f "$pid_file"
+    rm -f "$pid_file" "$address_file"
     echo "Memory Cortex stopped (pid $pid) in $(elapsed_since "$started_us") s."
     exit 0
 fi
@@ -98,7 +100,7 @@ fi
 echo "Memory Cortex (pid $pid) is still running after ${stop_timeout} s: sending SIGKILL."
 kill -KILL "$pid" 2>/dev/null || true
 if wait_for_exit "$pid" 10; then
-    rm -f "$pid_file"
+    rm -f "$pid_file" "$address_file"
     echo "Memory Cortex killed (pid $pid) after $(elapsed_since "$started_us") s."
     exit 0
 fi

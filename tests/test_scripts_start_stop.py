@@ -270,3 +270,31 @@ def test_stop_force_kills_a_daemon_that_ignores_sigterm(
         stubborn.wait(timeout=10)
         if stubborn.stdout is not None:
             stubborn.stdout.close()
+
+
+@pytest.mark.slow
+def test_status_asks_the_daemon_start_sh_started_on_its_own_port(
+    tmp_path: Path, pid_file: Path, script_env: dict[str, str]
+) -> None:
+    """Issue 35: after `start.sh --port 8431`, `memory-cortex status` reported the daemon on 8300."""
+    port = free_port()
+    started = run_script(
+        START, "--no-install", "--port", str(port), "--db", str(tmp_path / "x.db"),
+        env=script_env, cwd=tmp_path, timeout=180,
+    )  # fmt: skip
+    assert started.returncode == 0, started.stdout + started.stderr
+    status = subprocess.run(
+        [sys.executable, "-m", "memory_cortex", "status"],
+        env=script_env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert f"at http://127.0.0.1:{port}" in status.stdout.splitlines()[0]
+    assert f"the daemon scripts/start.sh started (pid {pid_file.read_text().strip()}" in status.stdout
+    assert run_script(STOP, env=script_env, cwd=tmp_path, timeout=60).returncode == 0
+    assert not pid_file.with_name("memory-cortex.url").exists()
+    # Nothing started here any more: the configured address, and it says so.
+    gone = subprocess.run(
+        [sys.executable, "-m", "memory_cortex", "status", "--port", str(port)],
+        env=script_env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert gone.returncode == 3 and "the address given" in gone.stderr
