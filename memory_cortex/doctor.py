@@ -304,6 +304,13 @@ def _gpu_sensor(config: Config) -> Finding:
     try:
         httpx.get(url, timeout=PROBE_TIMEOUT_S).raise_for_status()
     except httpx.HTTPError as exc:
+        if how == "default":  # plain Linux with no sensor named: nothing is missing
+            return Finding(
+                "gpu gate",
+                "ok",
+                "no GPU sensor configured: extraction never waits for the GPU (hardware.lhm_host names a"
+                " LibreHardwareMonitor; pyamdgpuinfo reads an amdgpu card)",
+            )
         return Finding(
             "gpu gate",
             "warn",

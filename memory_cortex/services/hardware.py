@@ -134,6 +134,9 @@ class HardwareMonitor:
     ) -> None:
         self._config = config
         self._candidates = sources
+        # Whether a GPU sensor is expected here (a configured or WSL2-detected LibreHardwareMonitor,
+        # given sources): its absence is a warning then, and a plain fact on a Linux box without one.
+        self._sensor_expected = sources is not None
         self._clock = clock
         self._source: GpuSource | None = None
         self._process = psutil.Process()
@@ -193,12 +196,19 @@ class HardwareMonitor:
                 "hardware source", extra={"source": source.name, "endpoint": getattr(source, "url", None)}
             )
             return source
-        log.warning("no hardware source could be started: GPU metrics stay unknown")
+        if self._sensor_expected:
+            log.warning("no hardware source could be started: GPU metrics stay unknown")
+        else:
+            log.info(
+                "no GPU sensor answers on this machine (none configured): extraction never waits for"
+                " the GPU; hardware.lhm_host names a LibreHardwareMonitor"
+            )
         return None
 
     def _default_sources(self) -> list[GpuSource]:
         sources: list[GpuSource] = [AmdGpuInfoSource()] if self._config.use_pyamdgpuinfo else []
         host, how = resolve_lhm_host(self._config.lhm_host)
+        self._sensor_expected = how != "default"  # configured, or the Windows host of WSL2
         log.info("LibreHardwareMonitor host", extra={"host": host, "from": how})
         url = f"http://{_url_host(host)}:{self._config.lhm_port}/data.json"
         sources.append(LhmSource(url, self._config.timeout_s))
@@ -270,8 +280,14 @@ class HardwareMonitor:
             extra = {"source": self.source, "reason": reason, "retry_in_s": self._delay}
             if unexpected:
                 log.exception("hardware poll error", extra=extra)
-            else:
+            elif self._sensor_expected:
                 log.warning("hardware sensors unavailable", extra=extra)
+            else:
+                log.info(
+                    "no GPU sensor answers on this machine (none configured): extraction never waits for"
+                    " the GPU; hardware.lhm_host names a LibreHardwareMonitor",
+                    extra=extra,
+                )
         else:
             log.debug(
                 "hardware sensors still unavailable", extra={"reason": reason, "failures": self._failures}

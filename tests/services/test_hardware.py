@@ -417,3 +417,25 @@ async def test_a_configured_gpu_name_that_matches_nothing_is_stale_not_another_c
     snapshot = monitor.current()
     assert snapshot.stale and snapshot.gpu is None and len(snapshot.gpus) == 2
     assert snapshot.stale_reason == "no GPU whose name contains 'RTX 9090'"
+
+
+async def test_no_sensor_is_a_warning_only_where_one_is_configured(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 35: plain Linux with no LibreHardwareMonitor named warned at every start (this machine
+    is not WSL2, where the Windows host's would be expected)."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        dead_port = probe.getsockname()[1]
+    caplog.set_level(logging.INFO, logger="memory_cortex.services.hardware")
+    quiet = {"use_pyamdgpuinfo": False, "lhm_port": dead_port, "timeout_s": 0.5}
+    for settings, warned in (({}, False), ({"lhm_host": "127.0.0.1"}, True)):
+        caplog.clear()
+        monitor = HardwareMonitor(HardwareConfig(**quiet, **settings))
+        await monitor.open()
+        await monitor.poll_once()
+        await monitor.stop()
+        warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        if warned:
+            assert warnings == ["hardware sensors unavailable"], warnings
+        else:
+            assert warnings == []
+            assert any("no GPU sensor answers on this machine" in r.getMessage() for r in caplog.records)
