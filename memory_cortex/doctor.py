@@ -322,12 +322,20 @@ def _gpu_sensor(config: Config) -> Finding:
 
 
 def _port(config: Config) -> Finding:
+    from .cli_status import started_daemon
+
     host, port = config.server.host, config.server.port
+    started = started_daemon()
+    elsewhere = (
+        f" (the daemon scripts/start.sh started, pid {started.pid}, runs at {started.url})"
+        if started is not None and urlsplit(started.url).port != port
+        else ""
+    )
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
-            return Finding("port", "ok", f"{host}:{port} is free")
+            return Finding("port", "ok", f"{host}:{port} is free{elsewhere}")
         except OSError as exc:
             in_use = exc.errno == errno.EADDRINUSE
     if not in_use:

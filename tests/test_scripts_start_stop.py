@@ -290,6 +290,15 @@ def test_status_asks_the_daemon_start_sh_started_on_its_own_port(
     assert status.returncode == 0, status.stdout + status.stderr
     assert f"at http://127.0.0.1:{port}" in status.stdout.splitlines()[0]
     assert f"the daemon scripts/start.sh started (pid {pid_file.read_text().strip()}" in status.stdout
+    # doctor checks the configured port, and says where the started daemon is.
+    other = free_port()
+    doctor = subprocess.run(
+        [sys.executable, "-m", "memory_cortex", "doctor", "--json", "--port", str(other)],
+        env=script_env | {"MEMORY_CORTEX_HARDWARE__ENABLED": "false"}, cwd=tmp_path,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    [port_check] = [f for f in json.loads(doctor.stdout) if f["check"] == "port"]
+    assert f"runs at http://127.0.0.1:{port}" in port_check["detail"], port_check
     assert run_script(STOP, env=script_env, cwd=tmp_path, timeout=60).returncode == 0
     assert not pid_file.with_name("memory-cortex.url").exists()
     # Nothing started here any more: the configured address, and it says so.
