@@ -22,6 +22,7 @@ import yaml
 from pydantic import ValidationError
 
 from . import __version__
+from .cli_config import add_config_commands
 from .cli_markdown import add_markdown_commands
 from .cli_portability import add_portability_commands
 from .cli_status import add_status_commands
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mcp_command(commands, add_database_flags)
     add_status_commands(commands, add_database_flags)
     add_store_commands(commands, add_database_flags)
+    add_config_commands(commands, add_database_flags)
     return parser
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,24 @@ def test_cli_reports_config_errors_without_echoing_values(
     assert main(["--config", str(write_yaml(tmp_path, "{}")), "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err
     assert "set server.api_token" in err and "do-not-print-me" not in err
+
+
+def test_config_show_says_where_each_setting_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35: `memory-cortex config show` prints the effective settings and their sources."""
+    from memory_cortex.__main__ import main
+
+    path = write_yaml(tmp_path, "server:\n  port: 1111\n  api_token: a-secret-token\nsearch:\n  fts_weight: 0.3\n")
+    monkeypatch.setenv("MEMORY_CORTEX_SEARCH__FTS_WEIGHT", "0.5")
+    assert main(["--config", str(path), "--db", str(tmp_path / "flag.db"), "config", "show", "--json"]) == 0
+    shown = {item["name"]: item for item in json.loads(capsys.readouterr().out)}
+    assert shown["server.port"] == {"name": "server.port", "value": 1111, "source": f"file: {path}"}
+    assert shown["search.fts_weight"]["value"] == 0.5
+    assert shown["search.fts_weight"]["source"] == "environment: MEMORY_CORTEX_SEARCH__FTS_WEIGHT"
+    assert shown["database.path"] == {"name": "database.path", "value": str(tmp_path / "flag.db"), "source": "flag"}
+    assert shown["server.header_timeout_s"]["source"] == "default"
+    assert shown["server.api_token"]["value"] == "**********"  # masked, as GET /config shows it
+    assert main(["--config", str(path), "config", "show"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"configuration file: {path}\n") and "a-secret-token" not in text
