@@ -675,6 +675,14 @@ async def test_a_conversation_reads_as_it_was_said_with_what_was_made_of_it(
     ]
     for fact in facts:
         await expect(page.get_by_role("link", name=f"#{fact['id']}", exact=True)).to_be_visible()
+    # Each fact stands beside the turn it was read from, not beside the last one (issue 35): the
+    # fact about Miso beside the first message, the one about the keyboard beside the third.
+    by_text = {turn["fact"].split(": ", 1)[-1]: turn["id"] for turn in turns}
+    for said_text in (said[0], said[2]):
+        [fact] = [f for f in facts if said_text in f["fact"]]
+        beside = page.get_by_label(f"Extracted from turn #{by_text[said_text]}", exact=True)
+        await expect(beside).to_contain_text(fact["fact"])
+        assert fact["derived_from"] == [by_text[said_text]]
     assert await dashboard.unlabelled_controls() == []
     await dashboard.screenshot("conversation")
 
