@@ -50,10 +50,9 @@ def add_config_commands(
 
 def run_config_show(config: Config, args: argparse.Namespace) -> int:
     from .__main__ import overrides_from
-    from .config import DEFAULT_CONFIG_PATH
+    from .config import config_file
 
-    given = getattr(args, "config", None)
-    path = Path(given) if given is not None else (DEFAULT_CONFIG_PATH if DEFAULT_CONFIG_PATH.exists() else None)
+    path = config_file(getattr(args, "config", None))
     settings = setting_sources(config, path, overrides_from(args), dict(os.environ))
     if args.json:
         print(json.dumps([asdict(setting) for setting in settings], indent=2))

@@ -81,14 +81,15 @@ def address_to_ask(config: Config, args: argparse.Namespace) -> tuple[str, str]:
     """Where ``status`` and ``doctor`` look for the daemon, and why there: the address given on the
     command line or in MEMORY_CORTEX_SERVER__* first, then the daemon scripts/start.sh started from
     this checkout, then the configuration's."""
+    from .config import ENV_PREFIX
     from .doctor import daemon_url
 
     given = getattr(args, "port", None) is not None or getattr(args, "host", None) is not None
-    given = given or any(f"MEMORY_CORTEX_SERVER__{key}" in os.environ for key in ("PORT", "HOST"))
-    if not given and (started := started_daemon()) is not None:
-        return started.url, f"the daemon scripts/start.sh started (pid {started.pid}, {started.pid_file})"
+    given = given or any(f"{ENV_PREFIX}SERVER__{key}" in os.environ for key in ("PORT", "HOST"))
     if given:
         return daemon_url(config), "the address given"
+    if (started := started_daemon()) is not None:
+        return started.url, f"the daemon scripts/start.sh started (pid {started.pid}, {started.pid_file})"
     return daemon_url(config), "server.host and server.port of the configuration: no daemon started by scripts/start.sh here"
 
 
@@ -171,14 +172,10 @@ def readable_duration(seconds: float) -> str:
 
 
 def run_doctor(config: Config, args: argparse.Namespace) -> int:
-    from .config import DEFAULT_CONFIG_PATH
+    from .config import config_file
     from .doctor import run_checks
 
-    given = getattr(args, "config", None)
-    config_file = (
-        Path(given) if given is not None else (DEFAULT_CONFIG_PATH if DEFAULT_CONFIG_PATH.exists() else None)
-    )
-    findings = run_checks(config, config_file=config_file)
+    findings = run_checks(config, config_file=config_file(getattr(args, "config", None)))
     failed = any(finding.outcome == "fail" for finding in findings)
     if args.json:
         print(json.dumps([dataclasses.asdict(finding) for finding in findings], indent=2))

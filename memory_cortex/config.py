@@ -859,6 +859,14 @@ class Config(BaseSettings):
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
 
 
+def config_file(path: Path | None) -> Path | None:
+    """The YAML file a load reads: ``path`` when given, else ``config/config.yaml`` when it exists,
+    else none (defaults and environment only)."""
+    if path is not None:
+        return Path(path)
+    return DEFAULT_CONFIG_PATH if DEFAULT_CONFIG_PATH.exists() else None
+
+
 def load_config(
     path: Path | None = None,
     overrides: dict[str, Any] | None = None,
@@ -869,9 +877,8 @@ def load_config(
         path: YAML file; ``None`` means ``config/config.yaml`` when it exists.
         overrides: nested dict from CLI flags, e.g. ``{"server": {"port": 8400}}``; beats everything.
     """
-    if path is None and DEFAULT_CONFIG_PATH.exists():
-        path = DEFAULT_CONFIG_PATH
-    if path is not None and not Path(path).exists():
+    path = config_file(path)
+    if path is not None and not path.exists():
         raise FileNotFoundError(f"config file not found: {path}")
 
     class _Resolved(Config):

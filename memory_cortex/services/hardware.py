@@ -43,6 +43,12 @@ from .workers import join_or_cancel
 
 log = logging.getLogger(__name__)
 
+# Said (at INFO) where no sensor is configured and none answers: nothing is missing there.
+NO_SENSOR_HERE = (
+    "no GPU sensor answers on this machine (none configured): extraction never waits for the GPU;"
+    " hardware.lhm_host names a LibreHardwareMonitor"
+)
+
 # WSL's DNS-tunnelling stub resolver: in /etc/resolv.conf, but not the Windows host.
 _WSL_DNS_STUB = ipaddress.ip_address("10.255.255.254")
 
@@ -199,10 +205,7 @@ class HardwareMonitor:
         if self._sensor_expected:
             log.warning("no hardware source could be started: GPU metrics stay unknown")
         else:
-            log.info(
-                "no GPU sensor answers on this machine (none configured): extraction never waits for"
-                " the GPU; hardware.lhm_host names a LibreHardwareMonitor"
-            )
+            log.info(NO_SENSOR_HERE)
         return None
 
     def _default_sources(self) -> list[GpuSource]:
@@ -283,11 +286,7 @@ class HardwareMonitor:
             elif self._sensor_expected:
                 log.warning("hardware sensors unavailable", extra=extra)
             else:
-                log.info(
-                    "no GPU sensor answers on this machine (none configured): extraction never waits for"
-                    " the GPU; hardware.lhm_host names a LibreHardwareMonitor",
-                    extra=extra,
-                )
+                log.info(NO_SENSOR_HERE, extra=extra)
         else:
             log.debug(
                 "hardware sensors still unavailable", extra={"reason": reason, "failures": self._failures}

@@ -450,11 +450,9 @@ class MemoryService:
         if audience.unrestricted:
             return history
         seen = history.visible_to(audience)
-
-        def hide(conn: sqlite3.Connection, records: list[MemoryRecord]) -> list[MemoryRecord]:
-            return memory_sql.hide_unseen_replacements(conn, records, audience)
-
-        return await self._db.read(lambda conn: seen.mapped(lambda records: hide(conn, records)))
+        return await self._db.read(
+            lambda conn: seen.mapped(lambda rows: memory_sql.hide_unseen_replacements(conn, rows, audience))
+        )
 
     async def profile_facts(
         self, user_id: str, *, audience: Audience, limit: int, vital_importance: int = 9

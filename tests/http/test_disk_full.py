@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -128,21 +129,29 @@ async def test_a_job_that_meets_a_full_disk_waits_untried_and_runs_once_there_is
     assert any("walnut" in hit["fact"] for hit in hits["results"]), hits
 
 
-async def stats_when(client: TestClient, done: Any, *, timeout: float) -> dict[str, Any]:
+async def once(fetch: Callable[[], Awaitable[dict[str, Any]]], done: Any, *, timeout: float) -> dict[str, Any]:
+    """What ``fetch`` answers once ``done`` holds of it (or its answer at ``timeout``)."""
     deadline = time.monotonic() + timeout
     while True:
-        stats = await (await client.get("/stats")).json()
-        if done(stats) or time.monotonic() > deadline:
-            return dict(stats)
+        answer = await fetch()
+        if done(answer) or time.monotonic() > deadline:
+            return answer
         await asyncio.sleep(0.05)
+
+
+async def stats_when(client: TestClient, done: Any, *, timeout: float) -> dict[str, Any]:
+    async def stats() -> dict[str, Any]:
+        return dict(await (await client.get("/stats")).json())
+
+    return await once(stats, done, timeout=timeout)
 
 
 async def job_state(client: TestClient, session_id: str, done: Any, *, timeout: float) -> dict[str, Any]:
     """The job of ``session_id`` once ``done(job)`` holds (or as it is at ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    async def job() -> dict[str, Any]:
         jobs = (await (await client.get("/ingest/jobs")).json())["jobs"]
-        [job] = [job for job in jobs if job["session_id"] == session_id]
-        if done(job) or time.monotonic() > deadline:
-            return dict(job)
-        await asyncio.sleep(0.05)
+        [found] = [job for job in jobs if job["session_id"] == session_id]
+        return dict(found)
+
+    return await once(job, done, timeout=timeout)
