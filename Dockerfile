@@ -47,7 +47,7 @@ RUN apt-get update \
     && mkdir -p /data /etc/memory-cortex \
     && chown cortex:cortex /data
 COPY --from=build /opt/venv /opt/venv
-COPY config/config.yaml /etc/memory-cortex/config.yaml
+COPY memory_cortex/config_example.yaml /etc/memory-cortex/config.yaml
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     HF_HUB_OFFLINE=1 \

@@ -872,7 +872,9 @@ def build_hnsw(url: str, model: str) -> float | None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     config = load_config()
     if config.embeddings.backend != "sentence_transformers" or config.embeddings.model != MODEL:
-        raise BenchError(f"this benchmark expects the in-process {MODEL} embedder (see config/config.yaml)")
+        raise BenchError(
+            f"this benchmark expects the in-process {MODEL} embedder (see memory_cortex/config_example.yaml)"
+        )
     queries = SyntheticText(args.seed + 1000, args.zipf_offset).queries(args.warmup + args.queries)
     vectors = embed_queries(config, queries)
 

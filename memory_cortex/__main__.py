@@ -27,7 +27,7 @@ from .cli_markdown import add_markdown_commands
 from .cli_portability import add_portability_commands
 from .cli_status import add_status_commands
 from .cli_store import add_store_commands
-from .config import Config, load_config
+from .config import ENV_PREFIX, Config, config_file, config_file_note, load_config
 from .mcp.cli import add_mcp_command
 
 log = logging.getLogger("memory_cortex")
@@ -55,7 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_server_flags(parser: argparse.ArgumentParser, *, default: object) -> None:
     parser.add_argument(
-        "--config", type=Path, default=default, help="YAML config (default: config/config.yaml)"
+        "--config",
+        type=Path,
+        default=default,
+        help="YAML config (default: ~/.config/memory-cortex/config.yaml)",
     )
     parser.add_argument("--host", default=default, help="address to bind (server.host)")
     parser.add_argument("--port", type=int, default=default, help="TCP port (server.port)")
@@ -65,7 +68,10 @@ def add_server_flags(parser: argparse.ArgumentParser, *, default: object) -> Non
 def add_database_flags(parser: argparse.ArgumentParser) -> None:
     """``--config``/``--db`` for the maintenance verbs: they find the database as ``serve`` does."""
     parser.add_argument(
-        "--config", type=Path, default=argparse.SUPPRESS, help="YAML config (default: config/config.yaml)"
+        "--config",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="YAML config (default: ~/.config/memory-cortex/config.yaml)",
     )
     parser.add_argument(
         "--db", type=Path, default=argparse.SUPPRESS, help="SQLite database file (database.path)"
@@ -173,12 +179,13 @@ def loaded_config(args: argparse.Namespace) -> Config | None:
         # Field and reason only: the input (which may hold API keys) is never echoed.
         for error in exc.errors(include_url=False, include_input=False):
             where = ".".join(str(part) for part in error["loc"]) or "config"
-            print(f"memory-cortex: configuration error: {where}: {error['msg']}", file=sys.stderr)
+            source = setting_source(error["loc"], config_file(args.config))
+            print(f"memory-cortex: configuration error: {where}: {error['msg']}{source}", file=sys.stderr)
     except yaml.YAMLError as exc:
         from .startup import yaml_problem
 
         print(
-            f"memory-cortex: configuration error: {args.config or 'config/config.yaml'}: {yaml_problem(exc)}",
+            f"memory-cortex: configuration error: {config_file(args.config)}: {yaml_problem(exc)}",
             file=sys.stderr,
         )
     except (FileNotFoundError, ValueError) as exc:
@@ -186,11 +193,44 @@ def loaded_config(args: argparse.Namespace) -> Config | None:
     return None
 
 
+def setting_source(location: tuple[int | str, ...], path: Path | None) -> str:
+    """`` (from MEMORY_CORTEX_…)`` or `` (in <file>)`` for the setting at ``location``, when one of
+    them set it; the configuration now lives outside the checkout, so an error names where to look."""
+    if len(location) >= 2:
+        variable = f"{ENV_PREFIX}{location[0]}__{location[1]}".upper()
+        if variable in os.environ:
+            return f" (from {variable})"
+    if path is None or not location:
+        return ""
+    try:
+        written = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return ""
+    section = written.get(location[0]) if isinstance(written, dict) else None
+    if len(location) == 1 or (isinstance(section, dict) and location[1] in section):
+        return f" (in {path})"
+    return ""
+
+
+def run_verb(args: argparse.Namespace, config: Config | None) -> int:
+    """A maintenance verb's exit status; output cut short by its reader (``config show | head``) is
+    not an error."""
+    try:
+        status = int(args.run(config, args))
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Models load from files inside packages; the hub must never be asked (no network here).
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if not getattr(args, "needs_config", True):
+        return run_verb(args, None)
     config = loaded_config(args)
     if config is None:
         return 2
@@ -199,12 +239,13 @@ def main(argv: list[str] | None = None) -> int:
     config, llm_note = without_missing_llama(config)
     if args.command not in (None, "serve"):
         # Maintenance verbs print their own lines (and progress) and leave the logging defaults.
-        return int(args.run(config, args))
+        return run_verb(args, config)
     from .logs import configure_logging
 
     configure_logging(config.logging)
-    if llm_note is not None:
-        log.warning(llm_note)
+    for note in (llm_note, config_file_note(config_file(args.config))):
+        if note is not None:
+            log.warning(note)
     return serve(config)
 
 

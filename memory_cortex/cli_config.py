@@ -1,4 +1,5 @@
-"""The verb ``config show``: every setting the daemon would run with, and where each came from.
+"""The verbs ``config init`` (a commented starter file where the daemon reads it) and ``config show``
+(every setting the daemon would run with, and where each came from).
 
 A setting comes from the first of: a command-line flag, a ``MEMORY_CORTEX_<SECTION>__<KEY>``
 variable, the configuration file, the default in the code (the order :func:`load_config` resolves
@@ -10,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,9 +37,23 @@ def add_config_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     add_database_flags: Callable[[argparse.ArgumentParser], None],
 ) -> None:
-    """Register ``config show``."""
-    config = commands.add_parser("config", help="show the settings the daemon runs with")
+    """Register ``config init`` and ``config show``."""
+    config = commands.add_parser("config", help="write a starter configuration, or show the settings")
     verbs = config.add_subparsers(dest="config_command", metavar="VERB", required=True)
+    init = verbs.add_parser(
+        "init",
+        help="write a commented starter configuration (~/.config/memory-cortex/config.yaml)",
+        description="Write the configuration file the daemon reads (--config names another): every"
+        " setting at its default, commented out, to uncomment and change. --from copies an existing"
+        " file there instead (an older release's config/config.yaml), after checking it. An existing"
+        " file is never replaced without --force (which keeps it as <file>.bak).",
+    )
+    init.add_argument(
+        "--config", type=Path, default=argparse.SUPPRESS, help="the file to write (default: the user's)"
+    )
+    init.add_argument("--from", dest="source", type=Path, help="copy this configuration file instead")
+    init.add_argument("--force", action="store_true", help="replace an existing file (kept as .bak)")
+    init.set_defaults(run=run_config_init, needs_config=False)
     show = verbs.add_parser(
         "show",
         help="every setting, its value and where it came from (flag, environment, file, default)",
@@ -48,9 +65,70 @@ def add_config_commands(
     show.set_defaults(run=run_config_show)
 
 
+def run_config_init(_config: Config | None, args: argparse.Namespace) -> int:
+    """Write the starter (or ``--from``'s copy) to ``--config`` or the user's file; 1 when it exists
+    (without ``--force``) or ``--from`` is not a valid configuration, with one line saying why."""
+    from .config import user_config_path
+
+    target = Path(getattr(args, "config", None) or user_config_path())
+    if args.source is not None:
+        problem = _not_a_configuration(args.source)
+        if problem is not None:
+            print(f"memory-cortex: not copied: {args.source}: {problem}", file=sys.stderr)
+            return 1
+    if target.exists() and not args.force:
+        print(
+            f"memory-cortex: {target} already exists; edit it, or add --force to replace it"
+            " (the old one is kept as .bak)",
+            file=sys.stderr,
+        )
+        return 1
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        shutil.copy2(target, target.with_name(target.name + ".bak"))
+    text = args.source.read_text(encoding="utf-8") if args.source is not None else starter_text()
+    # It may come to hold an API token or a database password: the user's alone.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.chmod(target, 0o600)
+    print(f"wrote {target}" + (f" (a copy of {args.source})" if args.source is not None else ""))
+    print("the daemon reads it when it next starts; `memory-cortex config show` prints the result")
+    return 0
+
+
+def starter_text() -> str:
+    """The example configuration with every setting commented out: a file that changes nothing until
+    a line is uncommented (with its section's line), so later releases' defaults still reach it."""
+    from .config import EXAMPLE_CONFIG_PATH
+
+    lines = [
+        "# Uncomment a setting (and the line of its section) to change it; the rest keep their defaults."
+    ]
+    for line in EXAMPLE_CONFIG_PATH.read_text(encoding="utf-8").splitlines():
+        stripped = line.lstrip()
+        lines.append(line if not stripped or stripped.startswith("#") else f"# {line}")
+    return "\n".join(lines) + "\n"
+
+
+def _not_a_configuration(path: Path) -> str | None:
+    from pydantic import ValidationError
+
+    from .config import load_config
+
+    try:
+        load_config(path)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False, include_input=False)[0]
+        return f"{'.'.join(str(part) for part in error['loc']) or 'config'}: {error['msg']}"
+    except (OSError, yaml.YAMLError, ValueError) as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
 def run_config_show(config: Config, args: argparse.Namespace) -> int:
     from .__main__ import overrides_from
-    from .config import config_file
+    from .config import config_file, config_file_note
 
     path = config_file(getattr(args, "config", None))
     settings = setting_sources(config, path, overrides_from(args), dict(os.environ))
@@ -58,6 +136,9 @@ def run_config_show(config: Config, args: argparse.Namespace) -> int:
         print(json.dumps([asdict(setting) for setting in settings], indent=2))
         return 0
     print(f"configuration file: {path if path is not None else 'none (defaults and environment only)'}")
+    note = config_file_note(path)
+    if note is not None:
+        print(f"warning: {note}")
     width = max(len(setting.name) for setting in settings)
     for setting in settings:
         print(f"{setting.name.ljust(width)}  {json.dumps(setting.value)}  ({setting.source})")

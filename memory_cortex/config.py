@@ -2,14 +2,17 @@
 
 Sources, strongest first: CLI flags (passed in as overrides), ``MEMORY_CORTEX_*`` environment
 variables (nested keys joined by ``__``, e.g. ``MEMORY_CORTEX_SERVER__PORT=8400``), the YAML file
-(``config/config.yaml`` by default), then the defaults below. It is resolved once at start-up and
-handed to ``create_app``; no other module reads the environment.
+(``--config``, else the user's ``$XDG_CONFIG_HOME/memory-cortex/config.yaml``: see
+:func:`config_file`), then the defaults below. It is resolved once at start-up and handed to
+``create_app``; no other module reads the environment.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -32,7 +35,10 @@ from pydantic_settings import (
 
 from .urls import redacted_url
 
-DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
+# The commented example (every setting at its default) that `memory-cortex config init` writes.
+EXAMPLE_CONFIG_PATH = Path(__file__).resolve().parent / "config_example.yaml"
+# Where releases before 0.3 read the configuration from: the checkout, which `git pull` rewrites.
+CHECKOUT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 ENV_PREFIX = "MEMORY_CORTEX_"
 
 
@@ -480,7 +486,9 @@ class LLMConfig(_Section):
     def describe(self) -> str:
         """What extracts facts, in a few words (the start-up line)."""
         if self.backend == "rules":
-            return "the rules extractor, no LLM (explicit statements only; docs/guides/llm-servers.md adds one)"
+            return (
+                "the rules extractor, no LLM (explicit statements only; docs/guides/llm-servers.md adds one)"
+            )
         if self.backend == "openai":
             return f"{self.model} over HTTP at {redacted_url(self.url)}"
         return f"in-process llama.cpp, {self.model_path or 'the packaged Gemma 3 270M'}"
@@ -808,7 +816,7 @@ class LoggingConfig(_Section):
 
 
 class Config(BaseSettings):
-    """Everything the daemon can be told. See config/config.yaml for a commented copy."""
+    """Everything the daemon can be told. See config_example.yaml for a commented copy."""
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", yaml_file=None
@@ -859,12 +867,37 @@ class Config(BaseSettings):
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
 
 
+def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's configuration file: ``$XDG_CONFIG_HOME/memory-cortex/config.yaml``, where
+    ``XDG_CONFIG_HOME`` defaults to ``~/.config`` (a relative value is ignored, as the XDG base
+    directory specification says). Nothing in a checkout or an upgrade ever writes it."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CONFIG_HOME", "")
+    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
+    return folder / "memory-cortex" / "config.yaml"
+
+
 def config_file(path: Path | None) -> Path | None:
-    """The YAML file a load reads: ``path`` when given, else ``config/config.yaml`` when it exists,
-    else none (defaults and environment only)."""
+    """The YAML file a load reads: ``path`` when given; else the user's file (:func:`user_config_path`)
+    when it exists; else a ``config/config.yaml`` left in the checkout by an older release (read, with
+    :func:`config_file_note` saying to move it); else none (defaults and environment only)."""
     if path is not None:
         return Path(path)
-    return DEFAULT_CONFIG_PATH if DEFAULT_CONFIG_PATH.exists() else None
+    for candidate in (user_config_path(), CHECKOUT_CONFIG_PATH):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def config_file_note(read: Path | None) -> str | None:
+    """A warning when a ``config/config.yaml`` in the checkout is read, or is there but not read
+    (``read`` is the file :func:`config_file` chose); None otherwise."""
+    if not CHECKOUT_CONFIG_PATH.exists():
+        return None
+    move = f"move it: memory-cortex config init --from {CHECKOUT_CONFIG_PATH} (docs/guides/upgrading.md)"
+    if read == CHECKOUT_CONFIG_PATH:
+        return f"reading {CHECKOUT_CONFIG_PATH}, inside the checkout, where git pull can change it; {move}"
+    return f"{CHECKOUT_CONFIG_PATH} is not read (the configuration is {read or 'the defaults'}); {move}"
 
 
 def load_config(
@@ -874,7 +907,7 @@ def load_config(
     """Resolve the configuration once.
 
     Args:
-        path: YAML file; ``None`` means ``config/config.yaml`` when it exists.
+        path: YAML file; ``None`` means the one :func:`config_file` finds (or none).
         overrides: nested dict from CLI flags, e.g. ``{"server": {"port": 8400}}``; beats everything.
     """
     path = config_file(path)

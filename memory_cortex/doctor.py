@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from . import __version__
-from .config import Config, EmbeddingsConfig, LLMConfig
+from .config import Config, EmbeddingsConfig, LLMConfig, config_file_note, user_config_path
 from .errors import CortexError
 from .models.embedders import create_embedder
 from .models.llm import ChatMessage, create_llm
@@ -92,9 +92,15 @@ def _python() -> Finding:
 
 
 def _config_source(config_file: Path | None) -> Finding:
+    note = config_file_note(config_file)
+    if note is not None:
+        return Finding("config", "warn", note)
     if config_file is None:
         return Finding(
-            "config", "ok", "built-in defaults and MEMORY_CORTEX_* variables (no config/config.yaml here)"
+            "config",
+            "ok",
+            f"built-in defaults and MEMORY_CORTEX_* variables (no {user_config_path()};"
+            " `memory-cortex config init` writes one)",
         )
     return Finding("config", "ok", f"{config_file}, then MEMORY_CORTEX_* variables")
 

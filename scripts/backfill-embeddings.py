@@ -41,7 +41,9 @@ from memory_cortex.vectormath import to_blob  # noqa: E402
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", type=Path, help="YAML config (default: config/config.yaml)")
+    parser.add_argument(
+        "--config", type=Path, help="YAML config (default: ~/.config/memory-cortex/config.yaml)"
+    )
     parser.add_argument("--db", type=Path, help="database file (default: database.path from config)")
     parser.add_argument("--user", help="only this user's memories")
     parser.add_argument("--batch-size", type=int, default=64, help="memories per transaction (default 64)")

@@ -38,7 +38,7 @@ a clone, `.venv/bin/python -m memory_cortex` is the same program. The old spelli
 `python -m middleware` still works until 0.4.0 and prints a deprecation notice.
 
 Without a verb the program runs `serve`. The maintenance verbs find the database as `serve` does:
-`--config` (default `config/config.yaml`), then `MEMORY_CORTEX_*` environment variables, then
+`--config` (default `~/.config/memory-cortex/config.yaml`), then `MEMORY_CORTEX_*` environment variables, then
 `--db`. A start-up problem is one line on stderr and exit status 2
 ([Troubleshooting](../troubleshooting.md)).
 """

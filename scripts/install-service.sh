@@ -9,7 +9,7 @@
 # What it does, each step skipped when already done:
 #   1. scripts/install.sh: the virtual environment in .venv, with bin/memory-cortex;
 #   2. the system user (no login shell, home /var/lib/memory-cortex);
-#   3. /etc/memory-cortex/config.yaml, a copy of config/config.yaml (an existing one is never touched);
+#   3. /etc/memory-cortex/config.yaml, a copy of memory_cortex/config_example.yaml (an existing one is never touched);
 #   4. /etc/systemd/system/memory-cortex.service from systemd/memory-cortex.service, with this
 #      checkout's path in place of /opt/memory-cortex and the user filled in;
 #   5. systemctl daemon-reload, enable --now; then it waits for /health.
@@ -96,7 +96,7 @@ echo "3/5 $config"
 if [[ -e "$config" ]]; then
     echo "    kept: it exists"
 else
-    install -D -m 0640 config/config.yaml "$config"
+    install -D -m 0640 memory_cortex/config_example.yaml "$config"
     if [[ "$staged" == 0 ]]; then
         chgrp "$service_user" "$config"
     fi

@@ -6,7 +6,7 @@
 #
 #   --user     whose memories the client reads and writes (default: mcp.user_id, else
 #              users.default_user_id); the model never chooses it
-#   --config   YAML config (default: config/config.yaml); --db overrides database.path
+#   --config   YAML config (default: ~/.config/memory-cortex/config.yaml); --db overrides database.path
 #
 # Environment:
 #   MEMORY_CORTEX_VENV             venv to run from (default: .venv in the repository)

@@ -96,11 +96,13 @@ resolve_address() {
 import sys
 
 from memory_cortex.__main__ import build_parser, loaded_config
+from memory_cortex.config import config_file, user_config_path
 
-config = loaded_config(build_parser().parse_args(sys.argv[1:]))
+args = build_parser().parse_args(sys.argv[1:])
+config = loaded_config(args)
 if config is None:
     sys.exit(2)
-print(config.server.host, config.server.port)
+print(config.server.host, config.server.port, config_file(args.config) or user_config_path())
 PY
 }
 
@@ -108,7 +110,7 @@ if ! address="$(resolve_address)" || [[ -z "$address" ]]; then
     echo "start.sh: not starting: fix the configuration above (see docs/troubleshooting.md)." >&2
     exit 2
 fi
-read -r host port <<<"$address"
+read -r host port config_path <<<"$address"
 
 # A wildcard bind is reached on loopback; an IPv6 literal needs brackets in a URL.
 case "$host" in
@@ -178,7 +180,7 @@ if [[ "$port" != 0 ]] && ! port_is_free; then
         what="a server that answers /health (status: $status): another Memory Cortex started by hand or with another PID file?"
     fi
     echo "start.sh: port $port on $host is in use${holder:+ by $holder}; $what" >&2
-    echo "Start on another port: scripts/start.sh --port $((port + 1)), or set server.port in your config" >&2
+    echo "Start on another port: scripts/start.sh --port $((port + 1)), or set server.port in $config_path" >&2
     echo "(or MEMORY_CORTEX_SERVER__PORT). Who holds it: ss -ltnp 'sport = :$port'" >&2
     exit 2
 fi

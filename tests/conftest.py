@@ -22,11 +22,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 @pytest.fixture(autouse=True)
-def _no_cortex_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests see only the config they build, never the developer's MEMORY_CORTEX_* variables."""
+def _no_cortex_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests see only the config they build, never the developer's MEMORY_CORTEX_* variables nor
+    their ~/.config/memory-cortex/config.yaml (XDG_CONFIG_HOME is an empty folder of the run's)."""
     for name in list(os.environ):
         if name.startswith("MEMORY_CORTEX_"):
             monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "xdg-config-empty"))
 
 
 @pytest.fixture(scope="session")

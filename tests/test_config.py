@@ -86,10 +86,10 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_shipped_config_matches_the_defaults() -> None:
-    """config/config.yaml documents the defaults: it must not silently differ from the code."""
-    from memory_cortex.config import DEFAULT_CONFIG_PATH, Config
+    """The example configuration documents the defaults: it must not silently differ from the code."""
+    from memory_cortex.config import EXAMPLE_CONFIG_PATH, Config
 
-    assert load_config(DEFAULT_CONFIG_PATH).model_dump() == Config().model_dump()
+    assert load_config(EXAMPLE_CONFIG_PATH).model_dump() == Config().model_dump()
 
 
 def test_cli_reports_config_errors_without_echoing_values(
@@ -109,14 +109,20 @@ def test_config_show_says_where_each_setting_came_from(
     """Issue 35: `memory-cortex config show` prints the effective settings and their sources."""
     from memory_cortex.__main__ import main
 
-    path = write_yaml(tmp_path, "server:\n  port: 1111\n  api_token: a-secret-token\nsearch:\n  fts_weight: 0.3\n")
+    path = write_yaml(
+        tmp_path, "server:\n  port: 1111\n  api_token: a-secret-token\nsearch:\n  fts_weight: 0.3\n"
+    )
     monkeypatch.setenv("MEMORY_CORTEX_SEARCH__FTS_WEIGHT", "0.5")
     assert main(["--config", str(path), "--db", str(tmp_path / "flag.db"), "config", "show", "--json"]) == 0
     shown = {item["name"]: item for item in json.loads(capsys.readouterr().out)}
     assert shown["server.port"] == {"name": "server.port", "value": 1111, "source": f"file: {path}"}
     assert shown["search.fts_weight"]["value"] == 0.5
     assert shown["search.fts_weight"]["source"] == "environment: MEMORY_CORTEX_SEARCH__FTS_WEIGHT"
-    assert shown["database.path"] == {"name": "database.path", "value": str(tmp_path / "flag.db"), "source": "flag"}
+    assert shown["database.path"] == {
+        "name": "database.path",
+        "value": str(tmp_path / "flag.db"),
+        "source": "flag",
+    }
     assert shown["server.header_timeout_s"]["source"] == "default"
     assert shown["server.api_token"]["value"] == "**********"  # masked, as GET /config shows it
     assert main(["--config", str(path), "config", "show"]) == 0

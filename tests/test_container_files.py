@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from memory_cortex.__main__ import build_parser
-from memory_cortex.config import load_config
+from memory_cortex.config import EXAMPLE_CONFIG_PATH, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILES = [ROOT / "compose.yaml", *sorted((ROOT / "deploy" / "compose").glob("*.yaml"))]
@@ -61,7 +61,7 @@ def test_every_setting_variable_is_a_real_setting(monkeypatch: pytest.MonkeyPatc
     assert len(settings) >= 8
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
-    config = load_config(ROOT / "config" / "config.yaml").model_dump(mode="json")
+    config = load_config(EXAMPLE_CONFIG_PATH).model_dump(mode="json")
     for name, value in settings.items():
         section, key = name.removeprefix("MEMORY_CORTEX_").lower().split("__")
         found = config[section][key]
@@ -77,7 +77,7 @@ def test_the_image_command_is_one_the_cli_takes() -> None:
     assert args.command == "serve"
     # The configuration it names is the repository's, copied into the image.
     copies = [rest.split() for instruction, rest in dockerfile_instructions() if instruction == "COPY"]
-    assert ["config/config.yaml", str(args.config)] in copies
+    assert ["memory_cortex/config_example.yaml", str(args.config)] in copies
 
 
 def test_the_image_copies_what_the_wheel_packages() -> None:

@@ -146,11 +146,27 @@ def test_a_configuration_error_is_said_before_anything_starts(
 ) -> None:
     config = tmp_path / "config.yaml"
     config.write_text("server:\n  prot: 8400\n")  # a typo
-    failed = run_script(START, "--no-install", "--config", str(config), env=script_env, cwd=tmp_path, timeout=60)
+    failed = run_script(
+        START, "--no-install", "--config", str(config), env=script_env, cwd=tmp_path, timeout=60
+    )
     assert failed.returncode == 2
     assert failed.stderr.startswith("memory-cortex: configuration error: server.prot"), failed.stderr
     assert "in use" not in failed.stderr and not pid_file.exists() and not log_file.exists()
-    bad_flag = run_script(START, "--no-install", "--port", "not-a-port", env=script_env, cwd=tmp_path, timeout=60)
+    # The same typo in the user's own file (no --config): the line names that file.
+    user_file = Path(script_env["XDG_CONFIG_HOME"]) / "memory-cortex" / "config.yaml"
+    user_file.parent.mkdir(parents=True, exist_ok=True)
+    user_file.write_text("server:\n  prot: 8400\n")
+    try:
+        failed = run_script(START, "--no-install", env=script_env, cwd=tmp_path, timeout=60)
+    finally:
+        user_file.unlink()
+    assert failed.returncode == 2
+    assert failed.stderr.startswith(
+        f"memory-cortex: configuration error: server.prot: Extra inputs are not permitted (in {user_file})"
+    ), failed.stderr
+    bad_flag = run_script(
+        START, "--no-install", "--port", "not-a-port", env=script_env, cwd=tmp_path, timeout=60
+    )
     assert bad_flag.returncode == 2 and "invalid int value: 'not-a-port'" in bad_flag.stderr
     assert not pid_file.exists()
 
@@ -162,11 +178,15 @@ def test_a_port_held_by_a_plain_listener_names_it_and_how_to_choose_another(
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        refused = run_script(START, "--no-install", "--port", str(port), env=script_env, cwd=tmp_path, timeout=60)
+        refused = run_script(
+            START, "--no-install", "--port", str(port), env=script_env, cwd=tmp_path, timeout=60
+        )
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert f"port {port} on 127.0.0.1 is in use by " in refused.stderr
     assert f"(pid {os.getpid()})" in refused.stderr  # ss names this test's process
-    assert f"--port {port + 1}" in refused.stderr and "server.port" in refused.stderr
+    assert f"--port {port + 1}" in refused.stderr
+    user_file = Path(script_env["XDG_CONFIG_HOME"]) / "memory-cortex" / "config.yaml"
+    assert f"set server.port in {user_file}" in refused.stderr  # where the user's file is
     assert not pid_file.exists()
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory_cortex.__main__ import build_parser
-from memory_cortex.config import load_config
+from memory_cortex.config import EXAMPLE_CONFIG_PATH, load_config
 
 UNIT_PATH = Path(__file__).resolve().parents[1] / "systemd" / "memory-cortex.service"
 UNIT_NAME = UNIT_PATH.name
@@ -99,7 +99,7 @@ def test_every_path_the_daemon_writes_is_inside_the_sandbox(
     for name, value in environment_of(unit_text).items():
         monkeypatch.setenv(name, value)
     service = unit["Service"]
-    config = load_config(UNIT_PATH.parents[1] / "config" / "config.yaml")
+    config = load_config(EXAMPLE_CONFIG_PATH)
     # A sync_dir set the way config.yaml's comment suggests must land in the sandbox too.
     config.markdown.sync_dir = config.markdown.sync_dir or Path("data/mirror")
     settings = path_settings(config)
@@ -119,7 +119,11 @@ def test_every_path_the_daemon_writes_is_inside_the_sandbox(
 def checkout_copy(folder: Path) -> Path:
     """The files install-service.sh reads, copied to ``folder`` (the real checkout may live anywhere,
     /home included, which the script refuses)."""
-    for part in ("scripts/install-service.sh", "systemd/memory-cortex.service", "config/config.yaml"):
+    for part in (
+        "scripts/install-service.sh",
+        "systemd/memory-cortex.service",
+        "memory_cortex/config_example.yaml",
+    ):
         (folder / part).parent.mkdir(parents=True, exist_ok=True)
         (folder / part).write_bytes((UNIT_PATH.parents[1] / part).read_bytes())
     return folder
@@ -141,7 +145,7 @@ def test_install_service_script_renders_the_unit_for_this_checkout(tmp_path: Pat
     assert service["WorkingDirectory"] == STATE_DIR
     assert INSTALL_DIR not in rendered
     config = system / "etc/memory-cortex/config.yaml"
-    assert config.read_text() == (repository / "config/config.yaml").read_text()
+    assert config.read_text() == (repository / "memory_cortex/config_example.yaml").read_text()
     # A second run never overwrites the administrator's configuration.
     config.write_text("server:\n  port: 8400\n")
     again = subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, timeout=60)

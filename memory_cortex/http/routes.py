@@ -368,7 +368,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         "/config",
         stats.effective_config,
-        "The effective configuration (config.yaml + MEMORY_CORTEX_* environment); secrets show as ********.",
+        "The effective configuration (configuration file + MEMORY_CORTEX_* environment); secrets show as ********.",
         responses={200: None},
     ),
     Endpoint(
