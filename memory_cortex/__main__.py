@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from . import __version__
 from .cli_config import add_config_commands
 from .cli_markdown import add_markdown_commands
+from .cli_openclaw import add_openclaw_commands
 from .cli_portability import add_portability_commands
 from .cli_status import add_status_commands
 from .cli_store import add_store_commands
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_status_commands(commands, add_database_flags)
     add_store_commands(commands, add_database_flags)
     add_config_commands(commands, add_database_flags)
+    add_openclaw_commands(commands, add_database_flags)
     return parser
 
 

@@ -1,0 +1,128 @@
+"""The verb ``openclaw connect``: install the OpenClaw plugin and point it at this daemon.
+
+It prints each step, every setting it changed in ``openclaw.json``, what OpenClaw says about the
+plugin afterwards, and the command that undoes it. Exit status 0 when OpenClaw loaded the plugin
+with everything it needs, 1 when something is wrong (the lines say what), 2 for a bad configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import Config
+
+PLUGIN_DIR = Path(__file__).resolve().parent.parent / "integrations" / "openclaw"
+
+
+def add_openclaw_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    add_database_flags: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """Register ``openclaw connect``."""
+    openclaw = commands.add_parser("openclaw", help="connect OpenClaw to this daemon")
+    verbs = openclaw.add_subparsers(dest="openclaw_command", metavar="VERB", required=True)
+    connect = verbs.add_parser(
+        "connect",
+        help="install the plugin into OpenClaw and point it at this daemon",
+        description="Find OpenClaw (and check the node and OpenClaw versions), install the plugin from"
+        " this checkout with `openclaw plugins install --link`, merge its entry into openclaw.json"
+        " (conversation access for its hooks, userId, this daemon's port and token, the memory slot)"
+        " without a duplicate key and keeping the file's comments, then check it with"
+        " `openclaw plugins inspect`. Prints every change and how to undo it.",
+    )
+    add_database_flags(connect)
+    connect.add_argument("--openclaw", type=Path, help="the openclaw command (default: openclaw on PATH)")
+    connect.add_argument("--node", type=Path, help="the node that runs OpenClaw (default: node on PATH)")
+    connect.add_argument(
+        "--user-id",
+        help="whose memories OpenClaw's turns are (the plugin's userId; default: your login name)",
+    )
+    connect.add_argument(
+        "--plugin-dir", type=Path, default=PLUGIN_DIR, help="the plugin to install (default: this checkout's)"
+    )
+    connect.add_argument(
+        "--install-dir",
+        type=Path,
+        help="where the plugin's files are copied for OpenClaw to load"
+        " (default: ~/.local/share/memory-cortex/openclaw-plugin)",
+    )
+    connect.set_defaults(run=run_openclaw_connect)
+
+
+def run_openclaw_connect(config: Config, args: argparse.Namespace) -> int:
+    from .doctor import daemon_url
+    from .openclaw.connect import DaemonAddress, connect, deploy_plugin
+    from .openclaw.installation import OpenClawProblem, find_openclaw
+
+    plugin_dir: Path = args.plugin_dir
+    if not (plugin_dir / "openclaw.plugin.json").is_file():
+        print(
+            f"memory-cortex: no OpenClaw plugin in {plugin_dir}: it ships in a checkout's"
+            " integrations/openclaw; --plugin-dir names it",
+            file=sys.stderr,
+        )
+        return 2
+    host = config.server.host if config.server.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    token = config.server.api_token.get_secret_value() if config.server.api_token else None
+    daemon = DaemonAddress(host=host, port=config.server.port, token=token)
+    user_id = args.user_id or getpass.getuser()
+    try:
+        openclaw = find_openclaw(args.openclaw, args.node)
+        print(
+            f"OpenClaw {openclaw.version}: {openclaw.command} (node {openclaw.node_version}: {openclaw.node})"
+        )
+        installed = deploy_plugin(
+            plugin_dir, args.install_dir or _data_home() / "memory-cortex" / "openclaw-plugin"
+        )
+        print(f"installing the plugin: {plugin_dir} copied to {installed} …", flush=True)
+        report = connect(openclaw, installed, daemon, user_id)
+    except OpenClawProblem as exc:
+        print(f"memory-cortex: {exc}", file=sys.stderr)
+        return 1
+    print(f"changed in {report.config_path}:")
+    for line in report.changes or ["nothing: it was already connected"]:
+        print(f"  {line}")
+    for note in report.notes:
+        print(f"  ({note})")
+    if args.user_id is None:
+        print(
+            f"userId is {user_id!r}, your login name: the user your memories are stored as (--user-id to choose)"
+        )
+    for check in report.checks:
+        print(f"✓ {check}")
+    for problem in report.problems:
+        print(f"✗ {problem}")
+    print(_daemon_line(daemon_url(config), config))
+    print(f"undo: {report.undo}")
+    print("OpenClaw reads the change when it next starts (a running gateway: openclaw gateway restart);")
+    print("after upgrading Memory Cortex, run this again: OpenClaw loads the copy, not the checkout")
+    return 1 if report.problems else 0
+
+
+def _data_home() -> Path:
+    """``$XDG_DATA_HOME``, else ``~/.local/share`` (a relative value is ignored, as XDG says)."""
+    import os
+
+    base = os.environ.get("XDG_DATA_HOME", "")
+    return Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+
+
+def _daemon_line(base: str, config: Config) -> str:
+    import httpx
+
+    from .doctor import auth_headers
+
+    try:
+        answer = httpx.get(f"{base}/health", headers=auth_headers(config), timeout=3)
+        status = (
+            answer.json().get("status", "?") if answer.status_code == 200 else f"HTTP {answer.status_code}"
+        )
+        return f"✓ the daemon answers at {base} (status: {status})"
+    except (httpx.HTTPError, ValueError):
+        return f"! nothing answers at {base} yet: start the daemon (./scripts/start.sh) before OpenClaw's next turn"
