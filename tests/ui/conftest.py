@@ -243,10 +243,11 @@ class Dashboard:
 
 @pytest.fixture
 def open_dashboard(browser: Browser, request: pytest.FixtureRequest) -> Callable[..., Awaitable[Dashboard]]:
-    """A new browser page (own session storage) on ``daemon``; ``viewport`` e.g. a phone's."""
+    """A new browser page (own session storage) on ``daemon``; ``viewport`` e.g. a phone's, and
+    ``device`` more of Playwright's context options to emulate one (is_mobile, device_scale_factor…)."""
 
-    async def open_page(daemon: Daemon, viewport: dict[str, int] | None = None) -> Dashboard:
-        context = await browser.new_context(viewport=viewport or {"width": 1400, "height": 900})
+    async def open_page(daemon: Daemon, viewport: dict[str, int] | None = None, **device: Any) -> Dashboard:
+        context = await browser.new_context(viewport=viewport or {"width": 1400, "height": 900}, **device)
         page = await context.new_page()
         page.set_default_timeout(15_000)
         dashboard = Dashboard(page, daemon, request.node.name)

@@ -23,7 +23,7 @@ const EMPTY_FILTERS = {
  * the page shown. A cursor is the pair the API hands back (next_before_id, next_before_created_at):
  * the next page comes even when the row it names was deleted in between. Keyset paging: a page costs the same at row 100,000 as at row 1.
  */
-const list = { user: null, filters: { ...EMPTY_FILTERS }, cursors: [null] };
+const list = { user: null, filters: { ...EMPTY_FILTERS }, cursors: [null], filtersOpen: false };
 
 export async function render(main, context) {
   const id = context.path[1];
@@ -40,25 +40,55 @@ async function renderList(main, context) {
   const results = el("div", { class: "results", "aria-live": "polite", "aria-busy": "true" });
   const nextSignal = latestOnly(context.signal);
   const pager = buildPager(() => loadPage(results, pager, context, nextSignal));
+  const form = filterForm(() => {
+    list.cursors = [null];
+    toggle.textContent = filtersLabel();
+    return loadPage(results, pager, context, nextSignal);
+  });
+  const toggle = filtersToggle(form);
   replace(
     main,
-    el("h1", null, "Memories ", el("span", { class: "subtle" }, `of ${context.user}`)),
-    filterForm(() => {
-      list.cursors = [null];
-      return loadPage(results, pager, context, nextSignal);
-    }),
+    el("div", { class: "title-row" }, el("h1", null, "Memories ", el("span", { class: "subtle" }, `of ${context.user}`)), toggle),
+    form,
     el("p", { class: "subtle", id: "list-order" }, "Newest first, by the date each memory was created (ties: the later stored first)."),
     results,
     pager.node,
   );
   await loadPage(results, pager, context, nextSignal);
 }
+
+/**
+ * On a narrow screen (style.css, up to 760px: a phone) the filters fold behind this button, so the
+ * list is on the first screen; it counts the filters in force. On a wider screen it is not shown
+ * and the form always is.
+ */
+function filtersToggle(form) {
+  const toggle = el(
+    "button",
+    { type: "button", class: "filters-toggle", "aria-controls": form.id, "aria-expanded": String(list.filtersOpen) },
+    filtersLabel(),
+  );
+  toggle.addEventListener("click", () => {
+    list.filtersOpen = !list.filtersOpen; // kept while a memory is visited, like the filters
+    toggle.setAttribute("aria-expanded", String(list.filtersOpen));
+    form.classList.toggle("open", list.filtersOpen);
+  });
+  form.classList.toggle("open", list.filtersOpen);
+  return toggle;
+}
+
+/** "Filters", or "Filters (2 active)": the rows per page are no filter. */
+function filtersLabel() {
+  const active = Object.keys(EMPTY_FILTERS).filter((key) => key !== "limit" && list.filters[key] !== EMPTY_FILTERS[key]).length;
+  return active ? `Filters (${active} active)` : "Filters";
+}
+
 function filterForm(apply) {
   const f = list.filters;
   const input = (name, attrs = {}) => el("input", { name, value: f[name], ...attrs });
   const form = el(
     "form",
-    { class: "filters", "aria-label": "Filter memories" },
+    { class: "filters foldable", id: "memory-filters", "aria-label": "Filter memories" },
     el(
       "div",
       { class: "field-grid" },

@@ -1,12 +1,14 @@
 // #/search: run a query as the chosen user and see how /hybrid-search ranked it: the fused list
 // with each hit's FTS part, vector part and final score, the FTS-only and vector-only lists beside
-// it, the MATCH expressions that were built, and the time each stage took.
+// it, the MATCH expressions that were built, and the time each stage took (after the hits on a phone).
 
 import { api, guarded, latestOnly } from "./api.js";
 import { dataTable, descriptionList, el, field, num, replace } from "./dom.js";
 import { memoryLink } from "./links.js";
 
 const LAYERS = ["working", "core", "archive"];
+// style.css's narrow screen (a phone): there the hits come first, how the query was run after them.
+const NARROW = window.matchMedia("(max-width: 760px)");
 
 /** The last search, kept while the page is left and revisited. */
 const last = { query: "", limit: "10", layers: [], user: null, result: null };
@@ -31,6 +33,7 @@ export async function render(main, context) {
     });
     last.result = result;
     replace(output, resultView(result));
+    arrange(output);
   });
   replace(
     main,
@@ -39,7 +42,28 @@ export async function render(main, context) {
     form,
     output,
   );
-  if (last.result) replace(output, resultView(last.result));
+  if (last.result) {
+    replace(output, resultView(last.result));
+    arrange(output);
+  }
+  // A window resized across the breakpoint, a tablet turned: the order follows, until the page is left.
+  NARROW.addEventListener("change", () => arrange(output), { signal: context.signal });
+}
+
+/**
+ * On a wide screen how the query was run (its MATCH expressions, its stage timings) stands above
+ * the hits; on a narrow one the hits come first, or a phone shows a screenful of timing cards
+ * before any result. The nodes themselves move (not CSS order), so the keyboard and a screen reader
+ * meet them in the order they are seen; the part that holds the focus stays put.
+ */
+function arrange(output) {
+  const how = output.querySelector(":scope > .query-run");
+  const hits = output.querySelector(":scope > .hit-lists");
+  if (!how || !hits) return;
+  const [first, second] = NARROW.matches ? [hits, how] : [how, hits];
+  if (output.firstElementChild === first) return;
+  if (second.contains(document.activeElement)) output.prepend(first);
+  else output.append(second);
 }
 
 function searchForm(run) {
@@ -97,7 +121,7 @@ function resultView(result) {
   return [
     el(
       "section",
-      { class: "columns", "aria-label": "How the query was run" },
+      { class: "columns query-run", "aria-label": "How the query was run" },
       el(
         "div",
         null,
