@@ -15,6 +15,7 @@
 #   MEMORY_CORTEX_VENV              the venv folder (default: .venv in the repository)
 #   MEMORY_CORTEX_PYTHON            interpreter that creates the venv (default: python3.11, else python3)
 #   MEMORY_CORTEX_TORCH_INDEX_URL   extra index for the torch wheel, e.g. a CPU-only wheel index
+#   MEMORY_CORTEX_PIP_VERBOSE=1     show pip's own output (by default it speaks only of problems)
 #
 # torch is installed first, pinned, so that sentence-transformers (which depends on torch) does not pull
 # a different build with gigabytes of CUDA libraries.
@@ -147,12 +148,25 @@ if [[ "$force" == 0 && "$up_to_date" == 1 ]]; then
     exit 0
 fi
 
-echo "Installing $TORCH_REQUIREMENT into $venv"
+# pip speaks only of problems (-q: warnings and errors); each step says what it installs and how long
+# it took. MEMORY_CORTEX_PIP_VERBOSE=1 shows pip's own lines (what it downloads, from where).
+pip_quiet=(--quiet)
+if [[ "${MEMORY_CORTEX_PIP_VERBOSE:-0}" == 1 ]]; then
+    pip_quiet=()
+fi
+step_started=$SECONDS
+step_done() {
+    echo "  done in $((SECONDS - step_started)) s"
+    step_started=$SECONDS
+}
+
+echo "Installing $TORCH_REQUIREMENT into $venv (CPU build, about 190 MB on a first install)"
 torch_index=()
 if [[ -n "${MEMORY_CORTEX_TORCH_INDEX_URL:-}" ]]; then
     torch_index=(--extra-index-url "$MEMORY_CORTEX_TORCH_INDEX_URL")
 fi
-"$python" -m pip install ${torch_index[@]+"${torch_index[@]}"} "$TORCH_REQUIREMENT"
+"$python" -m pip install ${pip_quiet[@]+"${pip_quiet[@]}"} ${torch_index[@]+"${torch_index[@]}"} "$TORCH_REQUIREMENT"
+step_done
 
 # llama-cpp-python: compiled once per version and build flags into a wheel kept in
 # ~/.cache/memory-cortex/wheels/<key> (pip's own wheel cache is keyed on the source alone, so it
@@ -184,13 +198,19 @@ requirement_args=()
 for file in "${requirement_files[@]}"; do
     requirement_args+=(-r "$file")
 done
-echo "Installing ${requirement_files[*]} into $venv"
-"$python" -m pip install ${find_links[@]+"${find_links[@]}"} "${requirement_args[@]}"
+size_hint=""
+if [[ "${requirement_files[*]}" == requirements.txt ]]; then
+    size_hint=" (about 80 packages, 200 MB on a first install)"
+fi
+echo "Installing ${requirement_files[*]} into $venv$size_hint"
+"$python" -m pip install ${pip_quiet[@]+"${pip_quiet[@]}"} ${find_links[@]+"${find_links[@]}"} "${requirement_args[@]}"
+step_done
 
 # The package itself, editable: `memory-cortex` in the venv's bin/, importable from any folder (the
 # systemd unit runs from the state directory), while the code stays this checkout's.
 echo "Installing memory-cortex (editable) into $venv"
-"$python" -m pip install --no-deps --editable .
+"$python" -m pip install ${pip_quiet[@]+"${pip_quiet[@]}"} --no-deps --editable .
+step_done
 
 echo "$requirements_hash" >"$stamp"
 echo "Dependencies installed in $venv"
