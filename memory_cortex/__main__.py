@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_status_commands(commands, add_database_flags)
     add_store_commands(commands, add_database_flags)
     add_config_commands(commands, add_database_flags)
-    add_openclaw_commands(commands, add_database_flags)
+    add_openclaw_commands(commands)
     return parser
 
 

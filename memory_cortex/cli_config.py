@@ -15,6 +15,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,14 +46,17 @@ def add_config_commands(
         help="write a commented starter configuration (~/.config/memory-cortex/config.yaml)",
         description="Write the configuration file the daemon reads (--config names another): every"
         " setting at its default, commented out, to uncomment and change. --from copies an existing"
-        " file there instead (an older release's config/config.yaml), after checking it. An existing"
-        " file is never replaced without --force (which keeps it as <file>.bak).",
+        " file there instead (an older release's config/config.yaml), after checking it alone (the"
+        " environment plays no part). An existing file is never replaced without --force, which keeps"
+        " it beside as <file>.<time>.bak.",
     )
     init.add_argument(
         "--config", type=Path, default=argparse.SUPPRESS, help="the file to write (default: the user's)"
     )
     init.add_argument("--from", dest="source", type=Path, help="copy this configuration file instead")
-    init.add_argument("--force", action="store_true", help="replace an existing file (kept as .bak)")
+    init.add_argument(
+        "--force", action="store_true", help="replace an existing file (kept beside it as <name>.<time>.bak)"
+    )
     init.set_defaults(run=run_config_init, needs_config=False)
     show = verbs.add_parser(
         "show",
@@ -79,20 +83,25 @@ def run_config_init(_config: Config | None, args: argparse.Namespace) -> int:
     if target.exists() and not args.force:
         print(
             f"memory-cortex: {target} already exists; edit it, or add --force to replace it"
-            " (the old one is kept as .bak)",
+            " (the old one is kept beside it)",
             file=sys.stderr,
         )
         return 1
     target.parent.mkdir(parents=True, exist_ok=True)
+    kept = None
     if target.exists():
-        shutil.copy2(target, target.with_name(target.name + ".bak"))
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        kept = target.with_name(f"{target.name}.{stamp}.bak")
+        shutil.copy2(target, kept)
     text = args.source.read_text(encoding="utf-8") if args.source is not None else starter_text()
-    # It may come to hold an API token or a database password: the user's alone.
+    # It may come to hold an API token or a database password: the user's alone, before any byte.
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
-    os.chmod(target, 0o600)
     print(f"wrote {target}" + (f" (a copy of {args.source})" if args.source is not None else ""))
+    if kept is not None:
+        print(f"the file it replaced is kept as {kept}")
     print("the daemon reads it when it next starts; `memory-cortex config show` prints the result")
     return 0
 
@@ -112,12 +121,13 @@ def starter_text() -> str:
 
 
 def _not_a_configuration(path: Path) -> str | None:
+    """Why ``path`` is not a valid configuration file on its own, or None."""
     from pydantic import ValidationError
 
-    from .config import load_config
+    from .config import check_config_file
 
     try:
-        load_config(path)
+        check_config_file(path)
     except ValidationError as exc:
         error = exc.errors(include_url=False, include_input=False)[0]
         return f"{'.'.join(str(part) for part in error['loc']) or 'config'}: {error['msg']}"

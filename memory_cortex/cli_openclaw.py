@@ -8,11 +8,12 @@ with everything it needs, 1 when something is wrong (the lines say what), 2 for 
 from __future__ import annotations
 
 import argparse
-import getpass
+import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
+
+from .openclaw.installation import PLUGIN_ID
 
 if TYPE_CHECKING:
     from .config import Config
@@ -20,10 +21,7 @@ if TYPE_CHECKING:
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "integrations" / "openclaw"
 
 
-def add_openclaw_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    add_database_flags: Callable[[argparse.ArgumentParser], None],
-) -> None:
+def add_openclaw_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``openclaw connect``."""
     openclaw = commands.add_parser("openclaw", help="connect OpenClaw to this daemon")
     verbs = openclaw.add_subparsers(dest="openclaw_command", metavar="VERB", required=True)
@@ -36,12 +34,18 @@ def add_openclaw_commands(
         " without a duplicate key and keeping the file's comments, then check it with"
         " `openclaw plugins inspect`. Prints every change and how to undo it.",
     )
-    add_database_flags(connect)
+    connect.add_argument(
+        "--config",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="the daemon's YAML config, for its host, port and token (default: ~/.config/memory-cortex/config.yaml)",
+    )
     connect.add_argument("--openclaw", type=Path, help="the openclaw command (default: openclaw on PATH)")
     connect.add_argument("--node", type=Path, help="the node that runs OpenClaw (default: node on PATH)")
     connect.add_argument(
         "--user-id",
-        help="whose memories OpenClaw's turns are (the plugin's userId; default: your login name)",
+        help="whose memories OpenClaw's turns are (the plugin's userId; default: the entry's, else your"
+        " login name)",
     )
     connect.add_argument(
         "--plugin-dir", type=Path, default=PLUGIN_DIR, help="the plugin to install (default: this checkout's)"
@@ -56,8 +60,9 @@ def add_openclaw_commands(
 
 
 def run_openclaw_connect(config: Config, args: argparse.Namespace) -> int:
+    """Connect, print the report (the token never shown), return the exit status (see the module)."""
     from .doctor import daemon_url
-    from .openclaw.connect import DaemonAddress, connect, deploy_plugin
+    from .openclaw.connect import DaemonAddress, connect
     from .openclaw.installation import OpenClawProblem, find_openclaw
 
     plugin_dir: Path = args.plugin_dir
@@ -68,47 +73,56 @@ def run_openclaw_connect(config: Config, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    host = config.server.host if config.server.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
     token = config.server.api_token.get_secret_value() if config.server.api_token else None
-    daemon = DaemonAddress(host=host, port=config.server.port, token=token)
-    user_id = args.user_id or getpass.getuser()
+    daemon = DaemonAddress(host=_dialled_host(config.server.host), port=config.server.port, token=token)
+    install_dir = args.install_dir or _data_home() / "memory-cortex" / "openclaw-plugin"
+
+    def say(line: str, *, file: TextIO = sys.stdout) -> None:
+        print(line.replace(token, "********") if token else line, file=file, flush=True)
+
     try:
         openclaw = find_openclaw(args.openclaw, args.node)
-        print(
+        say(
             f"OpenClaw {openclaw.version}: {openclaw.command} (node {openclaw.node_version}: {openclaw.node})"
         )
-        installed = deploy_plugin(
-            plugin_dir, args.install_dir or _data_home() / "memory-cortex" / "openclaw-plugin"
-        )
-        print(f"installing the plugin: {plugin_dir} copied to {installed} …", flush=True)
-        report = connect(openclaw, installed, daemon, user_id)
+        say(f"installing the plugin: {plugin_dir} copied to {install_dir} …")
+        report = connect(openclaw, plugin_dir, install_dir, daemon, args.user_id)
     except OpenClawProblem as exc:
-        print(f"memory-cortex: {exc}", file=sys.stderr)
+        say(f"memory-cortex: {exc}", file=sys.stderr)
         return 1
-    print(f"changed in {report.config_path}:")
+    say(f"changed in {report.config_path}:")
     for line in report.changes or ["nothing: it was already connected"]:
-        print(f"  {line}")
+        say(f"  {line}")
     for note in report.notes:
-        print(f"  ({note})")
-    if args.user_id is None:
-        print(
-            f"userId is {user_id!r}, your login name: the user your memories are stored as (--user-id to choose)"
+        say(f"  ({note})")
+    if report.user_id_from != "--user-id":
+        say(
+            f"userId is {report.user_id!r}, from {report.user_id_from}: the user whose memories these are (--user-id to choose)"
         )
     for check in report.checks:
-        print(f"✓ {check}")
+        say(f"✓ {check}")
     for problem in report.problems:
-        print(f"✗ {problem}")
-    print(_daemon_line(daemon_url(config), config))
-    print(f"undo: {report.undo}")
-    print("OpenClaw reads the change when it next starts (a running gateway: openclaw gateway restart);")
-    print("after upgrading Memory Cortex, run this again: OpenClaw loads the copy, not the checkout")
+        say(f"✗ {problem}")
+    say(_daemon_line(daemon_url(config), config))
+    undo = report.undo
+    if undo is None:
+        say(
+            f"undo: nothing to undo from this run (to disconnect: openclaw plugins uninstall {PLUGIN_ID} --force)"
+        )
+    else:
+        say(f"undo: {undo}")
+    say("OpenClaw reads the change when it next starts (a running gateway: openclaw gateway restart);")
+    say("after upgrading Memory Cortex, run this again: OpenClaw loads the copy, not the checkout")
     return 1 if report.problems else 0
+
+
+def _dialled_host(bound: str) -> str:
+    """The address the plugin dials for a daemon bound to ``bound`` (a wildcard: this machine)."""
+    return "127.0.0.1" if bound in ("0.0.0.0", "::", "") else bound
 
 
 def _data_home() -> Path:
     """``$XDG_DATA_HOME``, else ``~/.local/share`` (a relative value is ignored, as XDG says)."""
-    import os
-
     base = os.environ.get("XDG_DATA_HOME", "")
     return Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
 

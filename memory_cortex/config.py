@@ -37,7 +37,7 @@ from .urls import redacted_url
 
 # The commented example (every setting at its default) that `memory-cortex config init` writes.
 EXAMPLE_CONFIG_PATH = Path(__file__).resolve().parent / "config_example.yaml"
-# Where releases before 0.3 read the configuration from: the checkout, which `git pull` rewrites.
+# Where releases before 0.2.0 read the configuration from: the checkout, which `git pull` rewrites.
 CHECKOUT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 ENV_PREFIX = "MEMORY_CORTEX_"
 
@@ -894,10 +894,47 @@ def config_file_note(read: Path | None) -> str | None:
     (``read`` is the file :func:`config_file` chose); None otherwise."""
     if not CHECKOUT_CONFIG_PATH.exists():
         return None
-    move = f"move it: memory-cortex config init --from {CHECKOUT_CONFIG_PATH} (docs/guides/upgrading.md)"
-    if read == CHECKOUT_CONFIG_PATH:
-        return f"reading {CHECKOUT_CONFIG_PATH}, inside the checkout, where git pull can change it; {move}"
-    return f"{CHECKOUT_CONFIG_PATH} is not read (the configuration is {read or 'the defaults'}); {move}"
+    if read is not None and read.resolve() == CHECKOUT_CONFIG_PATH.resolve():
+        if user_config_path().exists():  # named with --config, beside a user file
+            return f"reading {CHECKOUT_CONFIG_PATH}, inside the checkout, where git pull can change it"
+        return (
+            f"reading {CHECKOUT_CONFIG_PATH}, inside the checkout, where git pull can change it; move it:"
+            f" memory-cortex config init --from {CHECKOUT_CONFIG_PATH} (docs/guides/upgrading.md)"
+        )
+    return (
+        f"{CHECKOUT_CONFIG_PATH} is not read (the configuration is {read or 'the defaults'});"
+        " delete it once its settings are where they belong"
+    )
+
+
+def check_config_file(path: Path) -> None:
+    """Validate ``path`` alone, as a configuration file (no environment, no flags).
+
+    Raises:
+        OSError: it cannot be read. yaml.YAMLError: it is not YAML. ValueError: it is not a mapping.
+        pydantic.ValidationError: a setting is unknown or out of range.
+    """
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError("the top level is not a mapping of sections")
+
+    class _FileAlone(Config):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            return (init_settings,)
+
+    _FileAlone(**data)
 
 
 def load_config(

@@ -17,9 +17,11 @@ from memory_cortex.config import Config, config_file, config_file_note, load_con
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cortex(*args: str, xdg: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m memory_cortex ARGS`` with ``xdg`` as XDG_CONFIG_HOME and no MEMORY_CORTEX_*."""
+def cortex(*args: str, xdg: Path, cwd: Path, **variables: str) -> subprocess.CompletedProcess[str]:
+    """``python -m memory_cortex ARGS`` with ``xdg`` as XDG_CONFIG_HOME and, of MEMORY_CORTEX_*,
+    only ``variables``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+    env.update(variables)
     env["XDG_CONFIG_HOME"] = str(xdg)
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.run(
@@ -69,8 +71,17 @@ def test_config_init_writes_a_starter_that_changes_nothing_until_a_line_is_uncom
     assert "8431" in target.read_text()
     forced = cortex("config", "init", "--force", xdg=xdg, cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
-    assert "8431" in target.with_name("config.yaml.bak").read_text()
+    (kept,) = target.parent.glob("config.yaml.*.bak")
+    assert f"kept as {kept}" in forced.stdout and "8431" in kept.read_text()
     assert "8431" not in target.read_text()
+    # A second --force keeps the first file too: nothing the user wrote is lost.
+    assert cortex("config", "init", "--force", xdg=xdg, cwd=tmp_path).returncode == 0
+    kept_files = sorted(target.parent.glob("config.yaml.*.bak"))
+    assert len(kept_files) == 2 and "8431" in kept_files[0].read_text()
+    # An existing file readable by others is private before the first byte is written.
+    target.chmod(0o644)
+    assert cortex("config", "init", "--force", xdg=xdg, cwd=tmp_path).returncode == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
 
 
 def test_config_init_from_copies_a_valid_file_and_refuses_a_broken_one(tmp_path: Path) -> None:
@@ -82,6 +93,12 @@ def test_config_init_from_copies_a_valid_file_and_refuses_a_broken_one(tmp_path:
     assert f"not copied: {old}: server.prot: Extra inputs are not permitted" in refused.stderr
     assert not (xdg / "memory-cortex/config.yaml").exists()
     old.write_text("server:\n  port: 8400\n")
+    # The file is checked alone: a bad variable in this shell is not the file's fault.
+    env_bad = cortex(
+        "config", "init", "--from", str(old), xdg=xdg, cwd=tmp_path, MEMORY_CORTEX_SERVER__PORT="abc"
+    )
+    assert env_bad.returncode == 0, env_bad.stderr
+    (xdg / "memory-cortex/config.yaml").unlink()
     copied = cortex("config", "init", "--from", str(old), xdg=xdg, cwd=tmp_path)
     assert copied.returncode == 0, copied.stderr
     assert (xdg / "memory-cortex/config.yaml").read_text() == old.read_text()
@@ -123,6 +140,10 @@ def test_a_config_yaml_left_in_the_checkout_is_read_with_a_warning_until_moved(
         assert config_file(None) == user
         note = config_file_note(user)
         assert note is not None and note.startswith(f"{legacy} is not read (the configuration is {user})")
+        assert "delete it" in note
+        # Named by --config (relative or not) beside the user's file: read, said, no move advice.
+        note = config_file_note(legacy.parent / ".." / "config" / "config.yaml")
+        assert note is not None and note.startswith(f"reading {legacy}") and "config init" not in note
     finally:
         user.unlink()
     legacy.unlink()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_cortex.openclaw.connect import DaemonAddress, _additions, _changes, plugin_entry
-from memory_cortex.openclaw.installation import _node_is_supported
+from memory_cortex.openclaw.connect import DaemonAddress, describe_changes, plugin_entry, settings_added
+from memory_cortex.openclaw.installation import node_is_supported
 from memory_cortex.openclaw.json5_merge import Json5MergeError, load_json5, merge_json5
 
 ENTRY = {"plugins": {"entries": {"memory-cortex": {"enabled": True, "config": {"userId": "sam"}}}}}
@@ -39,7 +39,7 @@ def test_a_merge_keeps_every_comment_and_untouched_line() -> None:
             }
         },
     }
-    assert result.removed_duplicates == []
+    assert result.removed_duplicates == () and result.had_comments
 
 
 def test_a_key_written_twice_is_left_once_the_one_json5_readers_use() -> None:
@@ -47,7 +47,7 @@ def test_a_key_written_twice_is_left_once_the_one_json5_readers_use() -> None:
     result = merge_json5(text, {"entries": {"a": {"y": 3}}})
     assert result.text.count('"a"') == 1 and "// kept" in result.text
     assert load_json5(result.text) == {"entries": {"a": {"x": 2, "y": 3}}}
-    assert result.removed_duplicates == ["entries.a (line 3)"]
+    assert result.removed_duplicates == ("entries.a (line 3)",)
 
 
 @pytest.mark.parametrize(
@@ -72,8 +72,8 @@ def test_what_is_not_a_json5_object_is_refused(text: str) -> None:
 
 
 def test_the_node_versions_openclaw_runs_on() -> None:
-    assert [_node_is_supported(v) for v in ("v24.16.0", "v24.20.1", "v26.1.0", "v27.0.0")] == [True] * 4
-    assert [_node_is_supported(v) for v in ("v24.15.9", "v25.3.0", "v26.0.0", "v20.19.2", "", "x")] == [
+    assert [node_is_supported(v) for v in ("v24.16.0", "v24.20.1", "v26.1.0", "v27.0.0")] == [True] * 4
+    assert [node_is_supported(v) for v in ("v24.15.9", "v25.3.0", "v26.0.0", "v20.19.2", "", "x")] == [
         False
     ] * 6
 
@@ -82,7 +82,7 @@ def test_the_entry_names_this_daemon_and_its_owner() -> None:
     assert plugin_entry(DaemonAddress("127.0.0.1", 8431, None), "sam") == {
         "enabled": True,
         "hooks": {"allowConversationAccess": True},
-        "config": {"middlewarePort": 8431, "userId": "sam"},
+        "config": {"middlewareHost": "127.0.0.1", "middlewarePort": 8431, "userId": "sam"},
     }
     remote = plugin_entry(DaemonAddress("192.168.1.20", 8300, "t0ken"), "ana")["config"]
     assert remote == {
@@ -93,16 +93,28 @@ def test_the_entry_names_this_daemon_and_its_owner() -> None:
     }
 
 
+def test_crlf_files_stay_crlf_and_a_comment_before_a_duplicates_comma_goes_with_it() -> None:
+    text = '{\r\n  // keep me\r\n  "m": { a: 1 } // old one\r\n  , "m": { a: 2 },\r\n}\r\n'
+    result = merge_json5(text, {"m": {"b": 3}, "n": {"c": 4}})
+    assert "\r\n" in result.text and "\n" not in result.text.replace("\r\n", "")
+    assert "// keep me" in result.text and "// old one" not in result.text
+    assert load_json5(result.text) == {"m": {"a": 2, "b": 3}, "n": {"c": 4}}
+
+
 def test_changes_are_listed_by_path_with_the_token_masked() -> None:
     before = {"plugins": {"entries": {"memory-cortex": {"config": {"middlewarePort": 8300}}}}, "gone": 1}
     after = {
         "plugins": {"entries": {"memory-cortex": {"config": {"middlewarePort": 8431, "token": "t0ken"}}}}
     }
-    assert _changes(before, after) == [
+    assert describe_changes({"c": None}, {"c": {"token": "t0ken"}}) == [
+        "c: null -> (an object)",
+        "c.token: (unset) -> ********",
+    ]
+    assert describe_changes(before, after) == [
         "plugins.entries.memory-cortex.config.middlewarePort: 8300 -> 8431",
         "plugins.entries.memory-cortex.config.token: (unset) -> ********",
         "gone: 1 -> (unset)",
     ]
-    assert _additions(before, after) == {
+    assert settings_added(before, after) == {
         "plugins": {"entries": {"memory-cortex": {"config": {"middlewarePort": 8431, "token": "t0ken"}}}}
     }

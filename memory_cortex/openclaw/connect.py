@@ -4,26 +4,25 @@ this daemon, in one step that can be read back and undone.
 The steps: find OpenClaw and check node and OpenClaw versions (:mod:`.installation`); read its config
 file (JSON5) and keep a copy; copy the plugin's files (those its package.json publishes) to a folder
 of their own and run ``openclaw plugins install --link`` on it (a checkout's plugin folder may hold
-node_modules from the tests, with OpenClaw's 63 bundled plugins that its discovery would count as
+node_modules from the tests, with OpenClaw's own bundled plugins that its discovery would count as
 children of this one and refuse); merge the plugin's entry
 (conversation access for its hooks, ``userId``, the daemon's host, port and token, the memory slot)
 into the entry the install wrote, by editing the user's original text so comments survive
 (:mod:`.json5_merge`; OpenClaw's own writer drops them); then ask ``openclaw config validate`` and
 ``openclaw plugins inspect`` whether it took. Nothing the user wrote is lost: the copy is named in
-the report with the command that puts it back.
+the report with the command that puts it back. The daemon's token is never in what the report says.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
-import os
-import shutil
-import tempfile
+import shlex
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .files import deploy_plugin, keep_copy, put_back, read_text, write_text
 from .installation import PLUGIN_ID, OpenClaw, OpenClawProblem
 from .json5_merge import Json5MergeError, load_json5, merge_json5, merged
 
@@ -46,6 +45,9 @@ class ConnectReport:
     """What ``connect`` did: the config file, each change (``path: old -> new``), notes, checks."""
 
     config_path: Path
+    existed: bool
+    user_id: str
+    user_id_from: str  # "--user-id", "the entry" (kept from an earlier run) or "your login name"
     backup: Path | None = None
     changes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -53,110 +55,140 @@ class ConnectReport:
     problems: list[str] = field(default_factory=list)
 
     @property
-    def undo(self) -> str:
-        """The commands that put the user's OpenClaw back as it was before ``connect`` changed it."""
-        restore = (
-            f"cp {self.backup} {self.config_path}" if self.backup is not None else f"rm {self.config_path}"
-        )
-        return f"openclaw plugins uninstall {PLUGIN_ID} --force && {restore}"
+    def undo(self) -> str | None:
+        """The commands that put ``openclaw.json`` back as it was before this run; None when this
+        run changed nothing in it."""
+        if not self.changes:
+            return None
+        uninstall = f"openclaw plugins uninstall {PLUGIN_ID} --force"
+        if not self.existed or self.backup is None:
+            return f"{uninstall} && rm {shlex.quote(str(self.config_path))}"
+        return f"{uninstall} && cp {shlex.quote(str(self.backup))} {shlex.quote(str(self.config_path))}"
 
 
 def plugin_entry(daemon: DaemonAddress, user_id: str) -> dict[str, Any]:
-    """The ``plugins.entries.memory-cortex`` settings ``connect`` writes (merged into what is there)."""
-    settings: dict[str, Any] = {"middlewarePort": daemon.port, "userId": user_id}
-    if daemon.host != "127.0.0.1":
-        settings["middlewareHost"] = daemon.host
+    """The ``plugins.entries.memory-cortex`` settings ``connect`` writes (merged into what is there;
+    the host always, so an address from an earlier run never lingers)."""
+    settings: dict[str, Any] = {
+        "middlewareHost": daemon.host,
+        "middlewarePort": daemon.port,
+        "userId": user_id,
+    }
     if daemon.token:
         settings["token"] = daemon.token
     return {"enabled": True, "hooks": {"allowConversationAccess": True}, "config": settings}
 
 
-def deploy_plugin(source: Path, target: Path) -> Path:
-    """``target`` made a copy of the plugin in ``source``: the files its package.json publishes
-    (``files``) and package.json itself, replacing an older copy whole."""
-    package = json.loads((source / "package.json").read_text(encoding="utf-8"))
-    staging = target.with_name(target.name + ".new")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for name in [*package.get("files", []), "package.json"]:
-        path = source / name.rstrip("/")
-        if path.is_dir():
-            shutil.copytree(path, staging / path.name)
-        elif path.is_file():
-            shutil.copy2(path, staging / path.name)
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
-    return target
-
-
-def connect(openclaw: OpenClaw, plugin_dir: Path, daemon: DaemonAddress, user_id: str) -> ConnectReport:
-    """Install and configure the plugin in ``plugin_dir`` (a copy :func:`deploy_plugin` made); the
-    report says what changed and whether OpenClaw took it.
+def connect(
+    openclaw: OpenClaw, plugin_source: Path, install_dir: Path, daemon: DaemonAddress, user_id: str | None
+) -> ConnectReport:
+    """Copy the plugin from ``plugin_source`` to ``install_dir``, install it and point it at
+    ``daemon`` for ``user_id`` (None: the entry's ``userId``, else the login name); the report says
+    what changed and whether OpenClaw took it.
 
     Raises:
-        OpenClawProblem: the config file cannot be read as JSON5, or the install failed (the file
-            is then as it was).
+        OpenClawProblem: the config file is a symbolic link or not JSON5, the copy or the install
+            failed (``openclaw.json`` is then as it was).
     """
     config_path = openclaw.config_path()
-    report = ConnectReport(config_path=config_path)
-    original_text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
+    if config_path.is_symlink():
+        raise OpenClawProblem(
+            f"{config_path} is a symbolic link; OpenClaw wants the file itself there: point"
+            " OPENCLAW_CONFIG_PATH at it (nothing was changed)"
+        )
+    existed = config_path.exists()
+    original_mode = config_path.stat().st_mode & 0o777 if existed else 0o600
+    original_text = read_text(config_path)
     try:
         original = load_json5(original_text)
     except Json5MergeError as exc:
         raise OpenClawProblem(f"{config_path} is {exc}: fix it first (nothing was changed)") from exc
-    if config_path.exists():
-        report.backup = _keep_copy(config_path)
+    current = ((original.get("plugins") or {}).get("entries") or {}).get(PLUGIN_ID) or {}
+    earlier_user = (current.get("config") or {}).get("userId") if isinstance(current, dict) else None
+    if user_id:
+        chosen, source = user_id, "--user-id"
+    elif isinstance(earlier_user, str) and earlier_user:
+        chosen, source = earlier_user, "the entry"
+    else:
+        chosen, source = getpass.getuser(), "your login name"
+    report = ConnectReport(config_path=config_path, existed=existed, user_id=chosen, user_id_from=source)
+    installed_copy = deploy_plugin(plugin_source, install_dir)
+    if existed:
+        report.backup = keep_copy(config_path)
 
     installed = openclaw.run(
-        "plugins", "install", "--link", str(plugin_dir), "--force", "--accept-capabilities"
+        "plugins", "install", "--link", str(installed_copy), "--force", "--accept-capabilities"
     )
     if installed.returncode != 0:
-        _write_back(config_path, original_text)
+        put_back(config_path, original_text, existed=existed)
         lines = (installed.stderr + installed.stdout).strip().splitlines()[-8:]
         raise OpenClawProblem(
             f"`openclaw plugins install` failed (exit {installed.returncode}); {config_path} is as it was:\n  "
             + "\n  ".join(lines)
         )
-    written_text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
-    ours = {
-        "plugins": {"entries": {PLUGIN_ID: plugin_entry(daemon, user_id)}, "slots": {"memory": PLUGIN_ID}}
-    }
-    # What the install wrote, plus our entry, applied to the user's own text (comments and all).
-    updates = merged(_additions(original, load_json5(written_text)), ours)
-    wanted = merged(load_json5(written_text), ours)
+    written_text = read_text(config_path)
+    ours = {"plugins": {"entries": {PLUGIN_ID: plugin_entry(daemon, chosen)}, "slots": {"memory": PLUGIN_ID}}}
     try:
-        merge = merge_json5(original_text, updates)
-        if load_json5(merge.text) != wanted:  # the install also removed something: keep its file
-            raise Json5MergeError("the install removed settings")
-        text = merge.text
-        report.notes += [
-            f"removed an earlier duplicate of {place}: OpenClaw reads only the last one"
-            for place in merge.removed_duplicates
-        ]
-        if original_text and ("//" in original_text or "/*" in original_text):
-            report.notes.append("comments kept")
+        text = _merged_text(original_text, original, written_text, ours, report)
     except Json5MergeError as exc:
-        text = merge_json5(written_text, ours).text
-        report.notes.append(f"comments could not be kept ({exc}); your original file is {report.backup}")
-    _write_back(config_path, text)
-    report.changes = _changes(original, load_json5(text))
-    if text == original_text and report.backup is not None:  # nothing to undo from this run
-        report.backup.unlink()
-        report.backup = _earliest_copy(config_path)
+        put_back(config_path, original_text, existed=existed)
+        raise OpenClawProblem(f"{config_path} could not be updated ({exc}); it is as it was") from exc
+    write_text(config_path, text, private=daemon.token is not None)
+    if daemon.token is not None and original_mode & 0o077:
+        report.notes.append("made private (0600): it now holds the daemon's token")
+    report.changes = describe_changes(original, load_json5(text))
+    if not report.changes and report.backup is not None:
+        report.backup.unlink()  # nothing to undo from this run
+        report.backup = None
+    if not daemon.token and isinstance(current, dict) and (current.get("config") or {}).get("token"):
+        report.notes.append(
+            "config.token is set but this daemon has no server.api_token: remove it from the entry"
+        )
     _check(openclaw, report)
     return report
 
 
+def _merged_text(
+    original_text: str,
+    original: dict[str, Any],
+    written_text: str,
+    ours: dict[str, Any],
+    report: ConnectReport,
+) -> str:
+    """What the install wrote plus ``ours``, applied to the user's own text when that can be done
+    (comments and all), else to the install's plain JSON (then said in the report)."""
+    written = load_json5(written_text)
+    wanted = merged(written, ours)
+    try:
+        merge = merge_json5(original_text, merged(settings_added(original, written), ours))
+        if load_json5(merge.text) != wanted:  # the install also removed something: keep its file
+            raise Json5MergeError("the install removed settings")
+    except Json5MergeError as exc:
+        report.notes.append(f"comments could not be kept ({exc}); your original file is {report.backup}")
+        return merge_json5(written_text, ours).text
+    report.notes += [
+        f"removed an earlier duplicate of {place}: OpenClaw reads only the last one"
+        for place in merge.removed_duplicates
+    ]
+    if merge.had_comments and merge.text != original_text:
+        report.notes.append("comments kept")
+    return merge.text
+
+
 def _check(openclaw: OpenClaw, report: ConnectReport) -> None:
     """``openclaw config validate`` and ``plugins inspect``: loaded, in the memory slot, hooks allowed."""
-    validated = openclaw.run("config", "validate", "--json", timeout=120)
+    try:
+        validated = openclaw.run("config", "validate", "--json", timeout=120)
+        inspected = openclaw.inspect_plugin()
+    except OpenClawProblem as exc:  # the file is written by now: say so, with the undo
+        report.problems.append(str(exc))
+        return
     if validated.returncode == 0:
         report.checks.append("openclaw config validate: ok")
     else:
         report.problems.append(
             f"openclaw config validate: {(validated.stdout or validated.stderr).strip()[:400]}"
         )
-    inspected = openclaw.inspect_plugin()
     plugin = inspected.get("plugin") or {}
     hooks = sorted(hook.get("name", "") for hook in inspected.get("typedHooks") or [])
     diagnostics = [item.get("message", "") for item in inspected.get("diagnostics") or []]
@@ -174,13 +206,13 @@ def _check(openclaw: OpenClaw, report: ConnectReport) -> None:
         )
 
 
-def _additions(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def settings_added(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """The settings ``after`` has that ``before`` lacks or holds otherwise (nested like the config)."""
     updates: dict[str, Any] = {}
     for key, value in after.items():
         old = before.get(key, _UNSET)
         if isinstance(value, dict) and isinstance(old, dict):
-            nested = _additions(old, value)
+            nested = settings_added(old, value)
             if nested:
                 updates[key] = nested
         elif value != old:
@@ -188,18 +220,22 @@ def _additions(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return updates
 
 
-def _changes(before: dict[str, Any], after: dict[str, Any], prefix: str = "") -> list[str]:
+def describe_changes(before: dict[str, Any], after: dict[str, Any], prefix: str = "") -> list[str]:
     """One line per setting that differs: ``path: old -> new`` (secrets shown as ********)."""
     lines = []
     for key in list(after) + [key for key in before if key not in after]:
         old, new = before.get(key, _UNSET), after.get(key, _UNSET)
         path = f"{prefix}{key}"
         if isinstance(old, dict) and isinstance(new, dict):
-            lines += _changes(old, new, path + ".")
-        elif isinstance(new, dict) and new and old is _UNSET:  # a new section: each of its settings
-            lines += _changes({}, new, path + ".")
-        elif isinstance(old, dict) and old and new is _UNSET:
-            lines += _changes(old, {}, path + ".")
+            lines += describe_changes(old, new, path + ".")
+        elif isinstance(new, dict) and new:  # an object where there was none: each of its settings
+            if old is not _UNSET:
+                lines.append(f"{path}: {_shown(path, old)} -> (an object)")
+            lines += describe_changes({}, new, path + ".")
+        elif isinstance(old, dict) and old:
+            lines += describe_changes(old, {}, path + ".")
+            if new is not _UNSET:
+                lines.append(f"{path}: (an object) -> {_shown(path, new)}")
         elif old != new:
             lines.append(f"{path}: {_shown(path, old)} -> {_shown(path, new)}")
     return lines
@@ -211,31 +247,3 @@ def _shown(path: str, value: Any) -> str:
     if path.endswith(".token") and value:
         return "********"
     return json.dumps(value, ensure_ascii=False)
-
-
-def _earliest_copy(path: Path) -> Path | None:
-    """The copy an earlier ``connect`` kept of ``path`` before it first changed it, if any."""
-    copies = sorted(path.parent.glob(f"{path.name}.before-memory-cortex-*"))
-    return copies[0] if copies else None
-
-
-def _keep_copy(path: Path) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    copy = path.with_name(f"{path.name}.before-memory-cortex-{stamp}")
-    shutil.copy2(path, copy)
-    return copy
-
-
-def _write_back(path: Path, text: str) -> None:
-    """Replace ``path`` at once (a temporary file renamed over it), keeping its permissions."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -82,7 +82,7 @@ def find_openclaw(explicit: Path | None, node: Path | None) -> OpenClaw:
         )
     node_answer = _run([str(node_path), "--version"], env, 30)
     node_version = node_answer.stdout.strip()
-    if not _node_is_supported(node_version):
+    if not node_is_supported(node_version):
         raise OpenClawProblem(
             f"{node_path} is node {node_version or '(no version)'}: {NODE_HINT}; --node PATH names"
             " another (scripts/node.sh prints the path of one it installs)"
@@ -100,7 +100,7 @@ def find_openclaw(explicit: Path | None, node: Path | None) -> OpenClaw:
     return OpenClaw(command=command, env=env, version=version, node=node_path, node_version=node_version)
 
 
-def _node_is_supported(version: str) -> bool:
+def node_is_supported(version: str) -> bool:
     match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", version)
     if match is None:
         return False

@@ -17,9 +17,10 @@ from typing import Any
 
 import json5
 from json5.loader import ModelLoader
-from json5.model import Identifier, JSONObject, Node, String
+from json5.model import Comment, Identifier, JSONObject, Node, String, walk
 
-_COMMA_AFTER = re.compile(r"\s*,")
+# Whitespace and comments, then the comma that ends a member.
+_COMMA_AFTER = re.compile(r"(?:\s|//[^\n]*|/\*.*?\*/)*,", re.DOTALL)
 
 
 class Json5MergeError(ValueError):
@@ -28,10 +29,12 @@ class Json5MergeError(ValueError):
 
 @dataclass(frozen=True)
 class Json5Merge:
-    """The merged ``text``, and each duplicate removed: ``"<dotted key> (line N)"``."""
+    """The merged ``text``; each duplicate removed, as ``"<dotted key> (line N)"``; whether the
+    document holds comments."""
 
     text: str
-    removed_duplicates: list[str]
+    removed_duplicates: tuple[str, ...]
+    had_comments: bool
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,9 @@ def merge_json5(text: str, updates: dict[str, Any]) -> Json5Merge:
     """
     expected = merged(load_json5(text), updates)
     if not text.strip():
-        return Json5Merge(json.dumps(expected, indent=2, ensure_ascii=False) + "\n", [])
-    root = json5.loads(text, loader=ModelLoader()).value
+        return Json5Merge(json.dumps(expected, indent=2, ensure_ascii=False) + "\n", (), False)
+    model = json5.loads(text, loader=ModelLoader())
+    root = model.value
     if not isinstance(root, JSONObject):
         raise Json5MergeError("the top level is not an object")
     edits: list[_Edit] = []
@@ -86,7 +90,13 @@ def merge_json5(text: str, updates: dict[str, Any]) -> Json5Merge:
         result = result[: edit.start] + edit.text + result[edit.end :]
     if load_json5(result) != expected:
         raise Json5MergeError("the edited file would not read back as intended")
-    return Json5Merge(result, removed)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    if newline != "\n":  # new lines written as the file writes its own
+        result = re.sub(
+            r"(?<!\r)\n", newline, result
+        )  # the lines this merge wrote, as the file writes its own
+    had_comments = any(isinstance(node, Comment) for node in walk(model))
+    return Json5Merge(result, tuple(removed), had_comments)
 
 
 def _merge_object(

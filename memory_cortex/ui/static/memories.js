@@ -79,7 +79,7 @@ function filtersToggle(form) {
 
 /** "Filters", or "Filters (2 active)": the rows per page are no filter. */
 function filtersLabel() {
-  const active = Object.keys(EMPTY_FILTERS).filter((key) => key !== "limit" && list.filters[key] !== EMPTY_FILTERS[key]).length;
+  const active = Object.keys(EMPTY_FILTERS).filter((key) => key !== "limit" && String(list.filters[key]).trim() !== String(EMPTY_FILTERS[key]).trim()).length;
   return active ? `Filters (${active} active)` : "Filters";
 }
 
