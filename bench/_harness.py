@@ -182,6 +182,17 @@ def wait_for_quiet(
             return waited, cpu.other_cores
 
 
+def settings_env(settings: Sequence[str]) -> dict[str, str]:
+    """``["search.time_boost=0.2"]`` → ``{"MEMORY_CORTEX_SEARCH__TIME_BOOST": "0.2"}``."""
+    env = {}
+    for setting in settings:
+        key, sep, value = setting.partition("=")
+        if not sep or "." not in key:
+            raise ValueError(f"--set wants section.key=value, got {setting!r}")
+        env["MEMORY_CORTEX_" + key.strip().upper().replace(".", "__")] = value
+    return env
+
+
 def workdir_in(stack: ExitStack, given: Path | None, prefix: str) -> Path:
     """``--workdir``: the folder given (created, kept, so its databases are reused next time), or a
     temporary one that ``stack`` removes when the bench ends."""

@@ -62,6 +62,7 @@ from _harness import (
     git_revision,
     interrupt_on_sigterm,
     percentile,
+    settings_env,
     wait_for_quiet,
     workdir_in,
     write_json,
@@ -137,7 +138,9 @@ async def timed_request(
     """Send one request, record its latency or its error; the response when it was a 2xx."""
     # Serialised before the clock starts: the client's own JSON work is not the daemon's.
     content = None if body is None else json.dumps(body).encode()
-    headers = JSON_HEADERS if content is not None else None
+    # Every POST, PATCH and DELETE says it is JSON, a body-less DELETE too (the daemon's CSRF rule:
+    # 415 otherwise).
+    headers = JSON_HEADERS if content is not None or method in ("POST", "PATCH", "DELETE") else None
     started = time.perf_counter()
     try:
         response = await client.request(method, url, content=content, headers=headers, params=params)
@@ -498,6 +501,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "MEMORY_CORTEX_LLM__BACKEND": "rules",
         "MEMORY_CORTEX_HARDWARE__ENABLED": "false",
         "MEMORY_CORTEX_INGEST__DEBOUNCE_S": str(args.debounce_s),
+        **args.settings_env,
     }
     daemon = Daemon(db_path, log_path, env=env)
     exit_status: int | None = None
@@ -563,6 +567,7 @@ def summarise(
     ingest = stats.get("ingest", {}) if isinstance(stats.get("ingest"), dict) else {}
     return {
         "revision": git_revision(),
+        "settings": list(args.set),
         "memories": args.memories,
         "users": args.users,
         "clients": args.clients,
@@ -706,6 +711,8 @@ def print_report(report: dict[str, Any]) -> None:
     if report.get("daemon_log"):
         print(f"daemon log: {report['daemon_log']}")
     reasons = failures(report)
+    if report.get("settings"):
+        print(f"settings: {', '.join(report['settings'])}")
     print(
         f"revision {report['revision']}: "
         + ("FAIL: " + "; ".join(reasons) if reasons else "PASS (no errors)")
@@ -753,9 +760,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=30.0,
         help="wait up to this many seconds for other processes to leave the CPUs alone first (0: do not)",
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="a daemon setting (repeatable), e.g. --set embeddings.backend=onnx",
+    )
     parser.add_argument("--workdir", type=Path, help="keep (and reuse) the database here; default: temp")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
+    try:
+        args.settings_env = settings_env(args.set)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.memories < 1 or args.users < 1 or args.clients < 1 or args.duration <= 0 or args.timeout <= 0:
         parser.error("--memories, --users, --clients, --duration and --timeout must be positive")
     if args.history < 0 or args.warmup < 0 or args.debounce_s < 0:

@@ -59,6 +59,7 @@ from _harness import (
     git_revision,
     percentile,
     run_main,
+    settings_env,
     wait_for_health,
     wait_for_quiet,
 )
@@ -600,17 +601,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if not 1 <= args.batch_size <= 1000:
         parser.error("--batch-size must be 1…1000 (the daemon's batch limit)")
     return args
-
-
-def settings_env(settings: Sequence[str]) -> dict[str, str]:
-    """``["search.time_boost=0.2"]`` → ``{"MEMORY_CORTEX_SEARCH__TIME_BOOST": "0.2"}``."""
-    env = {}
-    for setting in settings:
-        key, sep, value = setting.partition("=")
-        if not sep or "." not in key:
-            raise ValueError(f"--set wants section.key=value, got {setting!r}")
-        env["MEMORY_CORTEX_" + key.strip().upper().replace(".", "__")] = value
-    return env
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

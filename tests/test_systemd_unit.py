@@ -73,6 +73,8 @@ def test_exec_start_flags_are_ones_the_daemon_accepts(unit: configparser.ConfigP
 # Every Path setting of the configuration, by whether the daemon writes there. A new Path setting
 # fails test_every_path_the_daemon_writes_is_inside_the_sandbox until it is named here.
 WRITTEN_PATHS = {"database.path", "llm.models_dir", "markdown.sync_dir"}
+# Empty by default, for a folder under XDG_CACHE_HOME (checked below).
+CACHE_PATHS = {"embeddings.cache_dir"}
 READ_ONLY_PATHS = {"embeddings.model_path", "llm.model_path"}
 
 
@@ -103,7 +105,8 @@ def test_every_path_the_daemon_writes_is_inside_the_sandbox(
     # A sync_dir set the way config.yaml's comment suggests must land in the sandbox too.
     config.markdown.sync_dir = config.markdown.sync_dir or Path("data/mirror")
     settings = path_settings(config)
-    assert set(settings) == WRITTEN_PATHS | READ_ONLY_PATHS
+    assert set(settings) == WRITTEN_PATHS | READ_ONLY_PATHS | CACHE_PATHS
+    assert all(settings[name] is None for name in CACHE_PATHS)
     writable = [Path(path) for path in service["ReadWritePaths"].split()]
     writable.append(Path("/var/lib") / service["StateDirectory"])
     working_directory = Path(service["WorkingDirectory"])

@@ -403,6 +403,10 @@ def create_embedder(config: EmbeddingsConfig) -> Embedder:
     """The backend named in the config."""
     if config.backend == "sentence_transformers":
         return SentenceTransformerEmbedder(config)
+    if config.backend == "onnx":
+        from .onnx_embedder import OnnxEmbedder  # it builds on SentenceTransformerEmbedder
+
+        return OnnxEmbedder(config)
     if config.backend == "http":
         return HttpEmbedder(config)
     return OpenAIEmbedder(config)

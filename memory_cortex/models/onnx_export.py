@@ -1,0 +1,120 @@
+"""Export a sentence-transformers model folder (BERT-style: all-MiniLM-L6-v2) to ONNX, locally.
+
+The transformer is traced once with torch (``torch.onnx.export``) from the weights in the folder, no
+hub involved, and written next to a key of what it was made from: the weights' SHA-256 and this
+module's format version. :func:`exported_model` runs the export in a child process, so the daemon
+that then runs the model on ONNX Runtime never imports torch (about 400 MB of its memory).
+
+    python -m memory_cortex.models.onnx_export MODEL_FOLDER OUT.onnx
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# Bump when the exported graph changes (inputs, outputs, opset): a cached file of another format is
+# made again.
+FORMAT = 1
+OPSET = 17
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+EXPORT_TIMEOUT_S = 600
+
+
+class ExportFailed(RuntimeError):
+    """The model could not be exported; the message says why (the child's last lines)."""
+
+
+def exported_model(model_folder: Path, cache_dir: Path, name: str) -> Path:
+    """The ONNX file of ``model_folder`` in ``cache_dir`` (``<name>-<key>.onnx``): the cached one
+    when its key matches, else made now in a child process (a few seconds for MiniLM) and written
+    atomically.
+
+    Raises:
+        ExportFailed: the folder has no weights, or the export failed.
+    """
+    safe_name = "".join(char if char.isalnum() or char in "-_." else "_" for char in name) or "model"
+    target = cache_dir / f"{safe_name}-{model_key(model_folder)}.onnx"
+    if target.is_file():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=cache_dir)
+    os.close(fd)
+    try:
+        child = subprocess.run(
+            [sys.executable, "-m", __name__, str(model_folder), partial],
+            capture_output=True,
+            text=True,
+            timeout=EXPORT_TIMEOUT_S,
+            check=False,
+        )
+        if child.returncode != 0:
+            last = " / ".join((child.stderr or child.stdout).strip().splitlines()[-3:])
+            raise ExportFailed(f"exporting {model_folder} to ONNX failed: {last}")
+        os.replace(partial, target)
+    finally:
+        Path(partial).unlink(missing_ok=True)
+    return target
+
+
+def model_key(model_folder: Path) -> str:
+    """16 hex digits naming the weights of ``model_folder`` and this export's format."""
+    weights = next((model_folder / name for name in WEIGHT_FILES if (model_folder / name).is_file()), None)
+    if weights is None:
+        raise ExportFailed(f"no model weights ({' or '.join(WEIGHT_FILES)}) in {model_folder}")
+    digest = hashlib.sha256(f"format {FORMAT} opset {OPSET}\n".encode())
+    with weights.open("rb") as source:
+        for block in iter(lambda: source.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def export(model_folder: Path, out: Path) -> None:
+    """Trace the transformer of ``model_folder`` to ``out``: inputs ``input_ids``,
+    ``attention_mask``, ``token_type_ids`` (int64, batch × tokens), output ``last_hidden_state``.
+    Pooling and normalisation stay outside the graph (the embedder does them)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_folder), local_files_only=True)
+    model = AutoModel.from_pretrained(str(model_folder), local_files_only=True).eval()
+
+    class _HiddenStates(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+        ) -> torch.Tensor:
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    sample = tokenizer(["an example sentence", "two"], padding=True, return_tensors="pt")
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
+    with torch.no_grad():
+        torch.onnx.export(
+            _HiddenStates(),
+            tuple(sample[name] for name in INPUTS),
+            str(out),
+            input_names=list(INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import warnings
+
+    warnings.simplefilter("ignore")  # the tracer's notes about Python control flow are not errors
+    export(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -1,0 +1,128 @@
+"""The packaged MiniLM on ONNX Runtime (embeddings.backend: onnx): the same vectors as the torch
+backend, an export made once from the package's weights and reused, no torch in the process that
+embeds, and a clear refusal of what it cannot compute."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytest_asyncio
+
+from memory_cortex.config import EmbeddingsConfig
+from memory_cortex.errors import EmbedderUnavailable
+from memory_cortex.models.embedders import SentenceTransformerEmbedder, bundled_minilm_path, create_embedder
+from memory_cortex.models.onnx_embedder import OnnxEmbedder
+
+TEXTS = [
+    "Caroline: I went to the LGBTQ support group yesterday.",
+    "ok",
+    "",
+    "Melanie: we painted a sunrise with the kids at the lake, " * 30,  # past 256 tokens: cut as torch cuts
+    "我的猫叫小白，它三岁了。",
+    "Sam's dentist is Dr. Okafor; the appointment moved to Tuesday 14:30.",
+]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("onnx-cache")
+
+
+@pytest_asyncio.fixture
+async def onnx(cache_dir: Path) -> AsyncIterator[OnnxEmbedder]:
+    embedder = create_embedder(EmbeddingsConfig(backend="onnx", cache_dir=cache_dir))
+    assert isinstance(embedder, OnnxEmbedder)
+    await embedder.start()
+    yield embedder
+    await embedder.close()
+
+
+async def test_the_vectors_are_the_torch_backends(
+    onnx: OnnxEmbedder, minilm: SentenceTransformerEmbedder
+) -> None:
+    """Interchangeable: a store embedded by one backend is searched by the other unchanged."""
+    ours = await onnx.embed_documents(TEXTS)
+    theirs = await minilm.embed_documents(TEXTS)
+    assert ours.shape == theirs.shape == (len(TEXTS), 384) and ours.dtype == np.float32
+    assert np.abs(ours - theirs).max() < 1e-5
+    query = "When did Caroline go to the support group?"
+    assert np.abs(await onnx.embed_query(query) - await minilm.embed_query(query)).max() < 1e-5
+    assert onnx.health().ok and onnx.health().dim == 384
+
+
+def exported_files(cache_dir: Path) -> list[tuple[str, int]]:
+    return [(path.name, path.stat().st_mtime_ns) for path in sorted(cache_dir.iterdir())]
+
+
+async def test_the_export_is_made_once_and_then_reused(onnx: OnnxEmbedder, cache_dir: Path) -> None:
+    made = exported_files(cache_dir)
+    assert len(made) == 1 and made[0][0].startswith("all-MiniLM-L6-v2-") and made[0][0].endswith(".onnx")
+    again = create_embedder(EmbeddingsConfig(backend="onnx", cache_dir=cache_dir))
+    await again.start()
+    await again.close()
+    assert exported_files(cache_dir) == made  # the same file, untouched; no partial file left
+
+
+def test_the_process_that_embeds_never_imports_torch(cache_dir: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from memory_cortex.config import EmbeddingsConfig
+        from memory_cortex.models.embedders import create_embedder
+
+        async def main():
+            embedder = create_embedder(EmbeddingsConfig(backend="onnx", cache_dir={str(cache_dir)!r}))
+            await embedder.start()
+            await embedder.embed_query("hello")
+            await embedder.close()
+            print("torch" in sys.modules, "sentence_transformers" in sys.modules)
+
+        asyncio.run(main())
+        """
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["False", "False"]
+
+
+def model_copy(folder: Path) -> Path:
+    copy = folder / "model"
+    shutil.copytree(bundled_minilm_path(), copy)
+    return copy
+
+
+async def test_a_model_pooled_otherwise_is_refused_with_the_backend_to_use(tmp_path: Path) -> None:
+    model = model_copy(tmp_path)
+    pooling = model / "1_Pooling" / "config.json"
+    settings = json.loads(pooling.read_text())
+    settings.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
+    pooling.write_text(json.dumps(settings))
+    embedder = create_embedder(
+        EmbeddingsConfig(backend="onnx", model_path=model, cache_dir=tmp_path / "cache")
+    )
+    with pytest.raises(EmbedderUnavailable, match=r"mean pooling only.*backend: sentence_transformers"):
+        await embedder.start()
+    await embedder.close()
+
+
+async def test_a_folder_without_weights_says_so(tmp_path: Path) -> None:
+    model = model_copy(tmp_path)
+    (model / "model.safetensors").unlink()
+    embedder = create_embedder(
+        EmbeddingsConfig(backend="onnx", model_path=model, cache_dir=tmp_path / "cache")
+    )
+    with pytest.raises(
+        EmbedderUnavailable, match=r"no model weights \(model.safetensors or pytorch_model.bin\)"
+    ):
+        await embedder.start()
+    await embedder.close()
