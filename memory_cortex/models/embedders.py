@@ -18,7 +18,6 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,6 +29,7 @@ from ..config import EmbeddingsConfig
 from ..errors import EmbedderUnavailable
 from ..urls import redacted_url
 from ..vectormath import normalize
+from .model_thread import ModelThread
 
 log = logging.getLogger(__name__)
 
@@ -141,31 +141,28 @@ def bundled_minilm_path() -> Path:
 
 
 class SentenceTransformerEmbedder(_HealthTracking):
-    """In-process sentence-transformers model on one dedicated thread (torch is not re-entrant)."""
+    """In-process sentence-transformers model on its own thread (:class:`.model_thread.ModelThread`:
+    torch is not re-entrant, and search queries go before writes)."""
 
     backend = "sentence_transformers"
 
     # Documents are encoded this many at a time, so a query waits for one small chunk at most.
-    DOCUMENT_CHUNK = 8
+    DOCUMENT_CHUNK = 2
 
     def __init__(self, config: EmbeddingsConfig) -> None:
         super().__init__(config)
         self._model: Any = None
-        self._executor: ThreadPoolExecutor | None = None
-        # Queries that arrive while the model is busy wait here and are encoded together.
-        self._waiting_queries: list[tuple[str, asyncio.Future[np.ndarray]]] = []
-        self._query_batch_running = False
-        self._query_batches: asyncio.Task[None] | None = None
+        self._thread: ModelThread | None = None
 
     async def start(self) -> None:
         # No model hub at run time: load by path and forbid any download attempt.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         path = Path(self.config.model_path or bundled_minilm_path())
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
-        loop = asyncio.get_running_loop()
+        # The query lane calls self._encode when it runs (not bound now), as the document jobs do.
+        self._thread = ModelThread("embedder", lambda texts: self._encode(texts), self.config.query_batch_max)
         started = time.perf_counter()
-        self._model = await loop.run_in_executor(self._executor, self._load, path)
+        self._model = await self._thread.call(self._load, path)
         # Warm-up: the first encode pays for lazy init; do it now, not on the first search.
         await self.embed_documents(["warm-up sentence for the embedder"])
         await self.embed_query("warm up query")
@@ -193,11 +190,9 @@ class SentenceTransformerEmbedder(_HealthTracking):
         return SentenceTransformer(str(path), device=self.config.device, local_files_only=True)
 
     async def close(self) -> None:
-        if self._query_batches is not None and not self._query_batches.done():
-            await self._query_batches  # the queries already waiting get their answer
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
+        if self._thread is not None:
+            await self._thread.stop()  # the queries and writes already queued get their answer
+            self._thread = None
         self._model = None
 
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -212,77 +207,47 @@ class SentenceTransformerEmbedder(_HealthTracking):
             dtype=np.float32,
         )
 
-    async def _run(self, texts: list[str], timeout: float | None) -> np.ndarray:
-        if self._model is None or self._executor is None:
+    def _ready_thread(self) -> ModelThread:
+        if self._model is None or self._thread is None:
             raise self._failed("model not loaded")
-        future = asyncio.get_running_loop().run_in_executor(self._executor, self._encode, texts)
-        try:
-            vectors = await asyncio.wait_for(future, timeout)
-        except TimeoutError as exc:
-            raise EmbedderUnavailable(f"embedding took longer than {timeout}s") from exc
-        except Exception as exc:  # torch/tokenizer errors: mapped once, here
-            raise self._failed(f"{type(exc).__name__}: {exc}") from exc
-        return self._succeeded(vectors)
+        return self._thread
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         prefixed = self._prefixed(texts, self.config.document_prefix)
-        # One small chunk at a time: the model thread runs in arrival order, and a search's query
-        # must not queue behind a whole batch of writes (its budget is 150 ms).
-        chunks = [
-            await self._run(prefixed[i : i + self.DOCUMENT_CHUNK], None)
-            for i in range(0, len(prefixed), self.DOCUMENT_CHUNK)
-        ]
+        thread = self._ready_thread()
+        # One small chunk at a time: a search's query goes to the model between two of them.
+        chunks = []
+        for start in range(0, len(prefixed), self.DOCUMENT_CHUNK):
+            try:
+                vectors = await thread.call(self._encode, prefixed[start : start + self.DOCUMENT_CHUNK])
+            except Exception as exc:  # torch/tokenizer errors: mapped once, here
+                raise self._failed(f"{type(exc).__name__}: {exc}") from exc
+            chunks.append(self._succeeded(vectors))
         return np.concatenate(chunks)
 
     async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
-        """One query's vector; concurrent queries are encoded together in one call.
+        """One query's vector, within ``timeout`` seconds of the call.
 
-        Under load, one encode per query in arrival order makes a queue whose wait alone exceeds
-        the search budget, so every search would go FTS-only. Instead a query joins the queries
-        already waiting, and each model call takes all of them (one batch costs little more than
-        one query), up to ``query_batch_max``. ``timeout`` counts from the call. A query that gives up is dropped from the
-        waiting batch: encoding it anyway would spend the model on an answer nobody reads and,
-        under steady load, keep every later query late too.
+        The query waits in the model thread's query lane, which goes before any write; the queries
+        waiting together go to the model in one call (one batch costs little more than one query),
+        at most ``query_batch_max`` of them. A query that gives up is left out of the next batch:
+        encoding it would spend the model on an answer nobody reads.
         """
-        future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
-        self._waiting_queries.append((self._prefixed([text], self.config.query_prefix)[0], future))
-        if not self._query_batch_running:
-            self._query_batch_running = True
-            self._query_batches = asyncio.ensure_future(self._encode_waiting_queries())
+        entry = self._ready_thread().query(self._prefixed([text], self.config.query_prefix)[0])
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
+            vector = await asyncio.wait_for(asyncio.shield(entry.future), timeout)
         except TimeoutError as exc:
             raise EmbedderUnavailable(f"embedding took longer than {timeout}s") from exc
+        except Exception as exc:
+            raise self._failed(f"{type(exc).__name__}: {exc}") from exc
         finally:
-            # Timed out or the request was cancelled: the query leaves the waiting batch (no
-            # effect once it has its vector).
-            future.cancel()
-
-    async def _encode_waiting_queries(self) -> None:
-        try:
-            while self._waiting_queries:
-                # The oldest still-wanted queries, at most query_batch_max: a batch as large as
-                # everything waiting could outlast the search budget under load, and then every
-                # query in it would miss.
-                wanted = [(text, future) for text, future in self._waiting_queries if not future.done()]
-                batch = wanted[: self.config.query_batch_max]
-                self._waiting_queries = wanted[self.config.query_batch_max :]
-                if not batch:
-                    continue
-                try:
-                    vectors = await self._run([text for text, _ in batch], None)
-                except EmbedderUnavailable as exc:
-                    for _, future in batch:
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                for (_, future), vector in zip(batch, vectors, strict=True):
-                    if not future.done():
-                        future.set_result(vector)
-        finally:
-            self._query_batch_running = False
+            # Timed out or the request was cancelled: the query leaves the lane (no effect once it
+            # has its vector).
+            entry.abandoned = True
+            entry.future.cancel()
+        return self._succeeded(vector[None, :])[0]
 
 
 class _RemoteEmbedder(_HealthTracking):

@@ -280,18 +280,18 @@ async def test_both_forms_of_the_question_take_one_model_call(
             index.upsert(memory_id, "u", vector)
     conn.close()
     calls: list[list[str]] = []
-    run = minilm._run
+    encode = minilm._encode
 
-    async def counting(texts: list[str], timeout: float | None) -> np.ndarray:
+    def counting(texts: list[str]) -> np.ndarray:
         calls.append(list(texts))
-        return await run(texts, timeout)
+        return encode(texts)
 
-    minilm._run = counting  # type: ignore[method-assign]
+    minilm._encode = counting  # type: ignore[method-assign]
     try:
         service = SearchService(db, index, minilm, SearchConfig(), 5.0)
         result = await service.search(QUERY, "u", 2)
     finally:
-        minilm._run = run  # type: ignore[method-assign]
+        minilm._encode = encode  # type: ignore[method-assign]
         db.close()
     assert sorted(map(sorted, calls)) == [sorted([QUERY, FIRST_PERSON])]
     assert result.hits[0].memory.fact == turns[0]
