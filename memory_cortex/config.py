@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -829,6 +829,9 @@ class Config(BaseSettings):
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", yaml_file=None
     )
 
+    # True in check_config_file's subclass: a file is validated alone, the environment set aside.
+    _file_alone: ClassVar[bool] = False
+
     server: ServerConfig = Field(default_factory=ServerConfig)
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
@@ -870,6 +873,8 @@ class Config(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        if cls._file_alone:  # check_config_file: the values given, nothing else
+            return (init_settings,)
         # Flags (init) beat env, env beats the YAML file.
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
 
@@ -939,16 +944,7 @@ def check_config_file(path: Path) -> None:
         raise ValueError("the top level is not a mapping of sections")
 
     class _FileAlone(Config):
-        @classmethod
-        def settings_customise_sources(
-            cls,
-            settings_cls: type[BaseSettings],
-            init_settings: PydanticBaseSettingsSource,
-            env_settings: PydanticBaseSettingsSource,
-            dotenv_settings: PydanticBaseSettingsSource,
-            file_secret_settings: PydanticBaseSettingsSource,
-        ) -> tuple[PydanticBaseSettingsSource, ...]:
-            return (init_settings,)
+        _file_alone: ClassVar[bool] = True
 
     _FileAlone(**data)
 

@@ -205,11 +205,21 @@ def embedding_server(embedder: SentenceTransformerEmbedder) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-def cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+def cli(
+    *args: str,
+    stdin: str | None = None,
+    timeout: float = 120,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m memory_cortex ARGS`` in ``cwd``, with this environment less every
+    MEMORY_CORTEX_* variable, plus ``env``."""
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+    variables["PYTHONPATH"] = str(ROOT)
+    env = {**variables, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "memory_cortex", *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         input=stdin,
         capture_output=True,

@@ -3,36 +3,21 @@ and an older release's `config/config.yaml` in the checkout, all through the rea
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import memory_cortex.config as config_module
 from memory_cortex.config import Config, config_file, config_file_note, load_config, user_config_path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import cli
 
 
 def cortex(*args: str, xdg: Path, cwd: Path, **variables: str) -> subprocess.CompletedProcess[str]:
     """``python -m memory_cortex ARGS`` with ``xdg`` as XDG_CONFIG_HOME and, of MEMORY_CORTEX_*,
     only ``variables``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
-    env.update(variables)
-    env["XDG_CONFIG_HOME"] = str(xdg)
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [sys.executable, "-m", "memory_cortex", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return cli(*args, cwd=cwd, env={"XDG_CONFIG_HOME": str(xdg), **variables})
 
 
 def test_the_user_file_follows_xdg_config_home(tmp_path: Path) -> None:

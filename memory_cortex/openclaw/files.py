@@ -6,12 +6,11 @@ interrupted run leaves the old file or the new one, never half of each.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..store.files import write_atomically
 from .installation import OpenClawProblem
 
 # Written into the plugin's copy: a folder without it is not ours to replace.
@@ -66,23 +65,10 @@ def keep_copy(path: Path) -> Path:
 
 
 def write_text(path: Path, text: str, *, private: bool) -> None:
-    """Replace ``path`` with ``text`` at once, keeping its permissions (0600 for a new file);
-    ``private`` makes it readable by its owner only."""
+    """Replace ``path`` with ``text`` at once, line endings as given, keeping its permissions (0600
+    for a new file); ``private`` makes it readable by its owner only."""
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    if private:
-        mode &= 0o600
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text.encode("utf-8"), mode & 0o600 if private else mode)
 
 
 def put_back(path: Path, text: str, *, existed: bool) -> None:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidRequest
-from ..store.files import make_private_dir
+from ..store.files import write_atomically
 from .markdown import (
     DAILY_DIR,
     MEMORY_FILE,
@@ -89,22 +88,6 @@ def remove_stale_workspaces(directory: Path, keep: set[str]) -> list[str]:
             with contextlib.suppress(OSError):  # not empty (someone else's files): it stays
                 folder.rmdir()
     return removed
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never a part:
-    a temporary file in the same folder (mode 0600, like every export), fsynced, renamed over it."""
-    make_private_dir(path.parent)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _fsync_directory(folder: Path) -> None:

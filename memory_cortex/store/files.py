@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 PRIVATE_FILE = 0o600
@@ -42,3 +43,21 @@ def make_private_file(path: Path, *companions: str) -> None:
     for file in (path, *(path.with_name(path.name + suffix) for suffix in companions)):
         with contextlib.suppress(FileNotFoundError):
             os.chmod(file, PRIVATE_FILE)
+
+
+def write_atomically(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never a part:
+    a temporary file in the same folder (``mode``, 0600 unless told: like every export), fsynced,
+    renamed over it. A missing folder is made private (:func:`make_private_dir`)."""
+    make_private_dir(path.parent)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(handle, mode)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
