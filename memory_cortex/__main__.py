@@ -98,7 +98,7 @@ def serve(config: Config) -> int:
     import asyncio
 
     from .app import create_app
-    from .errors import StoreUnavailable
+    from .errors import EmbedderUnavailable, StoreUnavailable
     from .http.serving import serve as serve_app
     from .logs import PathOnlyAccessLogger
     from .startup import StartupError, bind, check_paths, create_database_folder, missing_database_folder
@@ -142,7 +142,9 @@ def serve(config: Config) -> int:
                 access_log_class=PathOnlyAccessLogger,
             )
         )
-    except StoreUnavailable as exc:  # PostgreSQL unreachable at start: one line, as a bad path is
+    except (StoreUnavailable, EmbedderUnavailable) as exc:
+        # PostgreSQL unreachable, the in-process model not loadable (its ONNX export cannot be
+        # written): one line at start, as a bad path is.
         print(f"memory-cortex: {exc.message}", file=sys.stderr)
         return 2
     log.info("stopped")

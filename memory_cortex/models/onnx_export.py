@@ -42,8 +42,14 @@ def exported_model(model_folder: Path, cache_dir: Path, name: str) -> Path:
     target = cache_dir / f"{safe_name}-{model_key(model_folder)}.onnx"
     if target.is_file():
         return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=cache_dir)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=cache_dir)
+    except OSError as exc:
+        raise ExportFailed(
+            f"cannot write the model's ONNX export into {cache_dir} ({exc.strerror or exc}):"
+            " set embeddings.cache_dir to a folder this user can write"
+        ) from exc
     os.close(fd)
     try:
         child = subprocess.run(

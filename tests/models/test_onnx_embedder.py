@@ -20,6 +20,7 @@ from memory_cortex.config import EmbeddingsConfig
 from memory_cortex.errors import EmbedderUnavailable
 from memory_cortex.models.embedders import SentenceTransformerEmbedder, bundled_minilm_path, create_embedder
 from memory_cortex.models.onnx_embedder import OnnxEmbedder
+from tests.processes import cli
 
 TEXTS = [
     "Caroline: I went to the LGBTQ support group yesterday.",
@@ -126,3 +127,25 @@ async def test_a_folder_without_weights_says_so(tmp_path: Path) -> None:
     ):
         await embedder.start()
     await embedder.close()
+
+
+def test_a_cache_folder_that_cannot_be_written_stops_the_start_with_one_line(tmp_path: Path) -> None:
+    """The export has nowhere to go: the daemon says where and what to set, and exits 2."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    started = cli(
+        "serve",
+        cwd=tmp_path,
+        env={
+            "MEMORY_CORTEX_DATABASE__PATH": str(tmp_path / "m.db"),
+            "MEMORY_CORTEX_SERVER__PORT": "0",
+            "MEMORY_CORTEX_HARDWARE__ENABLED": "false",
+            "MEMORY_CORTEX_EMBEDDINGS__CACHE_DIR": str(blocker / "models"),
+        },
+    )
+    assert started.returncode == 2, started.stderr
+    assert started.stderr.strip().splitlines()[-1] == (
+        f"memory-cortex: cannot write the model's ONNX export into {blocker / 'models'} (Not a directory):"
+        " set embeddings.cache_dir to a folder this user can write"
+    )
+    assert "Traceback" not in started.stderr
