@@ -48,7 +48,9 @@ def add_openclaw_commands(commands: argparse._SubParsersAction[argparse.Argument
         " login name)",
     )
     connect.add_argument(
-        "--plugin-dir", type=Path, default=PLUGIN_DIR, help="the plugin to install (default: this checkout's)"
+        "--plugin-dir",
+        type=Path,
+        help="the plugin to install (default: this checkout's integrations/openclaw)",
     )
     connect.add_argument(
         "--install-dir",
@@ -65,7 +67,7 @@ def run_openclaw_connect(config: Config, args: argparse.Namespace) -> int:
     from .openclaw.connect import DaemonAddress, connect
     from .openclaw.installation import OpenClawProblem, find_openclaw
 
-    plugin_dir: Path = args.plugin_dir
+    plugin_dir: Path = args.plugin_dir or PLUGIN_DIR
     if not (plugin_dir / "openclaw.plugin.json").is_file():
         print(
             f"memory-cortex: no OpenClaw plugin in {plugin_dir}: it ships in a checkout's"
