@@ -3,7 +3,7 @@
  * real daemon that keeps one (`markdown.sync_dir`), and nothing from a daemon that keeps none.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -31,6 +31,7 @@ before(async () => {
 
 after(async () => {
   await Promise.all([withMirror?.stop(), withoutMirror?.stop()]);
+  if (mirrorDir) await rm(mirrorDir, { recursive: true, force: true }); // nothing left in /tmp
 });
 
 function clientOf(daemon: Daemon): DaemonClient {
