@@ -28,7 +28,7 @@ from .cli_openclaw import add_openclaw_commands
 from .cli_portability import add_portability_commands
 from .cli_status import add_status_commands
 from .cli_store import add_store_commands
-from .config import ENV_PREFIX, Config, config_file, config_file_note, load_config
+from .config import Config, config_file, config_file_note, load_config
 from .mcp.cli import add_mcp_command
 
 log = logging.getLogger("memory_cortex")
@@ -200,18 +200,16 @@ def loaded_config(args: argparse.Namespace) -> Config | None:
 def setting_source(location: tuple[int | str, ...], path: Path | None) -> str:
     """`` (from MEMORY_CORTEX_…)`` or `` (in <file>)`` for the setting at ``location``, when one of
     them set it; the configuration now lives outside the checkout, so an error names where to look."""
-    if len(location) >= 2:
-        variable = f"{ENV_PREFIX}{location[0]}__{location[1]}".upper()
-        if variable in os.environ:
-            return f" (from {variable})"
-    if path is None or not location:
+    from .cli_config import file_settings, setting_origin
+
+    if len(location) == 1:  # a whole section
+        return f" (in {path})" if path is not None else ""
+    if len(location) < 2:
         return ""
-    try:
-        written = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return ""
-    section = written.get(location[0]) if isinstance(written, dict) else None
-    if len(location) == 1 or (isinstance(section, dict) and location[1] in section):
+    origin = setting_origin(str(location[0]), str(location[1]), {}, os.environ, file_settings(path), path)
+    if origin.startswith("environment: "):
+        return f" (from {origin.removeprefix('environment: ')})"
+    if origin.startswith("file: "):
         return f" (in {path})"
     return ""
 

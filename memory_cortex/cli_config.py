@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -160,21 +160,43 @@ def setting_sources(
 ) -> list[Setting]:
     """Each setting of ``config`` (resolved from ``path``, ``environ`` and the flags' ``overrides``)
     with the source it came from."""
+    written = file_settings(path)
+    return [
+        Setting(f"{section}.{key}", value, setting_origin(section, key, overrides, environ, written, path))
+        for section, values in config.model_dump(mode="json").items()
+        for key, value in values.items()
+    ]
+
+
+def file_settings(path: Path | None) -> dict[str, Any]:
+    """The sections ``path`` writes, as YAML reads them ({} without a file or a readable mapping)."""
+    if path is None:
+        return {}
+    try:
+        written = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return written if isinstance(written, dict) else {}
+
+
+def setting_origin(
+    section: str,
+    key: str,
+    overrides: dict[str, Any],
+    environ: Mapping[str, str],
+    written: dict[str, Any],
+    path: Path | None,
+) -> str:
+    """Where ``section.key`` came from, in :func:`load_config`'s order: ``flag``,
+    ``environment: MEMORY_CORTEX_…``, ``file: <path>`` (``written`` is :func:`file_settings`) or
+    ``default``."""
     from .config import ENV_PREFIX
 
-    from_file = yaml.safe_load(path.read_text(encoding="utf-8")) if path is not None else None
-    from_file = from_file if isinstance(from_file, dict) else {}
-    settings = []
-    for section, values in config.model_dump(mode="json").items():
-        for key, value in values.items():
-            variable = f"{ENV_PREFIX}{section}__{key}".upper()
-            if key in (overrides.get(section) or {}):
-                source = "flag"
-            elif variable in environ:
-                source = f"environment: {variable}"
-            elif isinstance(from_file.get(section), dict) and key in from_file[section]:
-                source = f"file: {path}"
-            else:
-                source = "default"
-            settings.append(Setting(f"{section}.{key}", value, source))
-    return settings
+    variable = f"{ENV_PREFIX}{section}__{key}".upper()
+    if key in (overrides.get(section) or {}):
+        return "flag"
+    if variable in environ:
+        return f"environment: {variable}"
+    if isinstance(written.get(section), dict) and key in written[section]:
+        return f"file: {path}"
+    return "default"

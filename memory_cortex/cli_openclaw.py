@@ -8,7 +8,6 @@ with everything it needs, 1 when something is wrong (the lines say what), 2 for 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -63,6 +62,7 @@ def add_openclaw_commands(commands: argparse._SubParsersAction[argparse.Argument
 
 def run_openclaw_connect(config: Config, args: argparse.Namespace) -> int:
     """Connect, print the report (the token never shown), return the exit status (see the module)."""
+    from .config import user_data_path
     from .doctor import daemon_url
     from .openclaw.connect import DaemonAddress, connect
     from .openclaw.installation import OpenClawProblem, find_openclaw
@@ -77,7 +77,7 @@ def run_openclaw_connect(config: Config, args: argparse.Namespace) -> int:
         return 2
     token = config.server.api_token.get_secret_value() if config.server.api_token else None
     daemon = DaemonAddress(host=_dialled_host(config.server.host), port=config.server.port, token=token)
-    install_dir = args.install_dir or _data_home() / "memory-cortex" / "openclaw-plugin"
+    install_dir = args.install_dir or user_data_path() / "openclaw-plugin"
 
     def say(line: str, *, file: TextIO = sys.stdout) -> None:
         print(line.replace(token, "********") if token else line, file=file, flush=True)
@@ -121,12 +121,6 @@ def run_openclaw_connect(config: Config, args: argparse.Namespace) -> int:
 def _dialled_host(bound: str) -> str:
     """The address the plugin dials for a daemon bound to ``bound`` (a wildcard: this machine)."""
     return "127.0.0.1" if bound in ("0.0.0.0", "::", "") else bound
-
-
-def _data_home() -> Path:
-    """``$XDG_DATA_HOME``, else ``~/.local/share`` (a relative value is ignored, as XDG says)."""
-    base = os.environ.get("XDG_DATA_HOME", "")
-    return Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
 
 
 def _daemon_line(base: str, config: Config) -> str:

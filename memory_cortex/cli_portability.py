@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import os
 import sqlite3
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -300,23 +298,14 @@ def _output(path: str, *, force: bool) -> Iterator[TextIO]:
             out.flush()
             out.detach()  # stdout itself stays open
         return
-    from .store.files import make_private_dir
+    from .store.files import atomic_file
     from .store.portability import TargetExists
 
     target = Path(path)
     if target.exists() and not force:
         raise TargetExists(target)
-    make_private_dir(target.parent)
-    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(partial, target)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    with atomic_file(target, "w", encoding="utf-8", newline="\n") as out:
+        yield out
 
 
 @contextmanager

@@ -879,23 +879,29 @@ class Config(BaseSettings):
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
 
 
+def _xdg_folder(variable: str, fallback: str, environ: Mapping[str, str] | None) -> Path:
+    """``$variable/memory-cortex``, else ``~/fallback/memory-cortex``: a relative value is ignored,
+    as the XDG base directory specification says."""
+    base = (os.environ if environ is None else environ).get(variable, "")
+    return (Path(base) if base and Path(base).is_absolute() else Path.home() / fallback) / "memory-cortex"
+
+
 def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
-    """The user's configuration file: ``$XDG_CONFIG_HOME/memory-cortex/config.yaml``, where
-    ``XDG_CONFIG_HOME`` defaults to ``~/.config`` (a relative value is ignored, as the XDG base
-    directory specification says). Nothing in a checkout or an upgrade ever writes it."""
-    environ = os.environ if environ is None else environ
-    base = environ.get("XDG_CONFIG_HOME", "")
-    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
-    return folder / "memory-cortex" / "config.yaml"
+    """The user's configuration file: ``$XDG_CONFIG_HOME/memory-cortex/config.yaml``
+    (``~/.config/…``). Nothing in a checkout or an upgrade ever writes it."""
+    return _xdg_folder("XDG_CONFIG_HOME", ".config", environ) / "config.yaml"
 
 
 def user_cache_path(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/memory-cortex`` (``~/.cache/memory-cortex``; a relative value is ignored):
-    what can be made again (the embedding model's ONNX export)."""
-    environ = os.environ if environ is None else environ
-    base = environ.get("XDG_CACHE_HOME", "")
-    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return folder / "memory-cortex"
+    """``$XDG_CACHE_HOME/memory-cortex`` (``~/.cache/memory-cortex``): what can be made again (the
+    embedding model's ONNX export)."""
+    return _xdg_folder("XDG_CACHE_HOME", ".cache", environ)
+
+
+def user_data_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_DATA_HOME/memory-cortex`` (``~/.local/share/memory-cortex``): files this program
+    installs for others (the OpenClaw plugin's copy)."""
+    return _xdg_folder("XDG_DATA_HOME", ".local/share", environ)
 
 
 def config_file(path: Path | None) -> Path | None:

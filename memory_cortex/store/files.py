@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -45,19 +48,30 @@ def make_private_file(path: Path, *companions: str) -> None:
             os.chmod(file, PRIVATE_FILE)
 
 
-def write_atomically(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
-    """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never a part:
-    a temporary file in the same folder (``mode``, 0600 unless told: like every export), fsynced,
-    renamed over it. A missing folder is made private (:func:`make_private_dir`)."""
+@contextmanager
+def atomic_file(
+    path: Path, open_mode: str = "wb", *, mode: int = PRIVATE_FILE, **text: Any
+) -> Iterator[IO[Any]]:
+    """A file to write ``path``'s new content into; a reader sees the old file or the whole new one,
+    never a part. It is a temporary file in the same folder (``mode``, 0600 unless told: like every
+    export), fsynced and renamed over ``path`` when the block ends, removed when it raises. A
+    missing folder is made private (:func:`make_private_dir`). ``text`` goes to :func:`os.fdopen`
+    (``encoding``, ``newline``) for ``open_mode`` ``"w"``."""
     make_private_dir(path.parent)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
     try:
         os.fchmod(handle, mode)
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
+        with os.fdopen(handle, open_mode, **text) as out:
+            yield out
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_atomically(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
+    """Replace ``path`` with ``data`` at once (:func:`atomic_file`)."""
+    with atomic_file(path, mode=mode) as out:
+        out.write(data)
