@@ -1,5 +1,6 @@
 """The in-process embedders side by side: the packaged all-MiniLM-L6-v2 on torch
-(``sentence_transformers``) and on ONNX Runtime (``onnx``).
+(``sentence_transformers``), on ONNX Runtime (``onnx``) and its 8-bit quantised copy
+(``onnx-int8``: ``embeddings.quantize: int8``).
 
 Each backend runs in a child process of its own (so its memory is its own and torch is never loaded
 by the ONNX one), through the daemon's own embedder class with the default settings (one thread):
@@ -8,7 +9,10 @@ by the ONNX one), through the daemon's own embedder class with the default setti
   cached export, made beforehand by an untimed start);
 - query p50/p95: one LoCoMo question at a time, as a search embeds its query;
 - documents/s: every LoCoMo turn ("Speaker: text"), through ``embed_documents`` as stores write;
-- RSS after all of it, and the vectors' largest difference from the torch backend's;
+- the same turns each after the two before it in its session, as a transcript turn is embedded
+  (``embeddings.session_context``: three times the tokens);
+- RSS after all of it, and the vectors' largest difference from (and lowest cosine to) the torch
+  backend's;
 - install size of what the backend needs beyond the other (site-packages folders).
 
 Usage::
@@ -35,19 +39,27 @@ import numpy as np
 from _harness import REPO_ROOT, BenchError, format_table, git_revision, percentile, run_main, wait_for_quiet
 from locomo_retrieval import DEFAULT_DATA, load_conversations
 
-BACKENDS = ("sentence_transformers", "onnx")
+# Each variant's embeddings settings.
+BACKENDS: dict[str, dict[str, str]] = {
+    "sentence_transformers": {"backend": "sentence_transformers"},
+    "onnx": {"backend": "onnx"},
+    "onnx-int8": {"backend": "onnx", "quantize": "int8"},
+}
 # What each backend imports beyond the daemon's other dependencies (top-level site-packages names).
 PACKAGES = {"sentence_transformers": ("torch", "sentence_transformers"), "onnx": ("onnxruntime", "onnx")}
+SESSION_CONTEXT = 2  # the default embeddings.session_context
 
 
-def measure(backend: str, texts: list[str], queries: list[str], cache_dir: str, out: str) -> None:
+def measure(
+    backend: str, texts: list[str], contexted: list[str], queries: list[str], cache_dir: str, out: str
+) -> None:
     """In the child: start the backend, time it, and write the numbers and the vectors."""
     sys.path.insert(0, str(REPO_ROOT))
     from memory_cortex.config import EmbeddingsConfig
     from memory_cortex.models.embedders import create_embedder
 
     async def run() -> dict[str, Any]:
-        embedder = create_embedder(EmbeddingsConfig(backend=backend, cache_dir=Path(cache_dir)))  # type: ignore[arg-type]
+        embedder = create_embedder(EmbeddingsConfig(**BACKENDS[backend], cache_dir=Path(cache_dir)))  # type: ignore[arg-type]
         started = time.perf_counter()
         await embedder.start()
         start_s = time.perf_counter() - started
@@ -59,6 +71,9 @@ def measure(backend: str, texts: list[str], queries: list[str], cache_dir: str, 
         began = time.perf_counter()
         vectors = await embedder.embed_documents(texts)
         documents_s = len(texts) / (time.perf_counter() - began)
+        began = time.perf_counter()
+        await embedder.embed_documents(contexted)
+        contexted_s = len(contexted) / (time.perf_counter() - began)
         await embedder.close()
         np.save(out + ".npy", vectors)
         return {
@@ -66,6 +81,7 @@ def measure(backend: str, texts: list[str], queries: list[str], cache_dir: str, 
             "query_p50_ms": round(percentile(latencies, 50), 2),
             "query_p95_ms": round(percentile(latencies, 95), 2),
             "documents_per_s": round(documents_s, 1),
+            "contexted_per_s": round(contexted_s, 1),
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "torch_loaded": "torch" in sys.modules,
         }
@@ -79,7 +95,7 @@ def install_mb(backend: str) -> float:
 
     total = 0
     for root in site.getsitepackages():
-        for name in PACKAGES[backend]:
+        for name in PACKAGES[BACKENDS[backend]["backend"]]:
             folder = Path(root) / name
             if folder.is_dir():
                 total += sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
@@ -88,16 +104,24 @@ def install_mb(backend: str) -> float:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     conversations, _ = load_conversations(args.data.resolve())
-    texts = [f"{turn.speaker}: {turn.text}" for conv in conversations for turn in conv.turns][: args.turns]
+    turns = [turn for conv in conversations for turn in conv.turns][: args.turns]
+    texts = [f"{turn.speaker}: {turn.text}" for turn in turns]
+    contexted = [
+        "\n".join(texts[max(0, index - SESSION_CONTEXT) : index + 1])
+        if index >= SESSION_CONTEXT
+        and all(t.session == turn.session for t in turns[index - SESSION_CONTEXT : index])
+        else text
+        for index, (turn, text) in enumerate(zip(turns, texts, strict=True))
+    ]
     questions = [q.question for conv in conversations for q in conv.questions][: args.questions]
     results: dict[str, Any] = {}
     vectors: dict[str, np.ndarray] = {}
     with tempfile.TemporaryDirectory(prefix="embedders-bench-") as workdir:
         inputs = Path(workdir) / "inputs.json"
-        inputs.write_text(json.dumps({"texts": texts, "queries": questions}))
+        inputs.write_text(json.dumps({"texts": texts, "contexted": contexted, "queries": questions}))
         cache_dir = str(Path(workdir) / "cache")
         for backend in args.backends:
-            if backend == "onnx":  # the one-time export, outside the timing
+            if backend.startswith("onnx"):  # the one-time export, outside the timing
                 _child(
                     backend,
                     inputs,
@@ -115,6 +139,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for backend, found in vectors.items():
         results[backend]["max_abs_diff_vs_torch"] = (
             float(np.abs(found - reference).max()) if reference is not None else None
+        )
+        results[backend]["min_cosine_vs_torch"] = (
+            float((found * reference).sum(axis=1).min()) if reference is not None else None
         )
     return {
         "revision": git_revision(),
@@ -148,10 +175,12 @@ def print_report(report: dict[str, Any]) -> None:
             numbers["query_p50_ms"],
             numbers["query_p95_ms"],
             numbers["documents_per_s"],
+            numbers["contexted_per_s"],
             numbers["rss_mb"],
             numbers["install_mb"],
             "yes" if numbers["torch_loaded"] else "no",
             "—" if numbers["max_abs_diff_vs_torch"] is None else f"{numbers['max_abs_diff_vs_torch']:.1e}",
+            "—" if numbers["min_cosine_vs_torch"] is None else f"{numbers['min_cosine_vs_torch']:.4f}",
         ]
         for name, numbers in report["backends"].items()
     ]
@@ -163,10 +192,12 @@ def print_report(report: dict[str, Any]) -> None:
                 "query p50 ms",
                 "query p95 ms",
                 "turns/s",
+                "turns in context/s",
                 "RSS MB",
                 "install MB",
                 "torch",
                 "max |Δ| vs torch",
+                "min cosine vs torch",
             ],
             rows,
             title=f"in-process embedders, one thread ({report['turns']} LoCoMo turns, {report['questions']} questions)",
@@ -205,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         measure(
             args.child,
             inputs["texts"][: args.turns],
+            inputs["contexted"][: args.turns],
             inputs["queries"][: args.questions],
             args.cache_dir,
             args.out,

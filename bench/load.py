@@ -42,11 +42,12 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from contextlib import ExitStack, suppress
+from contextlib import ExitStack, closing, suppress
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
@@ -489,7 +490,23 @@ def prepare_database(workdir: Path, args: argparse.Namespace) -> Path:
     run_copy = workdir / "load-run.db"
     remove_database(run_copy)
     shutil.copyfile(pristine, run_copy)  # the builder checkpoints: no -wal file to copy
+    label_vectors(run_copy, recorded_model(args.settings_env))
     return run_copy
+
+
+def recorded_model(settings: dict[str, str]) -> str:
+    """The model name the daemon run with ``settings`` searches (``embeddings.quantize`` changes it)."""
+    from memory_cortex.config import EmbeddingsConfig
+
+    prefix = "MEMORY_CORTEX_EMBEDDINGS__"
+    chosen = {name[len(prefix) :].lower(): value for name, value in settings.items() if name.startswith(prefix)}
+    return EmbeddingsConfig.model_validate(chosen).recorded_model
+
+
+def label_vectors(db_path: Path, model: str) -> None:
+    """Record the copy's (random) vectors as ``model``'s, so the run's daemon searches them."""
+    with closing(sqlite3.connect(db_path)) as conn, conn:
+        conn.execute("UPDATE memories SET embedding_model = ? WHERE embedding IS NOT NULL", (model,))
 
 
 def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:

@@ -168,7 +168,7 @@ def run_import(config: Config, args: argparse.Namespace) -> int:
     from .services import portability
     from .store.portability import location, store_address
 
-    model = config.embeddings.model
+    model = config.embeddings.recorded_model
     with _input(args.path) as lines, tqdm(unit="memory", desc="importing") as bar:
         result = portability.import_memories(
             store_address(config.database),

@@ -334,6 +334,7 @@ async def _start_index(s: Services, stack: contextlib.AsyncExitStack) -> None:
     if s.index.in_database and s.index.dim is None:
         s.index.dim = s.embedder.dim  # known once the embedder has started
     await fill_vector_index(s.db, s.index, warm_up=s.search.warm_up)
+    await warn_of_other_models(s.db, s.index.model)
     if not s.index.in_database:  # PostgreSQL's index sees every writer's rows
         await s.index_sync.start()
         stack.push_async_callback(s.index_sync.stop)
@@ -457,6 +458,18 @@ async def fill_vector_index(
         extra={"rows": loaded, "model": index.model, "seconds": round(time.perf_counter() - started, 2)},
     )
     return loaded
+
+
+async def warn_of_other_models(db: Database, model: str) -> None:
+    """One warning at start when rows carry another model's vectors (``embeddings.model`` or
+    ``embeddings.quantize`` changed): vector search leaves them out until they are re-embedded."""
+    others = await db.read(lambda conn: embedding_sql.other_models(conn, model))
+    if others:
+        log.warning(
+            "memories embedded by another model are left out of vector search until re-embedded"
+            " (scripts/backfill-embeddings.py)",
+            extra={"model": model, "other_models": others},
+        )
 
 
 def load_vector_index(db: Database, index: VectorIndex) -> int:

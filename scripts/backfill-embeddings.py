@@ -2,8 +2,8 @@
 """Embed memories that have no vector, or one from another model, straight in the store (the SQLite
 file, or the PostgreSQL database when ``database.backend`` is postgres).
 
-Use it after switching ``embeddings.model`` (rows of the old model are skipped by search until
-re-embedded) or after the embedder was down while memories were written.
+Use it after switching ``embeddings.model`` or ``embeddings.quantize`` (rows of the old model are
+skipped by search until re-embedded) or after the embedder was down while memories were written.
 
 Safe while the daemon runs: each batch is one short transaction holding the write lock (the
 daemon's writes wait at most that long, within its busy timeout), and the daemon notices the new
@@ -66,7 +66,7 @@ async def backfill(args: argparse.Namespace) -> int:
 
 
 async def backfill_store(conn: Any, config: Config, args: argparse.Namespace, where: str) -> int:
-    model = config.embeddings.model
+    model = config.embeddings.recorded_model
     total = embedding_sql.count_needing_embedding(conn, model, args.user)
     scope = f" of user {args.user!r}" if args.user else ""
     print(f"{total} memories{scope} need a {model} embedding ({where})")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from memory_cortex.app import create_app
 from memory_cortex.keys import INDEX_SYNC, VECTOR_INDEX
@@ -18,8 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "backfill-embeddings.py"
 
 
-def run_backfill(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+def run_backfill(
+    db: Path, *args: str, settings: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")} | (settings or {})
     return subprocess.run(
         [sys.executable, str(SCRIPT), "--db", str(db), *args],
         cwd=ROOT,
@@ -80,6 +85,40 @@ async def test_backfill_embeds_missing_and_foreign_vectors_and_the_daemon_notice
     again = run_backfill(db)
     assert "1 memories need" in again.stdout and "embedded 1 memories" in again.stdout
     conn.close()
+
+
+async def test_switching_to_int8_warns_at_start_until_the_backfill_re_embeds_every_row(
+    aiohttp_client: Any, config: Any, minilm: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """embeddings.quantize: int8 records its vectors as another model's: a store embedded by the float
+    model says so at start, and the backfill run with the same setting moves every row over."""
+    client = await aiohttp_client(create_app(config, embedder=minilm))
+    await store(
+        client, {"user_id": "a", "fact": "Ana grows tomatoes."}, {"user_id": "a", "fact": "Ana knits."}
+    )
+    await client.close()
+    warning = "memories embedded by another model are left out of vector search"
+    caplog.set_level(logging.WARNING, logger="memory_cortex")
+    int8 = await aiohttp_client(create_app(config, embedder=DeadEmbedder("all-MiniLM-L6-v2+int8", 384)))
+    [said] = [record for record in caplog.records if record.getMessage().startswith(warning)]
+    assert said.other_models == {"all-MiniLM-L6-v2": 2}  # type: ignore[attr-defined]
+    await int8.close()
+
+    settings = {
+        "MEMORY_CORTEX_EMBEDDINGS__QUANTIZE": "int8",
+        "MEMORY_CORTEX_EMBEDDINGS__CACHE_DIR": str(tmp_path),
+    }
+    result = run_backfill(config.database.path, settings=settings)
+    assert result.returncode == 0, result.stderr
+    assert "2 memories need a all-MiniLM-L6-v2+int8 embedding" in result.stdout
+    with sqlite3.connect(config.database.path) as conn:
+        assert conn.execute("SELECT DISTINCT embedding_model FROM memories").fetchall() == [
+            ("all-MiniLM-L6-v2+int8",)
+        ]
+    caplog.clear()
+    again = await aiohttp_client(create_app(config, embedder=DeadEmbedder("all-MiniLM-L6-v2+int8", 384)))
+    assert not [record for record in caplog.records if record.getMessage().startswith(warning)]
+    await again.close()
 
 
 def test_backfill_fills_a_postgresql_store_and_its_vector_index(postgres_url: str) -> None:

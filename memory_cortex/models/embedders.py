@@ -82,7 +82,7 @@ class _HealthTracking:
 
     def __init__(self, config: EmbeddingsConfig) -> None:
         self.config = config
-        self.model = config.model
+        self.model = config.recorded_model
         self._dim: int | None = None
         self._ok = False
         self._last_error: str | None = None
@@ -160,7 +160,9 @@ class SentenceTransformerEmbedder(_HealthTracking):
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         path = Path(self.config.model_path or bundled_minilm_path())
         # The query lane calls self._encode when it runs (not bound now), as the document jobs do.
-        self._thread = ModelThread("embedder", lambda texts: self._encode(texts), self.config.query_batch_max)
+        self._thread = ModelThread(
+            "embedder", lambda texts: self._encode(texts), self.config.query_batch_max, self._workers()
+        )
         started = time.perf_counter()
         self._model = await self._thread.call(self._load, path)
         # Warm-up: the first encode pays for lazy init; do it now, not on the first search.
@@ -175,6 +177,10 @@ class SentenceTransformerEmbedder(_HealthTracking):
                 "load_s": round(time.perf_counter() - started, 2),
             },
         )
+
+    def _workers(self) -> int:
+        """Model threads: one, torch is not called from two threads at once."""
+        return 1
 
     def _load(self, path: Path) -> Any:
         if not path.is_dir():
@@ -217,14 +223,20 @@ class SentenceTransformerEmbedder(_HealthTracking):
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         prefixed = self._prefixed(texts, self.config.document_prefix)
         thread = self._ready_thread()
-        # One small chunk at a time: a search's query goes to the model between two of them.
+        # Small chunks, one per model thread at a time: a search's query goes to the model between
+        # two of them.
+        chunk, window = self.DOCUMENT_CHUNK, self.DOCUMENT_CHUNK * thread.workers
         chunks = []
-        for start in range(0, len(prefixed), self.DOCUMENT_CHUNK):
+        for start in range(0, len(prefixed), window):
+            calls = [
+                thread.call(self._encode, prefixed[first : first + chunk])
+                for first in range(start, min(start + window, len(prefixed)), chunk)
+            ]
             try:
-                vectors = await thread.call(self._encode, prefixed[start : start + self.DOCUMENT_CHUNK])
+                found = await asyncio.gather(*calls)
             except Exception as exc:  # torch/tokenizer errors: mapped once, here
                 raise self._failed(f"{type(exc).__name__}: {exc}") from exc
-            chunks.append(self._succeeded(vectors))
+            chunks.extend(self._succeeded(vectors) for vectors in found)
         return np.concatenate(chunks)
 
     async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:

@@ -1,10 +1,11 @@
-"""One thread that runs an in-process model, with search queries ahead of everything else.
+"""The thread (or threads) that run an in-process model, with search queries ahead of everything else.
 
-A model is not re-entrant, so one thread calls it. Two lanes feed that thread: *queries* (a search
-waiting, with a budget of 150 ms) and *jobs* (loading, document chunks for writes). Whenever the
-thread is free it takes the queries first, all those still wanted up to ``query_batch_max`` in one
-model call, and only then the oldest job; a query therefore waits for at most the one job already
-running, never for a queue of writes.
+A torch model is not re-entrant, so one thread calls it; an ONNX Runtime session may be called by
+several threads at once, so ``workers`` threads may share it (``embeddings.workers``). Two lanes
+feed the threads: *queries* (a search waiting, with a budget of 150 ms) and *jobs* (loading,
+document chunks for writes). Whenever a thread is free it takes the queries first, all those still
+wanted up to ``query_batch_max`` in one model call, and only then the oldest job; a query therefore
+waits for at most the jobs already running, never for a queue of writes.
 
 The thread hands results back with one ``call_soon_threadsafe`` per model call, the fewest trips
 through a busy event loop there can be: under load every trip waits behind the other requests'
@@ -46,10 +47,15 @@ class _Job:
 
 
 class ModelThread:
-    """The model's thread. ``encode_queries`` turns a list of query texts into one vector each."""
+    """The model's threads. ``encode_queries`` turns a list of query texts into one vector each;
+    with ``workers`` > 1 it and every job must be safe to run on several threads at once."""
 
     def __init__(
-        self, name: str, encode_queries: Callable[[list[str]], np.ndarray], query_batch_max: int
+        self,
+        name: str,
+        encode_queries: Callable[[list[str]], np.ndarray],
+        query_batch_max: int,
+        workers: int = 1,
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self._encode_queries = encode_queries
@@ -58,11 +64,16 @@ class ModelThread:
         self._jobs: deque[_Job] = deque()
         self._wake = threading.Condition()
         self._stopping = False
-        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
-        self._thread.start()
+        self.workers = workers
+        self._threads = [
+            threading.Thread(target=self._work, name=name if index == 0 else f"{name}-{index}", daemon=True)
+            for index in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def call(self, function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-        """``function(*args)`` on the model thread, after the queries waiting then; its result (or
+        """``function(*args)`` on a model thread, after the queries waiting then; its result (or
         exception) on the returned future."""
         job = _Job(lambda: function(*args), asyncio.get_running_loop().create_future())
         with self._wake:
@@ -83,11 +94,12 @@ class ModelThread:
         return entry
 
     async def stop(self) -> None:
-        """Finish what is queued, then end the thread."""
+        """Finish what is queued, then end the threads."""
         with self._wake:
             self._stopping = True
-            self._wake.notify()
-        await asyncio.to_thread(self._thread.join)
+            self._wake.notify_all()
+        for thread in self._threads:
+            await asyncio.to_thread(thread.join)
 
     def _work(self) -> None:
         while True:

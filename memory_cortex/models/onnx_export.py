@@ -5,7 +5,12 @@ hub involved, and written next to a key of what it was made from: the weights' S
 module's format version. :func:`exported_model` runs the export in a child process, so the daemon
 that then runs the model on ONNX Runtime never imports torch (about 400 MB of its memory).
 
-    python -m memory_cortex.models.onnx_export MODEL_FOLDER OUT.onnx
+``quantize="int8"`` (``embeddings.quantize``) makes a second file from the same export: its weights
+quantised to 8 bits by ONNX Runtime's dynamic quantisation (signed, one scale per output channel),
+activations quantised as each call runs. Its vectors are close to the float model's but not the same,
+so rows embedded by it are recorded under another model name (``EmbeddingsConfig.recorded_model``).
+
+    python -m memory_cortex.models.onnx_export MODEL_FOLDER OUT.onnx [--int8]
 """
 
 from __future__ import annotations
@@ -24,22 +29,26 @@ OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 EXPORT_TIMEOUT_S = 600
+QUANTIZATIONS = ("none", "int8")
 
 
 class ExportFailed(RuntimeError):
     """The model could not be exported; the message says why (the child's last lines)."""
 
 
-def exported_model(model_folder: Path, cache_dir: Path, name: str) -> Path:
-    """The ONNX file of ``model_folder`` in ``cache_dir`` (``<name>-<key>.onnx``): the cached one
-    when its key matches, else made now in a child process (a few seconds for MiniLM) and written
-    atomically.
+def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: str = "none") -> Path:
+    """The ONNX file of ``model_folder`` in ``cache_dir`` (``<name>-<key>.onnx``, or
+    ``<name>-int8-<key>.onnx`` quantised): the cached one when its key matches, else made now in a
+    child process (a few seconds for MiniLM) and written atomically.
 
     Raises:
         ExportFailed: the folder has no weights, or the export failed.
     """
+    if quantize not in QUANTIZATIONS:
+        raise ValueError(f"quantize must be one of {QUANTIZATIONS}, not {quantize!r}")
     safe_name = "".join(char if char.isalnum() or char in "-_." else "_" for char in name) or "model"
-    target = cache_dir / f"{safe_name}-{model_key(model_folder)}.onnx"
+    kind = "" if quantize == "none" else f"-{quantize}"
+    target = cache_dir / f"{safe_name}{kind}-{model_key(model_folder, quantize)}.onnx"
     if target.is_file():
         return target
     try:
@@ -53,7 +62,7 @@ def exported_model(model_folder: Path, cache_dir: Path, name: str) -> Path:
     os.close(fd)
     try:
         child = subprocess.run(
-            [sys.executable, "-m", __name__, str(model_folder), partial],
+            [sys.executable, "-m", __name__, str(model_folder), partial, *(["--int8"] if kind else [])],
             capture_output=True,
             text=True,
             timeout=EXPORT_TIMEOUT_S,
@@ -68,12 +77,14 @@ def exported_model(model_folder: Path, cache_dir: Path, name: str) -> Path:
     return target
 
 
-def model_key(model_folder: Path) -> str:
-    """16 hex digits naming the weights of ``model_folder`` and this export's format."""
+def model_key(model_folder: Path, quantize: str = "none") -> str:
+    """16 hex digits naming the weights of ``model_folder``, this export's format and its
+    quantisation (a float export's key is the same as before quantisation existed)."""
     weights = next((model_folder / name for name in WEIGHT_FILES if (model_folder / name).is_file()), None)
     if weights is None:
         raise ExportFailed(f"no model weights ({' or '.join(WEIGHT_FILES)}) in {model_folder}")
-    digest = hashlib.sha256(f"format {FORMAT} opset {OPSET}\n".encode())
+    header = f"format {FORMAT} opset {OPSET}\n" + ("" if quantize == "none" else f"{quantize} per-channel\n")
+    digest = hashlib.sha256(header.encode())
     with weights.open("rb") as source:
         for block in iter(lambda: source.read(1 << 20), b""):
             digest.update(block)
@@ -117,10 +128,34 @@ def export(model_folder: Path, out: Path) -> None:
         )
 
 
+def quantize_int8(float_model: Path, out: Path) -> None:
+    """``float_model``'s weights quantised to signed 8 bits, one scale per output channel, into
+    ``out`` (ONNX Runtime's dynamic quantisation: activations are quantised as each call runs)."""
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process is for image models
+    quantize_dynamic(float_model, out, weight_type=QuantType.QInt8, per_channel=True)
+
+
+def _main(argv: list[str]) -> None:
+    model_folder, out = Path(argv[0]), Path(argv[1])
+    if argv[2:] != ["--int8"]:
+        export(model_folder, out)
+        return
+    float_model = out.with_name(out.name + ".float.onnx")
+    try:
+        export(model_folder, float_model)
+        quantize_int8(float_model, out)
+    finally:
+        float_model.unlink(missing_ok=True)
+
+
 if __name__ == "__main__":
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import warnings
 
     warnings.simplefilter("ignore")  # the tracer's notes about Python control flow are not errors
-    export(Path(sys.argv[1]), Path(sys.argv[2]))
+    _main(sys.argv[1:])

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -70,6 +71,67 @@ async def test_the_export_is_made_once_and_then_reused(onnx: OnnxEmbedder, cache
     await again.start()
     await again.close()
     assert exported_files(cache_dir) == made  # the same file, untouched; no partial file left
+
+
+async def test_int8_is_a_model_of_its_own_close_to_the_float_one(onnx: OnnxEmbedder, tmp_path: Path) -> None:
+    """embeddings.quantize: int8 runs a quantised copy of the export: vectors near the float model's,
+    recorded under another name so the two are never compared, cached beside it under its own key."""
+    int8 = create_embedder(EmbeddingsConfig(backend="onnx", quantize="int8", cache_dir=tmp_path))
+    await int8.start()
+    try:
+        assert int8.model == "all-MiniLM-L6-v2+int8" and onnx.model == "all-MiniLM-L6-v2"
+        ours, floats = await int8.embed_documents(TEXTS), await onnx.embed_documents(TEXTS)
+        assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+        cosines = (ours * floats).sum(axis=1)
+        assert cosines.min() > 0.97, cosines  # measured 0.986 at worst on LoCoMo turns
+        assert np.abs(ours - floats).max() > 1e-4  # and yet another model's vectors
+        query = "When did Caroline go to the support group?"
+        assert float(await int8.embed_query(query) @ await onnx.embed_query(query)) > 0.97
+    finally:
+        await int8.close()
+    [(name, _)] = exported_files(tmp_path)  # the float export it was made from is not kept
+    assert name.startswith("all-MiniLM-L6-v2-int8-") and name.endswith(".onnx")
+    assert (tmp_path / name).stat().st_size < 30_000_000  # the float file is ~90 MB
+
+
+def test_quantize_is_refused_for_a_backend_that_cannot_do_it() -> None:
+    with pytest.raises(ValueError, match=r"embeddings\.quantize int8 needs embeddings\.backend onnx"):
+        EmbeddingsConfig(backend="sentence_transformers", quantize="int8")
+
+
+async def test_two_workers_embed_a_writes_texts_at_once_in_order(
+    onnx: OnnxEmbedder, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """embeddings.workers: 2 runs two model calls at once on the one session (each call waits for
+    the other at a barrier: one at a time would break it), and the vectors come back in order."""
+    def model_threads() -> set[threading.Thread]:
+        return {thread for thread in threading.enumerate() if thread.name.startswith("embedder")}
+
+    before = model_threads()
+    both = create_embedder(EmbeddingsConfig(backend="onnx", workers=2, cache_dir=cache_dir))
+    await both.start()
+    try:
+        meeting = threading.Barrier(2, timeout=10)
+        encode = both._encode
+
+        def side_by_side(texts: list[str]) -> np.ndarray:
+            meeting.wait()
+            return encode(texts)
+
+        monkeypatch.setattr(both, "_encode", side_by_side)
+        ours = await both.embed_documents(TEXTS[:4])
+        monkeypatch.setattr(both, "_encode", encode)
+        assert np.abs(ours - await onnx.embed_documents(TEXTS[:4])).max() < 1e-6
+        assert {thread.name for thread in model_threads() - before} == {"embedder", "embedder-1"}
+    finally:
+        await both.close()
+    assert not model_threads() - before  # both model threads ended
+
+
+def test_workers_asked_of_torch_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"embeddings\.workers 2 needs embeddings\.backend onnx"):
+        EmbeddingsConfig(backend="sentence_transformers", workers=2)
+    assert EmbeddingsConfig(backend="sentence_transformers").workers == 2  # the default, unused by torch
 
 
 def test_the_process_that_embeds_never_imports_torch(cache_dir: Path) -> None:

@@ -150,3 +150,19 @@ def test_vector_rows_come_in_the_order_asked_and_a_missing_row_is_all_none(any_c
         VectorRow(first, "u", blob, "m", 2, None, "core", "fact", Scope(None, "shared", None)),
     ]
     assert embedding_sql.vector_rows(any_conn, []) == []
+
+
+def test_other_models_counts_the_live_rows_vector_search_leaves_out(any_conn: Connection) -> None:
+    """What the daemon warns about at start after embeddings.model or embeddings.quantize changed."""
+    assert embedding_sql.other_models(any_conn, "m+int8") == {}  # an empty store
+    vector = dict(embedding=to_blob(np.ones(3)), embedding_dim=3)
+    add_memory(any_conn, embedding_model="m+int8", **vector)
+    assert embedding_sql.other_models(any_conn, "m+int8") == {}
+    for _ in range(2):
+        add_memory(any_conn, embedding_model="m", **vector)
+    add_memory(any_conn, embedding_model="z", **vector)
+    gone = add_memory(any_conn, embedding_model="z", **vector)
+    any_conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (gone - 1, gone))
+    add_memory(any_conn)  # no vector at all: unembedded, not another model's
+    assert embedding_sql.other_models(any_conn, "m+int8") == {"m": 2, "z": 1}
+    assert embedding_sql.other_models(any_conn, "m") == {"m+int8": 1, "z": 1}
