@@ -3,7 +3,8 @@
 (``onnx-int8``: ``embeddings.quantize: int8``).
 
 Each backend runs in a child process of its own (so its memory is its own and torch is never loaded
-by the ONNX one), through the daemon's own embedder class with the default settings (one thread):
+by the ONNX one), through the daemon's own embedder class with the default settings (one core per
+model call; ``embeddings.workers`` model threads on ONNX Runtime, 2 by default, one on torch):
 
 - start: from creating the embedder to its first vector (model load, warm-up; for ``onnx`` a
   cached export, made beforehand by an untimed start);
@@ -47,7 +48,6 @@ BACKENDS: dict[str, dict[str, str]] = {
 }
 # What each backend imports beyond the daemon's other dependencies (top-level site-packages names).
 PACKAGES = {"sentence_transformers": ("torch", "sentence_transformers"), "onnx": ("onnxruntime", "onnx")}
-SESSION_CONTEXT = 2  # the default embeddings.session_context
 
 
 def measure(
@@ -59,7 +59,8 @@ def measure(
     from memory_cortex.models.embedders import create_embedder
 
     async def run() -> dict[str, Any]:
-        embedder = create_embedder(EmbeddingsConfig(**BACKENDS[backend], cache_dir=Path(cache_dir)))  # type: ignore[arg-type]
+        config = EmbeddingsConfig(**BACKENDS[backend], cache_dir=Path(cache_dir))  # type: ignore[arg-type]
+        embedder = create_embedder(config)
         started = time.perf_counter()
         await embedder.start()
         start_s = time.perf_counter() - started
@@ -82,6 +83,7 @@ def measure(
             "query_p95_ms": round(percentile(latencies, 95), 2),
             "documents_per_s": round(documents_s, 1),
             "contexted_per_s": round(contexted_s, 1),
+            "model_threads": config.workers if config.backend == "onnx" else 1,
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "torch_loaded": "torch" in sys.modules,
         }
@@ -102,17 +104,26 @@ def install_mb(backend: str) -> float:
     return round(total / 1e6)
 
 
+def in_session_context(turns: list[tuple[str, Any]], texts: list[str]) -> list[str]:
+    """Each text after the ones before it in its session (at most ``embeddings.session_context``
+    of them), as the daemon embeds a transcript turn."""
+    from memory_cortex.config import EmbeddingsConfig
+
+    context = EmbeddingsConfig().session_context
+    said: dict[tuple[str, int], list[str]] = {}
+    contexted = []
+    for (conversation, turn), text in zip(turns, texts, strict=True):
+        earlier = said.setdefault((conversation, turn.session), [])
+        contexted.append("\n".join([*earlier[len(earlier) - context :], text] if context else [text]))
+        earlier.append(text)
+    return contexted
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     conversations, _ = load_conversations(args.data.resolve())
-    turns = [turn for conv in conversations for turn in conv.turns][: args.turns]
-    texts = [f"{turn.speaker}: {turn.text}" for turn in turns]
-    contexted = [
-        "\n".join(texts[max(0, index - SESSION_CONTEXT) : index + 1])
-        if index >= SESSION_CONTEXT
-        and all(t.session == turn.session for t in turns[index - SESSION_CONTEXT : index])
-        else text
-        for index, (turn, text) in enumerate(zip(turns, texts, strict=True))
-    ]
+    turns = [(conv.sample_id, turn) for conv in conversations for turn in conv.turns][: args.turns]
+    texts = [f"{turn.speaker}: {turn.text}" for _, turn in turns]
+    contexted = in_session_context(turns, texts)
     questions = [q.question for conv in conversations for q in conv.questions][: args.questions]
     results: dict[str, Any] = {}
     vectors: dict[str, np.ndarray] = {}
@@ -171,6 +182,7 @@ def print_report(report: dict[str, Any]) -> None:
     rows = [
         [
             name,
+            numbers["model_threads"],
             numbers["start_s"],
             numbers["query_p50_ms"],
             numbers["query_p95_ms"],
@@ -188,6 +200,7 @@ def print_report(report: dict[str, Any]) -> None:
         format_table(
             [
                 "backend",
+                "model threads",
                 "start s",
                 "query p50 ms",
                 "query p95 ms",
@@ -200,7 +213,7 @@ def print_report(report: dict[str, Any]) -> None:
                 "min cosine vs torch",
             ],
             rows,
-            title=f"in-process embedders, one thread ({report['turns']} LoCoMo turns, {report['questions']} questions)",
+            title=f"in-process embedders, one core per model call ({report['turns']} LoCoMo turns, {report['questions']} questions)",
         )
     )
     print(f"revision {report['revision']}")

@@ -43,7 +43,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._harness import REPO_ROOT, Daemon, format_table, git_revision, percentile, write_json
+from bench._harness import REPO_ROOT, Daemon, format_table, git_revision, percentile, settings_env, write_json
 from bench._postgres import BenchPostgres
 from memory_cortex.config import LLMConfig
 from memory_cortex.models.llm import create_llm
@@ -218,13 +218,27 @@ def main() -> int:
         default=0,
         help="LoCoMo conversations posted through /ingest for the throughput part (0 = skip; 4 = all)",
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="a daemon setting for every part (repeatable), e.g. --set embeddings.quantize=int8",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    settings = settings_env(args.set)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if not backends or any(b not in BACKENDS for b in backends):
         parser.error(f"--backends takes a comma-separated list of {', '.join(BACKENDS)}")
 
-    report: dict[str, Any] = {"revision": git_revision(), "ack": [], "extraction": [], "throughput": []}
+    report: dict[str, Any] = {
+        "revision": git_revision(),
+        "settings": list(args.set),
+        "ack": [],
+        "extraction": [],
+        "throughput": [],
+    }
     with tempfile.TemporaryDirectory(prefix="cortex-ingest-bench-") as tmp:
         workdir = Path(tmp)
         server = BenchPostgres(workdir / "postgres", args.postgres_url) if "postgres" in backends else None
@@ -240,6 +254,7 @@ def main() -> int:
                     env={
                         "MEMORY_CORTEX_INGEST__DEBOUNCE_S": "3600",
                         "MEMORY_CORTEX_LLM__BACKEND": "rules",
+                        **settings,
                         **store_env(backend, server, made),
                     },
                 )
@@ -270,7 +285,11 @@ def main() -> int:
                     daemon = Daemon(
                         workdir / f"throughput-{backend}.db",
                         workdir / f"daemon-throughput-{backend}.log",
-                        env={"MEMORY_CORTEX_LLM__BACKEND": "rules", **store_env(backend, server, made)},
+                        env={
+                            "MEMORY_CORTEX_LLM__BACKEND": "rules",
+                            **settings,
+                            **store_env(backend, server, made),
+                        },
                     )
                     daemon.start()
                     try:
@@ -382,7 +401,10 @@ def main() -> int:
                 " from the first post until the journal is empty (every turn embedded and stored)",
             )
         )
-    print(f"revision {report['revision']}")
+    print(
+        f"revision {report['revision']}"
+        + (f"; settings: {', '.join(report['settings'])}" if report["settings"] else "")
+    )
     if report.get("postgres"):
         print("PostgreSQL: " + ", ".join(f"{k} {v}" for k, v in sorted(report["postgres"].items())))
     if args.json:

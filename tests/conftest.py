@@ -41,6 +41,13 @@ def minilm() -> Iterator[SentenceTransformerEmbedder]:
 
 
 @pytest.fixture(scope="session")
+def int8_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An embeddings.cache_dir shared by the tests of embeddings.quantize: int8 (the float export and
+    its quantised copy are made once a run)."""
+    return tmp_path_factory.mktemp("onnx-int8-cache")
+
+
+@pytest.fixture(scope="session")
 def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The real packaged Gemma 3 270M through llama-cpp-python, assembled and loaded once per run."""
     from memory_cortex.config import LLMConfig

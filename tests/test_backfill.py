@@ -88,7 +88,7 @@ async def test_backfill_embeds_missing_and_foreign_vectors_and_the_daemon_notice
 
 
 async def test_switching_to_int8_warns_at_start_until_the_backfill_re_embeds_every_row(
-    aiohttp_client: Any, config: Any, minilm: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    aiohttp_client: Any, config: Any, minilm: Any, int8_cache: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """embeddings.quantize: int8 records its vectors as another model's: a store embedded by the float
     model says so at start, and the backfill run with the same setting moves every row over."""
@@ -106,7 +106,7 @@ async def test_switching_to_int8_warns_at_start_until_the_backfill_re_embeds_eve
 
     settings = {
         "MEMORY_CORTEX_EMBEDDINGS__QUANTIZE": "int8",
-        "MEMORY_CORTEX_EMBEDDINGS__CACHE_DIR": str(tmp_path),
+        "MEMORY_CORTEX_EMBEDDINGS__CACHE_DIR": str(int8_cache),
     }
     result = run_backfill(config.database.path, settings=settings)
     assert result.returncode == 0, result.stderr

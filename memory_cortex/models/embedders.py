@@ -228,13 +228,14 @@ class SentenceTransformerEmbedder(_HealthTracking):
         chunk, window = self.DOCUMENT_CHUNK, self.DOCUMENT_CHUNK * thread.workers
         chunks = []
         for start in range(0, len(prefixed), window):
-            calls = [
-                thread.call(self._encode, prefixed[first : first + chunk])
-                for first in range(start, min(start + window, len(prefixed)), chunk)
-            ]
+            calls: list[asyncio.Future[np.ndarray]] = []
             try:
+                for first in range(start, min(start + window, len(prefixed)), chunk):
+                    calls.append(thread.call(self._encode, prefixed[first : first + chunk]))
                 found = await asyncio.gather(*calls)
-            except Exception as exc:  # torch/tokenizer errors: mapped once, here
+            except Exception as exc:  # torch/tokenizer errors, a stopped thread: mapped once, here
+                for call in calls:
+                    call.cancel()  # the rest of the window is not run for nothing
                 raise self._failed(f"{type(exc).__name__}: {exc}") from exc
             chunks.extend(self._succeeded(vectors) for vectors in found)
         return np.concatenate(chunks)

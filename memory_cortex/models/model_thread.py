@@ -42,8 +42,17 @@ class QueuedQuery:
 
 @dataclass(eq=False)
 class _Job:
+    """A call for the model thread; ``abandoned`` once its caller cancelled (it is then skipped)."""
+
     call: Callable[[], Any]
     future: asyncio.Future[Any]
+    abandoned: bool = field(default=False)
+
+    def __post_init__(self) -> None:
+        self.future.add_done_callback(self._cancelled)
+
+    def _cancelled(self, future: asyncio.Future[Any]) -> None:
+        self.abandoned = future.cancelled()
 
 
 class ModelThread:
@@ -57,6 +66,8 @@ class ModelThread:
         query_batch_max: int,
         workers: int = 1,
     ) -> None:
+        if workers < 1:
+            raise ValueError("a model needs at least one thread")
         self._loop = asyncio.get_running_loop()
         self._encode_queries = encode_queries
         self._query_batch_max = query_batch_max
@@ -107,7 +118,7 @@ class ModelThread:
                 while not self._queries and not self._jobs and not self._stopping:
                     self._wake.wait()
                 batch = self._take_queries()
-                job = None if batch or not self._jobs else self._jobs.popleft()
+                job = None if batch else self._take_job()
                 if not batch and job is None:
                     if self._stopping and not self._queries and not self._jobs:
                         return
@@ -116,6 +127,13 @@ class ModelThread:
                 self._run_queries(batch)
             elif job is not None:
                 self._run_job(job)
+
+    def _take_job(self) -> _Job | None:
+        while self._jobs:
+            job = self._jobs.popleft()
+            if not job.abandoned:
+                return job
+        return None
 
     def _take_queries(self) -> list[QueuedQuery]:
         batch: list[QueuedQuery] = []

@@ -55,7 +55,10 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=_max_tokens(path))
         tokenizer.no_padding()
-        return _OnnxSentenceModel(session, tokenizer, self.config.batch_size)
+        # Quantised, each text runs alone: dynamic quantisation scales a call's activations together,
+        # so a text batched with others would not get the same vector as alone.
+        batch_size = 1 if self.config.quantize != "none" else self.config.batch_size
+        return _OnnxSentenceModel(session, tokenizer, batch_size)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self._model.encode(texts)

@@ -5,12 +5,13 @@ hub involved, and written next to a key of what it was made from: the weights' S
 module's format version. :func:`exported_model` runs the export in a child process, so the daemon
 that then runs the model on ONNX Runtime never imports torch (about 400 MB of its memory).
 
-``quantize="int8"`` (``embeddings.quantize``) makes a second file from the same export: its weights
+``quantize="int8"`` (``embeddings.quantize``) makes a second file from the float export: its weights
 quantised to 8 bits by ONNX Runtime's dynamic quantisation (signed, one scale per output channel),
 activations quantised as each call runs. Its vectors are close to the float model's but not the same,
 so rows embedded by it are recorded under another model name (``EmbeddingsConfig.recorded_model``).
 
-    python -m memory_cortex.models.onnx_export MODEL_FOLDER OUT.onnx [--int8]
+    python -m memory_cortex.models.onnx_export export MODEL_FOLDER OUT.onnx
+    python -m memory_cortex.models.onnx_export quantize FLOAT.onnx OUT.onnx
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..config import Quantize
+
 # Bump when the exported graph changes (inputs, outputs, opset): a cached file of another format is
 # made again.
 FORMAT = 1
@@ -29,26 +32,28 @@ OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 EXPORT_TIMEOUT_S = 600
-QUANTIZATIONS = ("none", "int8")
 
 
 class ExportFailed(RuntimeError):
     """The model could not be exported; the message says why (the child's last lines)."""
 
 
-def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: str = "none") -> Path:
+def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: Quantize = "none") -> Path:
     """The ONNX file of ``model_folder`` in ``cache_dir`` (``<name>-<key>.onnx``, or
     ``<name>-int8-<key>.onnx`` quantised): the cached one when its key matches, else made now in a
-    child process (a few seconds for MiniLM) and written atomically.
+    child process (a few seconds for MiniLM) and written atomically. The int8 file is made from the
+    float one, which is made first when missing and kept.
 
     Raises:
-        ExportFailed: the folder has no weights, or the export failed.
+        ExportFailed: the folder has no weights, the cache cannot be written, or the export failed.
     """
-    if quantize not in QUANTIZATIONS:
-        raise ValueError(f"quantize must be one of {QUANTIZATIONS}, not {quantize!r}")
     safe_name = "".join(char if char.isalnum() or char in "-_." else "_" for char in name) or "model"
-    kind = "" if quantize == "none" else f"-{quantize}"
-    target = cache_dir / f"{safe_name}{kind}-{model_key(model_folder, quantize)}.onnx"
+    if quantize == "none":
+        target = cache_dir / f"{safe_name}-{model_key(model_folder)}.onnx"
+        arguments = ["export", str(model_folder)]
+    else:
+        target = cache_dir / f"{safe_name}-{quantize}-{model_key(model_folder, quantize)}.onnx"
+        arguments = ["quantize", str(exported_model(model_folder, cache_dir, name))]
     if target.is_file():
         return target
     try:
@@ -62,7 +67,7 @@ def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: str
     os.close(fd)
     try:
         child = subprocess.run(
-            [sys.executable, "-m", __name__, str(model_folder), partial, *(["--int8"] if kind else [])],
+            [sys.executable, "-m", __name__, *arguments, partial],
             capture_output=True,
             text=True,
             timeout=EXPORT_TIMEOUT_S,
@@ -70,20 +75,24 @@ def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: str
         )
         if child.returncode != 0:
             last = " / ".join((child.stderr or child.stdout).strip().splitlines()[-3:])
-            raise ExportFailed(f"exporting {model_folder} to ONNX failed: {last}")
+            raise ExportFailed(f"exporting {model_folder} to ONNX ({quantize}) failed: {last}")
         os.replace(partial, target)
     finally:
         Path(partial).unlink(missing_ok=True)
     return target
 
 
-def model_key(model_folder: Path, quantize: str = "none") -> str:
-    """16 hex digits naming the weights of ``model_folder``, this export's format and its
-    quantisation (a float export's key is the same as before quantisation existed)."""
+def model_key(model_folder: Path, quantize: Quantize = "none") -> str:
+    """16 hex digits naming the weights of ``model_folder``, this export's format and, quantised,
+    the quantisation and the ONNX Runtime that made it (a float export's key is as it always was)."""
     weights = next((model_folder / name for name in WEIGHT_FILES if (model_folder / name).is_file()), None)
     if weights is None:
         raise ExportFailed(f"no model weights ({' or '.join(WEIGHT_FILES)}) in {model_folder}")
-    header = f"format {FORMAT} opset {OPSET}\n" + ("" if quantize == "none" else f"{quantize} per-channel\n")
+    header = f"format {FORMAT} opset {OPSET}\n"
+    if quantize != "none":
+        import onnxruntime
+
+        header += f"{quantize} per-channel, onnxruntime {onnxruntime.__version__}\n"
     digest = hashlib.sha256(header.encode())
     with weights.open("rb") as source:
         for block in iter(lambda: source.read(1 << 20), b""):
@@ -140,16 +149,14 @@ def quantize_int8(float_model: Path, out: Path) -> None:
 
 
 def _main(argv: list[str]) -> None:
-    model_folder, out = Path(argv[0]), Path(argv[1])
-    if argv[2:] != ["--int8"]:
-        export(model_folder, out)
-        return
-    float_model = out.with_name(out.name + ".float.onnx")
-    try:
-        export(model_folder, float_model)
-        quantize_int8(float_model, out)
-    finally:
-        float_model.unlink(missing_ok=True)
+    """``export MODEL_FOLDER OUT`` or ``quantize FLOAT_ONNX OUT``."""
+    if len(argv) != 3 or argv[0] not in ("export", "quantize"):
+        raise SystemExit("usage: python -m memory_cortex.models.onnx_export export|quantize SOURCE OUT.onnx")
+    verb, source, out = argv[0], Path(argv[1]), Path(argv[2])
+    if verb == "export":
+        export(source, out)
+    else:
+        quantize_int8(source, out)
 
 
 if __name__ == "__main__":

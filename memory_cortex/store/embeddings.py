@@ -50,15 +50,15 @@ def embedding_counts(conn: Connection, model: str) -> dict[str, int]:
 
 
 def other_models(conn: Connection, model: str) -> dict[str, int]:
-    """Live rows whose vector is another model's, per model name (what vector search leaves out
-    until they are re-embedded). Two index probes when there are none, as on most starts."""
+    """Rows whose vector is recorded as another model's, per model name (superseded rows too):
+    what vector search leaves out until they are re-embedded. Two index probes when there are
+    none, as on most starts; otherwise one pass over the ``embedding_model`` index."""
     probe = "SELECT 1 FROM memories WHERE embedding_model {} ? LIMIT 1"
     if not any(conn.execute(probe.format(order), (model,)).fetchone() for order in ("<", ">")):
         return {}
     rows = conn.execute(
-        "SELECT embedding_model, count(*) FROM memories WHERE embedding IS NOT NULL"
-        f" AND superseded_by IS NULL AND {dialect_of(conn).differs('embedding_model', '?')}"
-        " GROUP BY embedding_model",
+        "SELECT embedding_model, count(*) FROM memories WHERE embedding_model IS NOT NULL"
+        " AND embedding_model <> ? GROUP BY embedding_model",
         (model,),
     ).fetchall()
     return {str(name): int(count) for name, count in rows}

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import pytest_asyncio
 
-from memory_cortex.config import EmbeddingsConfig
+from memory_cortex.config import EmbeddingsConfig, load_config
 from memory_cortex.errors import EmbedderUnavailable
 from memory_cortex.models.embedders import SentenceTransformerEmbedder, bundled_minilm_path, create_embedder
 from memory_cortex.models.onnx_embedder import OnnxEmbedder
@@ -73,10 +73,12 @@ async def test_the_export_is_made_once_and_then_reused(onnx: OnnxEmbedder, cache
     assert exported_files(cache_dir) == made  # the same file, untouched; no partial file left
 
 
-async def test_int8_is_a_model_of_its_own_close_to_the_float_one(onnx: OnnxEmbedder, tmp_path: Path) -> None:
+async def test_int8_is_a_model_of_its_own_close_to_the_float_one(
+    onnx: OnnxEmbedder, int8_cache: Path
+) -> None:
     """embeddings.quantize: int8 runs a quantised copy of the export: vectors near the float model's,
     recorded under another name so the two are never compared, cached beside it under its own key."""
-    int8 = create_embedder(EmbeddingsConfig(backend="onnx", quantize="int8", cache_dir=tmp_path))
+    int8 = create_embedder(EmbeddingsConfig(backend="onnx", quantize="int8", cache_dir=int8_cache))
     await int8.start()
     try:
         assert int8.model == "all-MiniLM-L6-v2+int8" and onnx.model == "all-MiniLM-L6-v2"
@@ -86,12 +88,17 @@ async def test_int8_is_a_model_of_its_own_close_to_the_float_one(onnx: OnnxEmbed
         assert cosines.min() > 0.97, cosines  # measured 0.986 at worst on LoCoMo turns
         assert np.abs(ours - floats).max() > 1e-4  # and yet another model's vectors
         query = "When did Caroline go to the support group?"
-        assert float(await int8.embed_query(query) @ await onnx.embed_query(query)) > 0.97
+        alone = await int8.embed_query(query)
+        assert float(alone @ await onnx.embed_query(query)) > 0.97
+        # Quantised activations are scaled per call: a query batched with a long text must still
+        # get the vector it gets alone (each text runs alone).
+        batched = await int8._ready_thread().call(int8._encode, [query, TEXTS[3]])
+        assert np.array_equal(batched[0], alone)
     finally:
         await int8.close()
-    [(name, _)] = exported_files(tmp_path)  # the float export it was made from is not kept
-    assert name.startswith("all-MiniLM-L6-v2-int8-") and name.endswith(".onnx")
-    assert (tmp_path / name).stat().st_size < 30_000_000  # the float file is ~90 MB
+    names = sorted(name for name, _ in exported_files(int8_cache))
+    assert len(names) == 2 and names[1].startswith("all-MiniLM-L6-v2-int8-")  # made from the float one
+    assert (int8_cache / names[1]).stat().st_size < 30_000_000 < (int8_cache / names[0]).stat().st_size
 
 
 def test_quantize_is_refused_for_a_backend_that_cannot_do_it() -> None:
@@ -104,6 +111,7 @@ async def test_two_workers_embed_a_writes_texts_at_once_in_order(
 ) -> None:
     """embeddings.workers: 2 runs two model calls at once on the one session (each call waits for
     the other at a barrier: one at a time would break it), and the vectors come back in order."""
+
     def model_threads() -> set[threading.Thread]:
         return {thread for thread in threading.enumerate() if thread.name.startswith("embedder")}
 
@@ -128,10 +136,15 @@ async def test_two_workers_embed_a_writes_texts_at_once_in_order(
     assert not model_threads() - before  # both model threads ended
 
 
-def test_workers_asked_of_torch_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"embeddings\.workers 2 needs embeddings\.backend onnx"):
-        EmbeddingsConfig(backend="sentence_transformers", workers=2)
-    assert EmbeddingsConfig(backend="sentence_transformers").workers == 2  # the default, unused by torch
+def test_the_default_workers_leave_other_backends_loading(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """workers is an onnx setting: the default (2) does not stop torch or a remote embedder."""
+    path = tmp_path / "config.yaml"
+    path.write_text("embeddings: {workers: 2}\n", encoding="utf-8")
+    for backend in ("sentence_transformers", "http", "openai"):
+        monkeypatch.setenv("MEMORY_CORTEX_EMBEDDINGS__BACKEND", backend)
+        assert load_config(path).embeddings.backend == backend
 
 
 def test_the_process_that_embeds_never_imports_torch(cache_dir: Path) -> None:

@@ -164,5 +164,5 @@ def test_other_models_counts_the_live_rows_vector_search_leaves_out(any_conn: Co
     gone = add_memory(any_conn, embedding_model="z", **vector)
     any_conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (gone - 1, gone))
     add_memory(any_conn)  # no vector at all: unembedded, not another model's
-    assert embedding_sql.other_models(any_conn, "m+int8") == {"m": 2, "z": 1}
-    assert embedding_sql.other_models(any_conn, "m") == {"m+int8": 1, "z": 1}
+    assert embedding_sql.other_models(any_conn, "m+int8") == {"m": 2, "z": 2}  # superseded ones too
+    assert embedding_sql.other_models(any_conn, "m") == {"m+int8": 1, "z": 2}
