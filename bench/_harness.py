@@ -123,6 +123,7 @@ class CpuWatch:
     """
 
     other_cores: float = float("nan")
+    wall_s: float = float("nan")
     our_cores: float = float("nan")
 
     def __init__(self, pids: Sequence[int]) -> None:
@@ -162,6 +163,7 @@ class CpuWatch:
         ours = self._our_cpu() - self._ours
         self.other_cores = max(system - ours, 0.0) / wall
         self.our_cores = ours / wall
+        self.wall_s = wall
 
 
 def wait_for_quiet(
