@@ -66,6 +66,13 @@ class ServerConfig(_Section):
     """Where the HTTP API listens and how much it accepts."""
 
     host: str = Field("127.0.0.1", description="Address to bind; loopback by default.")
+    loop_probe_interval_s: float = Field(
+        0.1,
+        ge=0,
+        le=60,
+        description="How often the event loop's lag is sampled (memory_cortex_event_loop_lag_seconds); a stall"
+        " shorter than this can slip between two samples; 0 = no probe.",
+    )
     port: int = Field(8300, ge=0, le=65535, description="TCP port (0 picks a free one).")
     max_body_bytes: int = Field(
         8 * 1024 * 1024, gt=0, description="Largest request body accepted; larger gets 413."

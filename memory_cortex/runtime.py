@@ -39,6 +39,7 @@ from .services.import_runs import ImportRuns
 from .services.index_sync import IndexSync
 from .services.ingest import IngestService
 from .services.lifecycle import LifecycleReport, LifecycleService, utc_now
+from .services.loop_lag import LoopLagProbe
 from .services.memories import MemoryService
 from .services.metered_llm import MeteredLLM
 from .services.metrics import Metrics
@@ -56,9 +57,19 @@ from .store.vectors import VectorIndex, use_one_blas_thread
 log = logging.getLogger(__name__)
 
 Part = Literal[
-    "database", "embedder", "index", "access", "llm", "hardware", "markdown", "ingest", "lifecycle"
+    "loop_probe",
+    "database",
+    "embedder",
+    "index",
+    "access",
+    "llm",
+    "hardware",
+    "markdown",
+    "ingest",
+    "lifecycle",
 ]
 PARTS: tuple[Part, ...] = (
+    "loop_probe",
     "database",
     "embedder",
     "index",
@@ -319,6 +330,13 @@ async def running(services: Services, parts: Collection[Part] = DAEMON) -> Async
         yield services
 
 
+async def _start_loop_probe(s: Services, stack: contextlib.AsyncExitStack) -> None:
+    if s.config.server.loop_probe_interval_s > 0:
+        probe = LoopLagProbe(s.config.server.loop_probe_interval_s, s.metrics.observe_loop_lag)
+        await probe.start()
+        stack.push_async_callback(probe.stop)
+
+
 async def _start_database(s: Services, stack: contextlib.AsyncExitStack) -> None:
     await open_database(s.db, stack, checkpoint_interval_s=s.config.database.checkpoint_interval_s)
 
@@ -374,6 +392,7 @@ async def _start_lifecycle(s: Services, stack: contextlib.AsyncExitStack) -> Non
 
 
 _STARTERS: dict[Part, Callable[[Services, contextlib.AsyncExitStack], Awaitable[None]]] = {
+    "loop_probe": _start_loop_probe,
     "database": _start_database,
     "embedder": _start_embedder,
     "index": _start_index,

@@ -28,6 +28,7 @@ import numpy as np
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     Info,
     ProcessCollector,
@@ -48,6 +49,8 @@ SEARCH_MODES = ("hybrid", "fts", "vector")
 # Search has a 200 ms budget; extraction takes seconds to minutes.
 SEARCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.5, 5.0)
 EXTRACTION_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+# The event loop should never be held for long: 1 ms to 2.5 s, fine below the 20 ms target.
+LOOP_LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5)
 # /recall waits for the LLM's answer (recall.timeout_s) unless cached or degraded.
 RECALL_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0)
 # How a /recall was answered: by the LLM, from the cache, as the plain list of facts (degraded),
@@ -89,6 +92,7 @@ class Metrics:
         self._recent_search_ms: deque[float] = deque(maxlen=RECENT_SEARCHES)
         self.search_timeline = SearchTimeline()
         self.registry = CollectorRegistry()
+        self._loop_lag_largest = 0.0
         self._search_seconds = Histogram(
             "memory_cortex_search_seconds",
             "POST /hybrid-search latency in the handler; its _count is the number of searches.",
@@ -98,6 +102,18 @@ class Metrics:
         )
         for mode in SEARCH_MODES:  # every series exists from the start, at zero
             self._search_seconds.labels(mode=mode)
+        self._loop_lag_seconds = Histogram(
+            "memory_cortex_event_loop_lag_seconds",
+            "How late the event loop ran the probe's wake-ups (server.loop_probe_interval_s): time the loop"
+            " was held by something else.",
+            buckets=LOOP_LAG_BUCKETS,
+            registry=self.registry,
+        )
+        self._loop_lag_max = Gauge(
+            "memory_cortex_event_loop_lag_max_seconds",
+            "The largest event loop lag the probe has seen since the daemon started.",
+            registry=self.registry,
+        )
         self._extraction_seconds = Histogram(
             "memory_cortex_extraction_seconds",
             "Extraction job latency (LLM + storing the facts), after any GPU deferral.",
@@ -210,6 +226,13 @@ class Metrics:
             return LatencyPercentiles(0, None, None, None)
         p50, p95, p99 = (round(float(v), 2) for v in np.percentile(self._recent_search_ms, [50, 95, 99]))
         return LatencyPercentiles(len(self._recent_search_ms), p50, p95, p99)
+
+    def observe_loop_lag(self, seconds: float) -> None:
+        """One wake-up of the loop-lag probe, ``seconds`` after it was due."""
+        self._loop_lag_seconds.observe(seconds)
+        if seconds > self._loop_lag_largest:
+            self._loop_lag_largest = seconds
+            self._loop_lag_max.set(seconds)
 
     def observe_extraction(self, seconds: float, method: str, facts_stored: int) -> None:
         """One finished extraction job: its time and the facts it stored, by extraction method."""
