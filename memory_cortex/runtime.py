@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from .config import Config
 from .errors import StorageFull
@@ -68,18 +68,8 @@ Part = Literal[
     "ingest",
     "lifecycle",
 ]
-PARTS: tuple[Part, ...] = (
-    "loop_probe",
-    "database",
-    "embedder",
-    "index",
-    "access",
-    "llm",
-    "hardware",
-    "markdown",
-    "ingest",
-    "lifecycle",
-)
+# The order they start in (and stop in, reversed): the order of ``Part``.
+PARTS: tuple[Part, ...] = get_args(Part)
 DAEMON: frozenset[Part] = frozenset(PARTS)
 # The MCP stdio server: what the tools call. No ingest worker (the daemon's owns the journal), no
 # hardware poller, no lifecycle schedule, no mirror.
