@@ -42,20 +42,28 @@ def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: Qua
     """The ONNX file of ``model_folder`` in ``cache_dir`` (``<name>-<key>.onnx``, or
     ``<name>-int8-<key>.onnx`` quantised): the cached one when its key matches, else made now in a
     child process (a few seconds for MiniLM) and written atomically. The int8 file is made from the
-    float one, which is made first when missing and kept.
+    float one, which is made first when missing and kept. The weights are hashed once a call.
 
     Raises:
         ExportFailed: the folder has no weights, the cache cannot be written, or the export failed.
     """
     safe_name = "".join(char if char.isalnum() or char in "-_." else "_" for char in name) or "model"
+    key = model_key(model_folder)
+    float_model = cache_dir / f"{safe_name}-{key}.onnx"
+    if not float_model.is_file():
+        _made_by_child(float_model, ["export", str(model_folder)], f"exporting {model_folder} to ONNX")
     if quantize == "none":
-        target = cache_dir / f"{safe_name}-{model_key(model_folder)}.onnx"
-        arguments = ["export", str(model_folder)]
-    else:
-        target = cache_dir / f"{safe_name}-{quantize}-{model_key(model_folder, quantize)}.onnx"
-        arguments = ["quantize", str(exported_model(model_folder, cache_dir, name))]
-    if target.is_file():
-        return target
+        return float_model
+    target = cache_dir / f"{safe_name}-{quantize}-{quantized_key(key, quantize)}.onnx"
+    if not target.is_file():
+        _made_by_child(target, ["quantize", str(float_model)], f"quantising {float_model.name} to {quantize}")
+    return target
+
+
+def _made_by_child(target: Path, arguments: list[str], what: str) -> None:
+    """Run this module as a child with ``arguments`` and its output file, then move that file to
+    ``target`` (atomically; a partial file is never left). ``what`` names the work in an error."""
+    cache_dir = target.parent
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=cache_dir)
@@ -75,29 +83,31 @@ def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: Qua
         )
         if child.returncode != 0:
             last = " / ".join((child.stderr or child.stdout).strip().splitlines()[-3:])
-            raise ExportFailed(f"exporting {model_folder} to ONNX ({quantize}) failed: {last}")
+            raise ExportFailed(f"{what} failed: {last}")
         os.replace(partial, target)
     finally:
         Path(partial).unlink(missing_ok=True)
-    return target
 
 
-def model_key(model_folder: Path, quantize: Quantize = "none") -> str:
-    """16 hex digits naming the weights of ``model_folder``, this export's format and, quantised,
-    the quantisation and the ONNX Runtime that made it (a float export's key is as it always was)."""
+def model_key(model_folder: Path) -> str:
+    """16 hex digits naming the weights of ``model_folder`` and this export's format."""
     weights = next((model_folder / name for name in WEIGHT_FILES if (model_folder / name).is_file()), None)
     if weights is None:
         raise ExportFailed(f"no model weights ({' or '.join(WEIGHT_FILES)}) in {model_folder}")
-    header = f"format {FORMAT} opset {OPSET}\n"
-    if quantize != "none":
-        import onnxruntime
-
-        header += f"{quantize} per-channel, onnxruntime {onnxruntime.__version__}\n"
-    digest = hashlib.sha256(header.encode())
+    digest = hashlib.sha256(f"format {FORMAT} opset {OPSET}\n".encode())
     with weights.open("rb") as source:
         for block in iter(lambda: source.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()[:16]
+
+
+def quantized_key(float_key: str, quantize: Quantize) -> str:
+    """16 hex digits naming a quantised copy: the float export's key, the quantisation and the
+    ONNX Runtime that makes it (another version may quantise otherwise)."""
+    import onnxruntime
+
+    made_of = f"{float_key}\n{quantize} per-channel, onnxruntime {onnxruntime.__version__}\n"
+    return hashlib.sha256(made_of.encode()).hexdigest()[:16]
 
 
 def export(model_folder: Path, out: Path) -> None:
