@@ -7,6 +7,7 @@ and the process must be killable and measurable (start-up time, RSS) on its own.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -182,6 +183,12 @@ def wait_for_quiet(
         waited = time.perf_counter() - started
         if cpu.other_cores < threshold_cores or waited >= max_wait_s:
             return waited, cpu.other_cores
+
+
+def add_set_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """The repeatable ``--set SECTION.KEY=VALUE`` of the benches that start a daemon (read back
+    with :func:`settings_env`); ``help_text`` says which daemon it reaches."""
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help=help_text)
 
 
 def settings_env(settings: Sequence[str]) -> dict[str, str]:

@@ -43,7 +43,16 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._harness import REPO_ROOT, Daemon, format_table, git_revision, percentile, settings_env, write_json
+from bench._harness import (
+    REPO_ROOT,
+    Daemon,
+    add_set_option,
+    format_table,
+    git_revision,
+    percentile,
+    settings_env,
+    write_json,
+)
 from bench._postgres import BenchPostgres
 from memory_cortex.config import LLMConfig
 from memory_cortex.models.llm import create_llm
@@ -218,12 +227,8 @@ def main() -> int:
         default=0,
         help="LoCoMo conversations posted through /ingest for the throughput part (0 = skip; 4 = all)",
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="a daemon setting for every part (repeatable), e.g. --set embeddings.quantize=int8",
+    add_set_option(
+        parser, "a daemon setting for every part (repeatable), e.g. --set embeddings.quantize=int8"
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()

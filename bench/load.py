@@ -59,6 +59,7 @@ from _harness import (
     BenchError,
     CpuWatch,
     Daemon,
+    add_set_option,
     format_table,
     git_revision,
     interrupt_on_sigterm,
@@ -500,7 +501,9 @@ def recorded_model(environment: Mapping[str, str]) -> str:
     from memory_cortex.config import EmbeddingsConfig
 
     prefix = "MEMORY_CORTEX_EMBEDDINGS__"
-    chosen = {name[len(prefix) :].lower(): value for name, value in environment.items() if name.startswith(prefix)}
+    chosen = {
+        name[len(prefix) :].lower(): value for name, value in environment.items() if name.startswith(prefix)
+    }
     return EmbeddingsConfig.model_validate(chosen).recorded_model
 
 
@@ -778,13 +781,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=30.0,
         help="wait up to this many seconds for other processes to leave the CPUs alone first (0: do not)",
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="a daemon setting (repeatable), e.g. --set embeddings.backend=onnx",
-    )
+    add_set_option(parser, "a daemon setting (repeatable), e.g. --set embeddings.backend=onnx")
     parser.add_argument("--workdir", type=Path, help="keep (and reuse) the database here; default: temp")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)

@@ -55,6 +55,7 @@ from _harness import (
     BenchError,
     CpuWatch,
     Daemon,
+    add_set_option,
     format_table,
     git_revision,
     percentile,
@@ -537,12 +538,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " the query embedding can miss the default and the search silently goes FTS-only; a larger"
         " value measures the retrievers instead of the timeout",
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="own daemon: a config setting (repeatable), passed as its MEMORY_CORTEX_SECTION__KEY variable,"
+    add_set_option(
+        parser,
+        "own daemon: a config setting (repeatable), passed as its MEMORY_CORTEX_SECTION__KEY variable,"
         " e.g. --set search.time_boost=0.2",
     )
     parser.add_argument(

@@ -57,6 +57,7 @@ from _harness import (
     BenchError,
     CpuWatch,
     Daemon,
+    add_set_option,
     format_table,
     git_revision,
     percentile,
@@ -487,12 +488,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--batch-size", type=int, default=1, help="daemon: turns per POST /memories (default 1)"
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="daemon: a config setting (repeatable), as its MEMORY_CORTEX_SECTION__KEY variable",
+    add_set_option(
+        parser, "daemon: a config setting (repeatable), as its MEMORY_CORTEX_SECTION__KEY variable"
     )
     parser.add_argument(
         "--quiet-wait", type=float, default=60.0, help="wait up to this long for idle CPUs before each system"
