@@ -43,7 +43,7 @@ from locomo_retrieval import DEFAULT_DATA, load_conversations
 # Each variant's embeddings settings.
 BACKENDS: dict[str, dict[str, str]] = {
     "sentence_transformers": {"backend": "sentence_transformers"},
-    "onnx": {"backend": "onnx"},
+    "onnx": {"backend": "onnx", "quantize": "none"},
     "onnx-int8": {"backend": "onnx", "quantize": "int8"},
 }
 # What each backend imports beyond the daemon's other dependencies (top-level site-packages names).

@@ -86,7 +86,7 @@ from tqdm import tqdm
 # The daemon's package lives at the repository root; this script runs from bench/.
 sys.path.insert(0, str(REPO_ROOT))
 
-from memory_cortex.config import Config, load_config
+from memory_cortex.config import Config, EmbeddingsConfig, load_config
 from memory_cortex.models.embedders import (
     EmbedderHealth,
     bundled_minilm_path,
@@ -101,7 +101,8 @@ from memory_cortex.store.memories import insert
 from memory_cortex.store.vectors import VectorIndex, use_one_blas_thread
 from memory_cortex.vectormath import normalize, to_blob
 
-MODEL = "all-MiniLM-L6-v2"
+# The rows are labelled as the default embedder's (the daemon searches only its own model's vectors).
+MODEL = EmbeddingsConfig().recorded_model
 DIM = 384
 SEARCH_LIMIT = 10
 FTS_ONLY_EVENT = "search without vectors"  # logged by the daemon when a search ran without vectors
@@ -396,7 +397,7 @@ class PrecomputedQueryEmbedder:
     async def close(self) -> None:
         return None
 
-    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed_documents(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
         raise NotImplementedError("the benchmark only searches")
 
     async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
@@ -871,7 +872,7 @@ def build_hnsw(url: str, model: str) -> float | None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     config = load_config()
-    if config.embeddings.backend not in ("sentence_transformers", "onnx") or config.embeddings.model != MODEL:
+    if config.embeddings.backend not in ("sentence_transformers", "onnx") or config.embeddings.recorded_model != MODEL:
         raise BenchError(
             f"this benchmark expects the in-process {MODEL} embedder (see memory_cortex/config_example.yaml)"
         )
@@ -889,7 +890,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cases = []
         for size in args.sizes:
             for users in args.users:
-                stem = f"latency-{size}-{users}u-z{args.zipf_offset}-s{args.seed}-{args.kind}"
+                label = "".join(c if c.isalnum() else "-" for c in MODEL)
+                stem = f"latency-{size}-{users}u-z{args.zipf_offset}-s{args.seed}-{args.kind}-{label}"
                 db_path = workdir / f"{stem}.db"
                 build_s = build_database(db_path, size, users, args.seed, args.zipf_offset, kind=args.kind)
                 share = head_term_share(db_path, SyntheticText(args.seed, args.zipf_offset))

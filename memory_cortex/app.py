@@ -37,6 +37,7 @@ from .keys import (
     MEMORY_SERVICE,
     METRICS,
     RECALL_SERVICE,
+    REEMBEDDER,
     SEARCH_SERVICE,
     STATS_SERVICE,
     TIME_PARSER,
@@ -96,6 +97,7 @@ def create_app(
     app[TIME_PARSER] = services.time_parser
     app[ACCESS_TRACKER] = services.access
     app[INDEX_SYNC] = services.index_sync
+    app[REEMBEDDER] = services.reembedder
     app[INGEST_SERVICE] = services.ingest
     app[RECALL_SERVICE] = services.recall
     app[HARDWARE_MONITOR] = services.hardware

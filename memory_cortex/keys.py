@@ -20,6 +20,7 @@ from .services.metrics import Metrics
 from .services.mirror import MarkdownWorkspaces
 from .services.mirror_sync import MarkdownSync
 from .services.recall import RecallService
+from .services.reembed import Reembedder
 from .services.scheduler import GpuScheduler
 from .services.search import SearchService
 from .services.stats import StatsService
@@ -32,6 +33,7 @@ DATABASE = web.AppKey("database", Database)
 EMBEDDER = web.AppKey("embedder", Embedder)
 VECTOR_INDEX = web.AppKey("vector_index", VectorIndex)
 INDEX_SYNC = web.AppKey("index_sync", IndexSync)
+REEMBEDDER = web.AppKey("reembedder", Reembedder)
 MEMORY_SERVICE = web.AppKey("memory_service", MemoryService)
 ENTITY_SERVICE = web.AppKey("entity_service", EntityService)
 SEARCH_SERVICE = web.AppKey("search_service", SearchService)

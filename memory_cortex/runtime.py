@@ -46,6 +46,7 @@ from .services.metrics import Metrics
 from .services.mirror import ImportSummary, MarkdownWorkspaces
 from .services.mirror_sync import MarkdownSync
 from .services.recall import RecallService, synthesis_wanted
+from .services.reembed import Reembedder, warn_of_other_models
 from .services.scheduler import GpuScheduler
 from .services.search import LlmReranker, SearchService
 from .services.stats import StatsService
@@ -66,6 +67,7 @@ Part = Literal[
     "hardware",
     "markdown",
     "ingest",
+    "reembed",
     "lifecycle",
 ]
 # The order they start in (and stop in, reversed): the order of ``Part``.
@@ -86,6 +88,7 @@ class Services:
     embedder: Embedder
     index: VectorIndex
     index_sync: IndexSync
+    reembedder: Reembedder
     memories: MemoryService
     entities: EntityService
     time_parser: TimeParser
@@ -263,6 +266,7 @@ def build_services(
         embedder=embedder,
         index=index,
         index_sync=IndexSync(db, index, config.database.external_write_check_s),
+        reembedder=Reembedder(db, memories, embedder, check_interval_s=config.embeddings.reembed_check_s),
         memories=memories,
         entities=EntityService(db),
         time_parser=time_parser,
@@ -342,7 +346,6 @@ async def _start_index(s: Services, stack: contextlib.AsyncExitStack) -> None:
     if s.index.in_database and s.index.dim is None:
         s.index.dim = s.embedder.dim  # known once the embedder has started
     await fill_vector_index(s.db, s.index, warm_up=s.search.warm_up)
-    await warn_of_other_models(s.db, s.index.model)
     if not s.index.in_database:  # PostgreSQL's index sees every writer's rows
         await s.index_sync.start()
         stack.push_async_callback(s.index_sync.stop)
@@ -376,6 +379,14 @@ async def _start_ingest(s: Services, stack: contextlib.AsyncExitStack) -> None:
     stack.push_async_callback(s.ingest.stop, timeout=s.config.server.shutdown_timeout_s)
 
 
+async def _start_reembed(s: Services, stack: contextlib.AsyncExitStack) -> None:
+    if s.config.embeddings.reembed:
+        await s.reembedder.start()
+        stack.push_async_callback(s.reembedder.stop)
+    else:
+        await warn_of_other_models(s.db, s.index.model)
+
+
 async def _start_lifecycle(s: Services, stack: contextlib.AsyncExitStack) -> None:
     await s.lifecycle.start()
     stack.push_async_callback(s.lifecycle.stop, timeout=s.config.server.shutdown_timeout_s)
@@ -391,6 +402,7 @@ _STARTERS: dict[Part, Callable[[Services, contextlib.AsyncExitStack], Awaitable[
     "hardware": _start_hardware,
     "markdown": _start_markdown,
     "ingest": _start_ingest,
+    "reembed": _start_reembed,
     "lifecycle": _start_lifecycle,
 }
 
@@ -467,18 +479,6 @@ async def fill_vector_index(
         extra={"rows": loaded, "model": index.model, "seconds": round(time.perf_counter() - started, 2)},
     )
     return loaded
-
-
-async def warn_of_other_models(db: Database, model: str) -> None:
-    """One warning at start when rows carry another model's vectors (``embeddings.model`` or
-    ``embeddings.quantize`` changed): vector search leaves them out until they are re-embedded."""
-    others = await db.read(lambda conn: embedding_sql.other_models(conn, model))
-    if others:
-        log.warning(
-            "memories embedded by another model are left out of vector search until re-embedded"
-            " (scripts/backfill-embeddings.py)",
-            extra={"model": model, "other_models": others},
-        )
 
 
 def load_vector_index(db: Database, index: VectorIndex) -> int:

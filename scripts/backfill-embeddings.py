@@ -2,7 +2,9 @@
 """Embed memories that have no vector, or one from another model, straight in the store (the SQLite
 file, or the PostgreSQL database when ``database.backend`` is postgres).
 
-Use it after switching ``embeddings.model`` or ``embeddings.quantize`` (rows of the old model are
+The daemon does the same by itself in the background (``embeddings.reembed``, on by default); this
+is for a daemon with it off, or a store no daemon runs on. Use it after switching
+``embeddings.model`` or ``embeddings.quantize`` (rows of the old model are
 skipped by search until re-embedded) or after the embedder was down while memories were written.
 
 Safe while the daemon runs: each batch is one short transaction holding the write lock (the

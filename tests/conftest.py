@@ -33,8 +33,9 @@ def _no_cortex_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Tem
 
 @pytest.fixture(scope="session")
 def minilm() -> Iterator[SentenceTransformerEmbedder]:
-    """The real default embedder, started (and warmed) once for the whole run."""
-    embedder = SentenceTransformerEmbedder(EmbeddingsConfig())
+    """The packaged model, float, on torch (the same vectors as the onnx backend's float export),
+    started (and warmed) once for the whole run."""
+    embedder = SentenceTransformerEmbedder(EmbeddingsConfig(backend="sentence_transformers"))
     asyncio.run(embedder.start())
     yield embedder
     asyncio.run(embedder.close())

@@ -166,7 +166,7 @@ class DeadEmbedder:
 
     async def close(self) -> None: ...
 
-    async def embed_documents(self, texts: Any) -> Any:
+    async def embed_documents(self, texts: Any, *, background: bool = False) -> Any:
         self.calls += 1
         raise EmbedderUnavailable("connection refused")
 

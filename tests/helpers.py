@@ -220,6 +220,21 @@ async def import_workspace(
     return dict(run["result"])
 
 
+async def eventually(check: Callable[[], Any], *, timeout: float = 20.0, what: str = "the condition") -> Any:
+    """Poll ``check`` (a function, or one returning an awaitable) until it returns something true;
+    that value. Raises AssertionError naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout}s (last: {value!r})")
+        await asyncio.sleep(0.05)
+
+
 async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]:
     """Wait until the ingest queue has nothing pending or running; the /stats it last read."""
     deadline = time.monotonic() + timeout

@@ -26,6 +26,10 @@ from typing import Any
 from memory_cortex.models.embedders import SentenceTransformerEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
+# The float model, as conftest's ``minilm`` embeds in-process: what a child process stores and what
+# a test stores in-process are then one model's vectors. A test of the default (the int8 copy) sets
+# MEMORY_CORTEX_EMBEDDINGS__QUANTIZE itself.
+FLOAT_MODEL = {"MEMORY_CORTEX_EMBEDDINGS__QUANTIZE": "none"}
 
 
 def free_port() -> int:
@@ -53,6 +57,7 @@ def start_daemon(
     env["MEMORY_CORTEX_LOGGING__FORMAT"] = "json"
     # Rules-only extraction: these tests are about the daemon, not the model.
     env["MEMORY_CORTEX_LLM__BACKEND"] = "rules"
+    env.update(FLOAT_MODEL)
     env.update(extra_env or {})
     with log.open("ab") as log_file:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
@@ -123,6 +128,7 @@ class Daemon:
 
     def spawn(self, settings: dict[str, str]) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+        env.update(FLOAT_MODEL)
         env.update(settings)
         self.port = free_port()
         with self.log.open("ab") as log_file:  # the child keeps its own copy of the descriptor

@@ -13,18 +13,28 @@ from typing import Any
 import pytest
 
 from memory_cortex.app import create_app
+from memory_cortex.config import Config
 from memory_cortex.keys import INDEX_SYNC, VECTOR_INDEX
+from tests.conftest import make_config
 from tests.fakes import DeadEmbedder
 from tests.helpers import search, store
+from tests.processes import FLOAT_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "backfill-embeddings.py"
 
 
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    """The daemon's own re-embedding off: the script is what these tests watch."""
+    return make_config(tmp_path, embeddings={"reembed": False})
+
+
 def run_backfill(
     db: Path, *args: str, settings: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")} | (settings or {})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CORTEX_")}
+    env |= FLOAT_MODEL | (settings or {})
     return subprocess.run(
         [sys.executable, str(SCRIPT), "--db", str(db), *args],
         cwd=ROOT,
@@ -148,7 +158,8 @@ def test_backfill_fills_a_postgresql_store_and_its_vector_index(postgres_url: st
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert "2 memories need a all-MiniLM-L6-v2 embedding" in result.stdout
+    # The default model: the packaged one's int8 copy.
+    assert "2 memories need a all-MiniLM-L6-v2+int8 embedding" in result.stdout
     assert (
         postgres_url.split("?")[0] not in result.stdout or ":***@" in result.stdout or "@" not in postgres_url
     )

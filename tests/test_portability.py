@@ -11,6 +11,7 @@ import io
 import json
 import signal
 import sqlite3
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,15 @@ from memory_cortex.store import memories as memory_sql
 from memory_cortex.store.db import apply_migrations, connect
 from memory_cortex.store.portability import EXPORT_COLUMNS
 from memory_cortex.vectormath import from_blob, to_blob
-from tests.processes import call, cli, free_port, start_daemon
+from tests import processes
+from tests.processes import FLOAT_MODEL, call, free_port, start_daemon
 
 MODEL = "all-MiniLM-L6-v2"
+
+
+def cli(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
+    """The CLI with the float model, that of :func:`build_source`'s vectors."""
+    return processes.cli(*args, env=FLOAT_MODEL | options.pop("env", {}), **options)
 
 
 # -- helpers --------------------------------------------------------------------------------

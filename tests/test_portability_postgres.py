@@ -53,7 +53,14 @@ def run(tmp_path: Path, url: str, capsys: pytest.CaptureFixture[str]) -> Iterato
 
 def _config(path: Path, database: dict[str, str]) -> Path:
     path.write_text(
-        yaml.safe_dump({"database": database, "llm": {"backend": "rules"}, "hardware": {"enabled": False}}),
+        yaml.safe_dump(
+            {
+                "database": database,
+                "embeddings": {"quantize": "none"},  # the model of build_source's vectors
+                "llm": {"backend": "rules"},
+                "hardware": {"enabled": False},
+            }
+        ),
         encoding="utf-8",
     )
     return path

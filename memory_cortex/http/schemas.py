@@ -1042,6 +1042,17 @@ class MirrorState(BaseModel):
     default_user_id: str = Field(description="The user a request without user_id speaks for.")
 
 
+class ReembedState(BaseModel):
+    """The worker that gives stale and unembedded rows the live model's vector (embeddings.reembed)."""
+
+    enabled: bool = Field(
+        description="embeddings.reembed: false = only scripts/backfill-embeddings.py does it."
+    )
+    running: bool = Field(description="A pass is under way.")
+    done: int = Field(description="Rows given a vector of the live model since the daemon started.")
+    remaining: int = Field(description="Rows the running pass has still to do (0 between passes).")
+
+
 class StorageState(BaseModel):
     full: bool = Field(
         description="A write was refused for lack of disk space and none has committed since: writes"
@@ -1064,8 +1075,13 @@ class StatsResponse(BaseModel):
         description="Live memories per layer (working, core, archive), all users."
     )
     embedded: int = Field(description="Rows with a vector of the live model.")
-    stale_embeddings: int = Field(description="Rows embedded by another model: skipped until backfilled.")
-    unembedded: int = Field(description="Rows without a vector (embedder was down): run the backfill.")
+    stale_embeddings: int = Field(
+        description="Rows embedded by another model: left out of vector search until re-embedded."
+    )
+    unembedded: int = Field(
+        description="Rows without a vector (the embedder was down): left out until embedded."
+    )
+    reembedding: ReembedState
     vector_index_rows: int
     db_bytes: int = Field(
         description="Size of the store: the SQLite file plus its WAL, or the PostgreSQL database."

@@ -11,7 +11,7 @@ from pathlib import Path
 from aiohttp import web
 
 from .. import __version__
-from ..keys import CONFIG, HARDWARE_MONITOR, METRICS, STATS_SERVICE
+from ..keys import CONFIG, HARDWARE_MONITOR, METRICS, REEMBEDDER, STATS_SERVICE
 from ..models.llm import LLMHealth
 from ..records import stored_timestamp
 from ..services.hardware import HardwareStatus
@@ -38,6 +38,7 @@ from .schemas import (
     OverviewResponse,
     OverviewRunOut,
     OverviewSearchPointOut,
+    ReembedState,
     SchedulerStats,
     SearchLatency,
     StatsResponse,
@@ -66,6 +67,7 @@ async def stats(request: web.Request) -> web.Response:
         embedded=counts.embedded,
         stale_embeddings=counts.stale_embeddings,
         unembedded=counts.unembedded,
+        reembedding=ReembedState(**dataclasses.asdict(request.app[REEMBEDDER].progress)),
         vector_index_rows=result.vector_index_rows,
         db_bytes=result.db_bytes,
         uptime_s=result.uptime_s,

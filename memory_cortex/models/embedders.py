@@ -62,8 +62,10 @@ class Embedder(Protocol):
     async def close(self) -> None:
         """Release threads, clients and model memory."""
 
-    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for stored text, shape (len(texts), dim)."""
+    async def embed_documents(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
+        """Vectors for stored text, shape (len(texts), dim). ``background``: work nobody waits for
+        (re-embedding stored rows), run only when the model has nothing else to do (an in-process
+        model; a remote server schedules its own work)."""
 
     async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
         """One vector for a search query, shape (dim,)."""
@@ -218,7 +220,7 @@ class SentenceTransformerEmbedder(_HealthTracking):
             raise self._failed("model not loaded")
         return self._thread
 
-    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed_documents(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         prefixed = self._prefixed(texts, self.config.document_prefix)
@@ -231,7 +233,9 @@ class SentenceTransformerEmbedder(_HealthTracking):
             calls: list[asyncio.Future[np.ndarray]] = []
             try:
                 for first in range(start, min(start + window, len(prefixed)), chunk):
-                    calls.append(thread.call(self._encode, prefixed[first : first + chunk]))
+                    calls.append(
+                        thread.call(self._encode, prefixed[first : first + chunk], background=background)
+                    )
                 found = await asyncio.gather(*calls)
             except Exception as exc:  # torch/tokenizer errors, a stopped thread: mapped once, here
                 for call in calls:
@@ -330,7 +334,7 @@ class _RemoteEmbedder(_HealthTracking):
     async def _embed(self, texts: list[str], timeout: float | None) -> np.ndarray:
         raise NotImplementedError
 
-    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed_documents(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         texts = self._prefixed(texts, self.config.document_prefix)

@@ -5,7 +5,9 @@ several threads at once, so ``workers`` threads may share it (``embeddings.worke
 feed the threads: *queries* (a search waiting, with a budget of 150 ms) and *jobs* (loading,
 document chunks for writes). Whenever a thread is free it takes the queries first, all those still
 wanted up to ``query_batch_max`` in one model call, and only then the oldest job; a query therefore
-waits for at most the jobs already running, never for a queue of writes.
+waits for at most the jobs already running, never for a queue of writes. A third lane, *background*
+(re-embedding stored rows), is taken only when the other two are empty: writes never wait behind it
+for more than the call already running.
 
 The thread hands results back with one ``call_soon_threadsafe`` per model call, the fewest trips
 through a busy event loop there can be: under load every trip waits behind the other requests'
@@ -73,6 +75,7 @@ class ModelThread:
         self._query_batch_max = query_batch_max
         self._queries: deque[QueuedQuery] = deque()
         self._jobs: deque[_Job] = deque()
+        self._background: deque[_Job] = deque()
         self._wake = threading.Condition()
         self._stopping = False
         self.workers = workers
@@ -83,14 +86,15 @@ class ModelThread:
         for thread in self._threads:
             thread.start()
 
-    def call(self, function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-        """``function(*args)`` on a model thread, after the queries waiting then; its result (or
-        exception) on the returned future."""
+    def call(self, function: Callable[..., Any], *args: Any, background: bool = False) -> asyncio.Future[Any]:
+        """``function(*args)`` on a model thread, after the queries waiting then (``background``:
+        after every other job too, even one queued later); its result (or exception) on the
+        returned future."""
         job = _Job(lambda: function(*args), asyncio.get_running_loop().create_future())
         with self._wake:
             if self._stopping:
                 raise RuntimeError("the model thread is stopped")
-            self._jobs.append(job)
+            (self._background if background else self._jobs).append(job)
             self._wake.notify()
         return job.future
 
@@ -115,12 +119,12 @@ class ModelThread:
     def _work(self) -> None:
         while True:
             with self._wake:
-                while not self._queries and not self._jobs and not self._stopping:
+                while not self._queries and not self._jobs and not self._background and not self._stopping:
                     self._wake.wait()
                 batch = self._take_queries()
                 job = None if batch else self._take_job()
                 if not batch and job is None:
-                    if self._stopping and not self._queries and not self._jobs:
+                    if self._stopping and not self._queries and not self._jobs and not self._background:
                         return
                     continue
             if batch:
@@ -129,10 +133,11 @@ class ModelThread:
                 self._run_job(job)
 
     def _take_job(self) -> _Job | None:
-        while self._jobs:
-            job = self._jobs.popleft()
-            if not job.abandoned:
-                return job
+        for lane in (self._jobs, self._background):
+            while lane:
+                job = lane.popleft()
+                if not job.abandoned:
+                    return job
         return None
 
     def _take_queries(self) -> list[QueuedQuery]:

@@ -41,7 +41,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         _require_mean_pooling(path)
         try:
             cache_dir = self.config.cache_dir or user_cache_path() / "models"
-            model_file = exported_model(path, cache_dir, self.config.model, self.config.quantize)
+            model_file = exported_model(path, cache_dir, self.config.model, self.config.quantization)
         except ExportFailed as exc:
             raise EmbedderUnavailable(str(exc)) from exc
         import onnxruntime
@@ -57,7 +57,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         tokenizer.no_padding()
         # Quantised, each text runs alone: dynamic quantisation scales a call's activations together,
         # so a text batched with others would not get the same vector as alone.
-        batch_size = 1 if self.config.quantize != "none" else self.config.batch_size
+        batch_size = 1 if self.config.quantization != "none" else self.config.batch_size
         return _OnnxSentenceModel(session, tokenizer, batch_size)
 
     def _encode(self, texts: list[str]) -> np.ndarray:

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..config import Quantize
+from ..config import Quantization
 
 # Bump when the exported graph changes (inputs, outputs, opset): a cached file of another format is
 # made again.
@@ -38,7 +38,7 @@ class ExportFailed(RuntimeError):
     """The model could not be exported; the message says why (the child's last lines)."""
 
 
-def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: Quantize = "none") -> Path:
+def exported_model(model_folder: Path, cache_dir: Path, name: str, quantize: Quantization = "none") -> Path:
     """The ONNX file of ``model_folder`` in ``cache_dir`` (``<name>-<key>.onnx``, or
     ``<name>-int8-<key>.onnx`` quantised): the cached one when its key matches, else made now in a
     child process (a few seconds for MiniLM) and written atomically. The int8 file is made from the
@@ -101,7 +101,7 @@ def model_key(model_folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def quantized_key(float_key: str, quantize: Quantize) -> str:
+def quantized_key(float_key: str, quantize: Quantization) -> str:
     """16 hex digits naming a quantised copy: the float export's key, the quantisation and the
     ONNX Runtime that makes it (another version may quantise otherwise)."""
     import onnxruntime

@@ -53,8 +53,7 @@ def other_models(conn: Connection, model: str) -> dict[str, int]:
     """Rows whose vector is recorded as another model's, per model name (superseded rows too):
     what vector search leaves out until they are re-embedded. Two index probes when there are
     none, as on most starts; otherwise one pass over the ``embedding_model`` index."""
-    probe = "SELECT 1 FROM memories WHERE embedding_model {} ? LIMIT 1"
-    if not any(conn.execute(probe.format(order), (model,)).fetchone() for order in ("<", ">")):
+    if not _any_of_other_models(conn, model):
         return {}
     rows = conn.execute(
         "SELECT embedding_model, count(*) FROM memories WHERE embedding_model IS NOT NULL"
@@ -62,6 +61,18 @@ def other_models(conn: Connection, model: str) -> dict[str, int]:
         (model,),
     ).fetchall()
     return {str(name): int(count) for name, count in rows}
+
+
+def _any_of_other_models(conn: Connection, model: str) -> bool:
+    probe = "SELECT 1 FROM memories WHERE embedding_model {} ? LIMIT 1"
+    return any(conn.execute(probe.format(order), (model,)).fetchone() for order in ("<", ">"))
+
+
+def any_needing_embedding(conn: Connection, model: str) -> bool:
+    """Whether some row has no vector or another model's (what :func:`needing_embedding` walks):
+    three probes of the ``embedding_model`` index, cheap at any size."""
+    unembedded = conn.execute("SELECT 1 FROM memories WHERE embedding_model IS NULL LIMIT 1").fetchone()
+    return unembedded is not None or _any_of_other_models(conn, model)
 
 
 def needing_embedding(

@@ -40,7 +40,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture
 async def onnx(cache_dir: Path) -> AsyncIterator[OnnxEmbedder]:
-    embedder = create_embedder(EmbeddingsConfig(backend="onnx", cache_dir=cache_dir))
+    embedder = create_embedder(EmbeddingsConfig(backend="onnx", quantize="none", cache_dir=cache_dir))
     assert isinstance(embedder, OnnxEmbedder)
     await embedder.start()
     yield embedder
@@ -67,7 +67,7 @@ def exported_files(cache_dir: Path) -> list[tuple[str, int]]:
 async def test_the_export_is_made_once_and_then_reused(onnx: OnnxEmbedder, cache_dir: Path) -> None:
     made = exported_files(cache_dir)
     assert len(made) == 1 and made[0][0].startswith("all-MiniLM-L6-v2-") and made[0][0].endswith(".onnx")
-    again = create_embedder(EmbeddingsConfig(backend="onnx", cache_dir=cache_dir))
+    again = create_embedder(EmbeddingsConfig(backend="onnx", quantize="none", cache_dir=cache_dir))
     await again.start()
     await again.close()
     assert exported_files(cache_dir) == made  # the same file, untouched; no partial file left
@@ -101,6 +101,13 @@ async def test_int8_is_a_model_of_its_own_close_to_the_float_one(
     assert (int8_cache / names[1]).stat().st_size < 30_000_000 < (int8_cache / names[0]).stat().st_size
 
 
+def test_auto_is_the_int8_copy_on_onnx_and_the_float_model_elsewhere() -> None:
+    assert EmbeddingsConfig().recorded_model == "all-MiniLM-L6-v2+int8"  # the default backend, onnx
+    assert EmbeddingsConfig(quantize="none").recorded_model == "all-MiniLM-L6-v2"
+    for backend in ("sentence_transformers", "http", "openai"):
+        assert EmbeddingsConfig(backend=backend).recorded_model == "all-MiniLM-L6-v2"  # type: ignore[arg-type]
+
+
 def test_quantize_is_refused_for_a_backend_that_cannot_do_it() -> None:
     with pytest.raises(ValueError, match=r"embeddings\.quantize int8 needs embeddings\.backend onnx"):
         EmbeddingsConfig(backend="sentence_transformers", quantize="int8")
@@ -116,7 +123,7 @@ async def test_two_workers_embed_a_writes_texts_at_once_in_order(
         return {thread for thread in threading.enumerate() if thread.name.startswith("embedder")}
 
     before = model_threads()
-    both = create_embedder(EmbeddingsConfig(backend="onnx", workers=2, cache_dir=cache_dir))
+    both = create_embedder(EmbeddingsConfig(backend="onnx", quantize="none", workers=2, cache_dir=cache_dir))
     await both.start()
     try:
         meeting = threading.Barrier(2, timeout=10)
@@ -155,7 +162,7 @@ def test_the_process_that_embeds_never_imports_torch(cache_dir: Path) -> None:
         from memory_cortex.models.embedders import create_embedder
 
         async def main():
-            embedder = create_embedder(EmbeddingsConfig(backend="onnx", cache_dir={str(cache_dir)!r}))
+            embedder = create_embedder(EmbeddingsConfig(backend="onnx", quantize="none", cache_dir={str(cache_dir)!r}))
             await embedder.start()
             await embedder.embed_query("hello")
             await embedder.close()

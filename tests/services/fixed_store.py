@@ -71,7 +71,7 @@ class FixedEmbedder:
 
     async def close(self) -> None: ...
 
-    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed_documents(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
         raise NotImplementedError
 
     async def embed_query(self, text: str, *, timeout: float | None = None) -> np.ndarray:
