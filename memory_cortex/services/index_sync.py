@@ -3,7 +3,8 @@
 ``scripts/backfill-embeddings.py`` writes vectors straight into the SQLite file while the daemon
 runs. SQLite tells a connection when another connection committed (``PRAGMA data_version`` changes),
 so this worker polls that number on the writer's connection every few seconds and, when it moved,
-re-reads the live model's vectors and applies the difference. It runs on the writer thread, so it
+re-reads every vector of the live model and makes the index hold exactly those (rows gone are
+removed; every row read is upserted again, changed or not). It runs on the writer thread, so it
 is ordered with the daemon's own writes and can never apply an older snapshot over a newer vector.
 """
 

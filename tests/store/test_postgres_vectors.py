@@ -152,6 +152,22 @@ def test_the_stored_vector_is_the_blob_exactly(db: PostgresDatabase) -> None:
     assert np.array_equal(np.signbit(parsed), np.signbit(vector))
 
 
+def test_a_384_d_vector_stays_in_its_row_and_the_blob_goes_out_of_line(db: PostgresDatabase) -> None:
+    """A search reads ``embedding_vector`` of every row it sorts or returns: kept in the row (storage
+    MAIN) that is no TOAST fetch. The BLOB beside it (as large, read only to export or re-embed) is
+    the one moved out, as the row would be over TOAST's 2 KB with both."""
+    vector = np.random.default_rng(3).standard_normal(384).astype(np.float32)
+    (memory_id,) = store(db, [memory("u", vector, fact="Ana keeps three hives of bees on the roof.")])
+    toasted = db.read_blocking(
+        lambda conn: conn.execute(
+            "SELECT pg_column_toast_chunk_id(embedding_vector) IS NOT NULL,"
+            " pg_column_toast_chunk_id(embedding) IS NOT NULL FROM memories WHERE id = ?",
+            (memory_id,),
+        )
+    ).fetchone()
+    assert tuple(toasted) == (False, True)
+
+
 def test_only_the_users_live_rows_of_the_model_and_dimension_are_found(db: PostgresDatabase) -> None:
     rng = np.random.default_rng(2)
     query = rng.normal(size=DIM).astype(np.float32)

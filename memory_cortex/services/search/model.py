@@ -167,7 +167,7 @@ class SearchResult:
     fts_query: FtsQuery
     vector_used: bool
     timings_ms: dict[str, float]
-    # What the LLM reranker did (services/rerank.py): "off", "reranked", "timeout", "unavailable"…
+    # What the LLM reranker did (search/rerank.py): "off", "reranked", "timeout", "unavailable"…
     rerank: str = "off"
 
 

@@ -284,8 +284,10 @@ class PostgresDatabase:
         def transaction() -> T:
             with _connection(pool, self.location) as raw, raw.transaction():
                 # One writer at a time across every daemon on the database, as SQLite's BEGIN
-                # IMMEDIATE gives one per file: what a write reads to decide (a near-duplicate to
-                # merge into, a job still running) cannot change before it commits.
+                # IMMEDIATE gives one per file: what a write reads inside its transaction (a job
+                # still running, a row it updates) cannot change before it commits. A merge into a
+                # near-duplicate is planned before the transaction (write_plan), so two writers
+                # storing the same new fact at once may both store it.
                 raw.execute("SELECT pg_advisory_xact_lock(%s, %s)", WRITE_LOCK)
                 return work(PgConnection(raw))
 
