@@ -17,6 +17,7 @@ from ..records import stored_timestamp
 from ..services.hardware import HardwareStatus
 from ..services.markdown import user_folder
 from ..services.metrics import CONTENT_TYPE
+from ..services.metrics_scrape import stats_families
 from ..services.overview import DAEMON_WIDE
 from ..services.scheduler import SchedulerState
 from ..services.stats import SpaceState
@@ -144,7 +145,7 @@ async def effective_config(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     """Prometheus text format 0.0.4, from the app's own registry."""
     result = await request.app[STATS_SERVICE].stats()
-    body = request.app[METRICS].render(result)
+    body = request.app[METRICS].render(stats_families(result))
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
 

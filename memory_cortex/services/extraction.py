@@ -9,6 +9,7 @@ user; another person's about them; an unknown speaker's and the assistant's abou
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -213,8 +214,10 @@ class ExtractionService:
                 before = range(max(span.start - 2, 0), span.start)
                 context, context_said = [delta.new[i] for i in before], [said_by[i] for i in before]
             back = _said(context, context_said) if read_back or number > 0 else []
+            # The rules run on a worker thread: a step of hundreds of messages is CPU work the event
+            # loop must not wait on.
             if self._llm is None:
-                facts, method = self._rules(delta.new, said_by, span, back), "rules"
+                facts, method = await asyncio.to_thread(self._rules, delta.new, said_by, span, back), "rules"
             else:
                 try:
                     facts, method = await self._with_llm(
@@ -223,10 +226,10 @@ class ExtractionService:
                 except LLMUnavailable:
                     if not allow_rules_only:
                         raise
-                    facts, method = self._rules(delta.new, said_by, span, back), "rules"
+                    facts, method = await asyncio.to_thread(self._rules, delta.new, said_by, span, back), "rules"
             found_by.update((id(fact), method) for fact in facts)
             if self._llm is not None and self._rules_alongside_llm and method == "llm":
-                extra = self._rules(delta.new, said_by, span, back)
+                extra = await asyncio.to_thread(self._rules, delta.new, said_by, span, back)
                 found_by.update((id(fact), "rules") for fact in extra)
                 facts += extra
             methods.add(method)

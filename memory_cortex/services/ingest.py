@@ -286,7 +286,11 @@ class IngestService:
         self.state.running_job = job.id
         try:
             # The memo the journal was masked with: a message checked then costs a hash here.
-            messages = clean_messages(job.messages, self._config, self._clean_texts.redact)
+            # On a worker thread, as the HTTP side masks: a long history is CPU work the event loop
+            # must not wait on.
+            messages = await asyncio.to_thread(
+                clean_messages, job.messages, self._config, self._clean_texts.redact
+            )
             # A long job is done in steps (ingest.max_messages_per_step new messages each), each
             # queued behind the jobs due before it: one huge post never holds everyone's extraction.
             watermark = await self._db.read(lambda conn: ingest_sql.get_watermark(conn, job.session_key))
@@ -349,7 +353,7 @@ class IngestService:
         before any extraction: a model that is slow, failing or absent never holds them back, and a
         retried job stores none twice. Returns how many memories were written."""
         stored = await self._db.read(lambda conn: ingest_sql.stored_turn_hashes(conn, job.session_key))
-        delta = compute_delta(messages, stored, 0)
+        delta = await asyncio.to_thread(compute_delta, messages, stored, 0)
         if not delta.new:
             # Nothing new: what is stored covers it. A shorter resend (the session from its start again)
             # must not shrink the watermark, or its next full post would store the middle turns twice.
@@ -389,8 +393,8 @@ class IngestService:
         """Store the facts of ``messages`` new since ``watermark`` (read as the job began: the session
         runs one job at a time); close the job, or (``more``) queue its next step."""
         started = time.perf_counter()
-        delta = compute_delta(
-            messages, watermark.message_hashes if watermark else [], self._config.context_messages
+        delta = await asyncio.to_thread(
+            compute_delta, messages, watermark.message_hashes if watermark else [], self._config.context_messages
         )
         last_attempt = job.attempts >= self._config.max_attempts
         delta = await same_reach_context(self._db, job, delta)

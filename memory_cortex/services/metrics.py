@@ -8,8 +8,9 @@ Two kinds of numbers:
   the facts each job stored (the ingest worker), LLM errors by kind, degraded recalls, FTS-only
   searches; and, at the HTTP edge, requests by route pattern and status;
 - read at scrape time from :class:`~.stats.Stats` (memories, ingest queue, database size, hardware,
-  the GPU gate) by a collector that turns the one ``Stats`` it is handed into metric families, so a
-  scrape costs one stats pass and nothing is kept in step in between.
+  the GPU gate): :mod:`.metrics_scrape` turns the one ``Stats`` of a scrape into metric families,
+  handed to :meth:`Metrics.render`, so a scrape costs one stats pass and nothing is kept in step in
+  between. This module imports no other service: every service may feed it.
 
 No ``_created`` series: prometheus_client's documented switch (:func:`disable_created_metrics`) is
 a module flag of the library, read at each scrape; :class:`Metrics` sets it. Every series name is
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import platform
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,14 +36,12 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from .. import __version__
-from ..models.hardware import MB
 from ..models.llm import LLM_ERROR_KINDS
-from .overview import SearchTimeline
-from .stats import Stats
+from .search_timeline import SearchTimeline
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 SEARCH_MODES = ("hybrid", "fts", "vector")
@@ -182,7 +181,7 @@ class Metrics:
         Info("memory_cortex_build", "The running release.", registry=self.registry).info(
             {"version": __version__, "python": platform.python_version()}
         )
-        self._scrape = _StatsCollector()
+        self._scrape = _ScrapeTime()
         self.registry.register(self._scrape)
         ProcessCollector(registry=self.registry)  # process_cpu_seconds_total, resident memory…
 
@@ -240,149 +239,22 @@ class Metrics:
         if facts_stored:
             self._facts_stored.labels(method=method).inc(facts_stored)
 
-    def render(self, stats: Stats) -> bytes:
-        """The exposition text (format 0.0.4) with the scrape-time numbers taken from ``stats``."""
-        # No await between handing the stats over and rendering: concurrent scrapes cannot mix.
-        self._scrape.stats = stats
+    def render(self, scraped: Iterable[Metric] = ()) -> bytes:
+        """The exposition text (format 0.0.4), with ``scraped`` (the families read at scrape time:
+        :func:`.metrics_scrape.stats_families`) beside the instruments'."""
+        # No await between handing the families over and rendering: concurrent scrapes cannot mix.
+        self._scrape.families = list(scraped)
         try:
             return generate_latest(self.registry)
         finally:
-            self._scrape.stats = None
+            self._scrape.families = []
 
 
-class _StatsCollector:
-    """Turns the ``Stats`` of the current scrape into metric families (nothing when there is none)."""
+class _ScrapeTime:
+    """A collector that yields the families handed to :meth:`Metrics.render` for one scrape."""
 
     def __init__(self) -> None:
-        self.stats: Stats | None = None
+        self.families: list[Metric] = []
 
     def collect(self) -> Iterator[Metric]:
-        stats = self.stats
-        if stats is None:
-            return
-        yield from self._store(stats)
-        yield from self._ingest(stats)
-        yield from self._hardware(stats)
-
-    def _store(self, stats: Stats) -> Iterator[Metric]:
-        memories = GaugeMetricFamily(
-            "memory_cortex_memories", "Stored memories by state (live: searchable).", labels=["state"]
-        )
-        memories.add_metric(["live"], stats.counts.live)
-        memories.add_metric(["superseded"], stats.counts.superseded)
-        yield memories
-        yield GaugeMetricFamily(
-            "memory_cortex_memories_unembedded",
-            "Memories without a vector of the live model (run the backfill).",
-            value=stats.counts.unembedded + stats.counts.stale_embeddings,
-        )
-        layers = GaugeMetricFamily(
-            "memory_cortex_live_memories",
-            "Live memories by layer (working, core, archive).",
-            labels=["layer"],
-        )
-        for layer, count in sorted(stats.counts.per_layer.items()):
-            layers.add_metric([layer], count)
-        yield layers
-        yield GaugeMetricFamily(
-            "memory_cortex_database_bytes",
-            "Size of the store: the SQLite file with its WAL, or the PostgreSQL database.",
-            value=stats.db_bytes,
-        )
-        space = stats.space
-        yield GaugeMetricFamily(
-            "memory_cortex_store_full",
-            "1 while the database refuses writes for lack of disk space (answered 507 disk_full).",
-            value=1 if space.full else 0,
-        )
-        yield CounterMetricFamily(
-            "memory_cortex_store_writes_refused",
-            "Writes the database refused for lack of disk space.",
-            value=space.refused_writes,
-        )
-        if space.free_bytes is not None:  # SQLite only: PostgreSQL's disk is the server's
-            yield GaugeMetricFamily(
-                "memory_cortex_store_free_bytes",
-                "Free space on the filesystem that holds the SQLite file.",
-                value=space.free_bytes,
-            )
-
-    def _ingest(self, stats: Stats) -> Iterator[Metric]:
-        jobs = GaugeMetricFamily(
-            "memory_cortex_ingest_jobs", "Extraction jobs in the ingest journal by status.", labels=["status"]
-        )
-        for status in ("pending", "running", "done", "failed"):
-            jobs.add_metric([status], stats.ingest.get(status, 0))
-        yield jobs
-        gate = stats.scheduler
-        yield GaugeMetricFamily(
-            "memory_cortex_extraction_held",
-            "1 while the GPU gate holds an extraction job back.",
-            value=1 if gate.holding_job is not None else 0,
-        )
-        yield CounterMetricFamily(
-            "memory_cortex_extraction_deferrals", "Jobs the GPU gate held back.", value=gate.deferred_jobs
-        )
-        yield CounterMetricFamily(
-            "memory_cortex_extraction_deferred_seconds",
-            "Time jobs spent held back by the GPU gate.",
-            value=gate.deferred_seconds,
-        )
-        yield CounterMetricFamily(
-            "memory_cortex_extraction_ran_anyway",
-            "Jobs run after the maximum deferral although the GPU was still busy.",
-            value=gate.ran_anyway,
-        )
-
-    def _hardware(self, stats: Stats) -> Iterator[Metric]:
-        status = stats.hardware
-        snapshot = status.snapshot
-        yield GaugeMetricFamily(
-            "memory_cortex_hardware_stale",
-            "1 when the GPU numbers are not current (sensors down, no GPU, disabled).",
-            value=1 if snapshot.stale else 0,
-        )
-        yield GaugeMetricFamily(
-            "memory_cortex_hardware_poll_failures",
-            "Consecutive failed GPU polls (0 when the last one worked).",
-            value=status.consecutive_failures,
-        )
-        if status.age_s is not None:
-            yield GaugeMetricFamily(
-                "memory_cortex_hardware_age_seconds", "Age of the last GPU reading.", value=status.age_s
-            )
-        host = snapshot.host
-        if host is not None:
-            yield GaugeMetricFamily("memory_cortex_host_cpu_percent", "Host CPU use.", value=host.cpu_percent)
-            yield GaugeMetricFamily(
-                "memory_cortex_host_memory_used_bytes", "Host RAM in use.", value=host.ram_used_mb * MB
-            )
-            yield GaugeMetricFamily(
-                "memory_cortex_host_memory_total_bytes", "Host RAM.", value=host.ram_total_mb * MB
-            )
-        if snapshot.stale:
-            return  # an unknown value is an absent series, not a stale number
-        labels = ["id", "gpu", "vendor"]  # gpu: the card's name
-        load = GaugeMetricFamily("memory_cortex_gpu_load_percent", "GPU core load.", labels=labels)
-        used = GaugeMetricFamily("memory_cortex_gpu_vram_used_bytes", "GPU memory in use.", labels=labels)
-        total = GaugeMetricFamily("memory_cortex_gpu_vram_total_bytes", "GPU memory.", labels=labels)
-        power = GaugeMetricFamily("memory_cortex_gpu_power_watts", "GPU package power.", labels=labels)
-        temperature = GaugeMetricFamily(
-            "memory_cortex_gpu_temperature_celsius",
-            "GPU temperature (core = edge, hotspot = junction).",
-            labels=[*labels, "sensor"],
-        )
-        for gpu in snapshot.gpus:
-            names = [gpu.hardware_id, gpu.name, gpu.vendor]
-            for family, value, scale in (
-                (load, gpu.load_percent, 1),
-                (used, gpu.vram_used_mb, MB),
-                (total, gpu.vram_total_mb, MB),
-                (power, gpu.power_w, 1),
-            ):
-                if value is not None:
-                    family.add_metric(names, value * scale)
-            for sensor, value in (("core", gpu.core_temp_c), ("hotspot", gpu.hotspot_temp_c)):
-                if value is not None:
-                    temperature.add_metric([*names, sensor], value)
-        yield from (load, used, total, power, temperature)
+        yield from self.families

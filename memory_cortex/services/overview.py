@@ -1,5 +1,5 @@
 """The dashboard's overview: series over days computed from the database (memories, facts, extraction
-jobs, lifecycle runs) and the search latency of the last hours, kept in memory per minute.
+jobs, lifecycle runs) and the search latency of the last hours (:mod:`.search_timeline`).
 
 The day series are UTC days, oldest first, every day of the window present (zero where nothing
 happened), so that a chart's x axis is time, not just the days that had data.
@@ -7,18 +7,16 @@ happened), so that a chart's x axis is time, not just the days that had data.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from ..records import EVERYONE, Audience, stored_timestamp
 from ..store import lifecycle as lifecycle_sql
 from ..store import overview as overview_sql
 from ..store.db import Database
+from .search_timeline import LatencyPoint, SearchTimeline
 
 LAYERS = ("working", "core", "archive")
 KINDS = ("fact", "turn", "summary")
@@ -41,74 +39,6 @@ DAEMON_WIDE = (
     "lifecycle_runs",
     "search",
 )
-
-
-# -- search latency, per minute, in memory ---------------------------------------------------
-@dataclass
-class _Minute:
-    minute: int  # unix time // 60
-    samples: list[float] = field(default_factory=list)
-    count: int = 0
-
-
-@dataclass(frozen=True)
-class LatencyPoint:
-    """One minute of searches: how many and their latency percentiles (ms)."""
-
-    at: float  # unix seconds, the minute's start
-    count: int
-    p50_ms: float
-    p95_ms: float
-
-
-class SearchTimeline:
-    """Search latency per minute for the last ``minutes`` (a ring: the oldest minute drops out).
-
-    Kept in memory only: it starts empty when the daemon starts (the dashboard says so). Each
-    minute keeps at most ``max_samples`` latencies for its percentiles (its count stays exact).
-
-    Args:
-        minutes: how many minutes the ring holds.
-        max_samples: latencies kept per minute.
-        clock: unix seconds (tests pass their own).
-    """
-
-    def __init__(
-        self, minutes: int = 24 * 60, max_samples: int = 2000, clock: Callable[[], float] = time.time
-    ) -> None:
-        self.kept_minutes = minutes
-        self._minutes: deque[_Minute] = deque(maxlen=minutes)
-        self._max_samples = max_samples
-        self._clock = clock
-
-    def record(self, milliseconds: float) -> None:
-        minute = int(self._clock() // 60)
-        if not self._minutes or self._minutes[-1].minute != minute:
-            self._minutes.append(_Minute(minute))
-        current = self._minutes[-1]
-        current.count += 1
-        if len(current.samples) < self._max_samples:
-            current.samples.append(milliseconds)
-
-    def points(self, since: float) -> list[LatencyPoint]:
-        """The minutes that had searches, since ``since`` (unix seconds), oldest first."""
-        return [
-            LatencyPoint(
-                at=minute.minute * 60.0,
-                count=minute.count,
-                p50_ms=round(_percentile(minute.samples, 50), 2),
-                p95_ms=round(_percentile(minute.samples, 95), 2),
-            )
-            for minute in list(self._minutes)
-            if minute.minute * 60 >= since - 60 and minute.samples
-        ]
-
-
-def _percentile(values: list[float], percent: float) -> float:
-    """Nearest-rank percentile (exact for the small samples of one minute)."""
-    ordered = sorted(values)
-    rank = max(1, math.ceil(percent / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 # -- the overview ------------------------------------------------------------------------------

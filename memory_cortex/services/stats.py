@@ -17,8 +17,9 @@ from ..store.vectors import VectorIndex
 from .hardware import HardwareMonitor, HardwareStatus
 from .ingest import IngestService
 from .memories import MemoryService
-from .overview import Overview, SearchTimeline, build_overview
+from .overview import Overview, build_overview
 from .scheduler import GpuScheduler, SchedulerState
+from .search_timeline import SearchTimeline
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from memory_cortex.records import EVERYONE, Audience, MemoryFilter
-from memory_cortex.services.overview import SearchTimeline, build_overview
+from memory_cortex.services.overview import build_overview
+from memory_cortex.services.search_timeline import SearchTimeline
 from memory_cortex.store import memories as memory_sql
 from memory_cortex.store import overview as overview_sql
 from memory_cortex.store.connection import Connection, dialect_of
