@@ -237,14 +237,16 @@ async def eventually(check: Callable[[], Any], *, timeout: float = 20.0, what: s
 
 async def wait_idle(client: TestClient, timeout: float = 20.0) -> dict[str, Any]:
     """Wait until the ingest queue has nothing pending or running; the /stats it last read."""
-    deadline = time.monotonic() + timeout
-    while True:
-        stats = await (await client.get("/stats")).json()
-        if stats["ingest"]["pending"] == 0 and stats["ingest"]["running"] == 0:
-            return stats
-        if time.monotonic() > deadline:
-            raise AssertionError(f"queue not empty after {timeout}s: {stats['ingest']}")
-        await asyncio.sleep(0.05)
+    last: dict[str, Any] = {}
+
+    async def idle() -> dict[str, Any] | None:
+        last.update(await (await client.get("/stats")).json())
+        return dict(last) if last["ingest"]["pending"] == 0 and last["ingest"]["running"] == 0 else None
+
+    try:
+        return await eventually(idle, timeout=timeout, what="an empty ingest queue")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the queue: {last.get('ingest')}") from None
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from memory_cortex.app import create_app
 from memory_cortex.keys import DATABASE, MARKDOWN_SYNC, MEMORY_SERVICE
 from memory_cortex.services.mirror_files import read_workspace
 from tests.conftest import make_config
-from tests.helpers import import_workspace, run_lifecycle, slowed, store
+from tests.helpers import eventually, import_workspace, run_lifecycle, slowed, store
 
 JSON = {"Content-Type": "application/json"}  # every write declares JSON, body or not (http/guard.py)
 
@@ -137,15 +137,6 @@ async def test_post_import_lists_files_that_are_not_memory_files(client: TestCli
 
 
 # -- the auto-sync --------------------------------------------------------------------------
-async def wait_for(predicate: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not met in time")
-
-
 def markdown_files(folder: Path) -> list[Path]:
     return list(folder.rglob("*.md"))
 
@@ -170,7 +161,7 @@ async def test_the_mirror_follows_ingest_batches_and_imports(
     assert response.status == 202
 
     memory_md = mirror / "sam" / "MEMORY.md"
-    await wait_for(lambda: "The user prefers green tea." in text_of(memory_md))
+    await eventually(lambda: "The user prefers green tea." in text_of(memory_md))
     text = text_of(memory_md)
     assert "## Preferences\n\n- The user prefers green tea. (" in text
     assert "Ana (the user's sister) lives in Porto." in text  # about Ana, who is the user's sister
@@ -180,7 +171,7 @@ async def test_the_mirror_follows_ingest_batches_and_imports(
     )
 
     day = mirror / "sam" / "memory" / "2026-01-05.md"
-    await wait_for(lambda: "- Sam compared rail passes." in text_of(day))
+    await eventually(lambda: "- Sam compared rail passes." in text_of(day))
     syncs = client.app[MARKDOWN_SYNC].syncs
     assert syncs >= 2 and client.app[MARKDOWN_SYNC].last_error is None
 
@@ -196,7 +187,7 @@ async def test_the_mirror_is_written_at_start_and_what_is_pending_is_written_on_
     config = make_config(tmp_path, markdown={"sync_dir": mirror, "sync_debounce_s": 600})
     client = await aiohttp_client(create_app(config, embedder=minilm, llm=None))
     sync = client.app[MARKDOWN_SYNC]
-    await wait_for(lambda: sync.syncs == 1)
+    await eventually(lambda: sync.syncs == 1)
     assert "- Sam is a nurse. (" in text_of(mirror / "sam" / "MEMORY.md")
     await store(client, {"user_id": "sam", "fact": "Sam plays chess.", "category": "fact"})
     sync.request_sync()
@@ -237,7 +228,7 @@ async def test_a_lifecycle_run_rewrites_the_mirror(aiohttp_client: Any, tmp_path
     )
     sync.request_sync()
     day = mirror / "sam" / "memory" / "2026-01-05.md"
-    await wait_for(lambda: "rail passes" in text_of(day))
+    await eventually(lambda: "rail passes" in text_of(day))
     before = sync.syncs
 
     preview = await client.get("/lifecycle/preview")
@@ -245,7 +236,7 @@ async def test_a_lifecycle_run_rewrites_the_mirror(aiohttp_client: Any, tmp_path
     assert not sync.pending and sync.syncs == before  # a dry run asks for no rewrite
 
     assert (await run_lifecycle(client))["status"] == "done"
-    await wait_for(lambda: "rail passes" not in text_of(day))
+    await eventually(lambda: "rail passes" not in text_of(day))
     assert sync.syncs > before
 
 

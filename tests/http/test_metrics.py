@@ -3,7 +3,6 @@ scheduler parts of GET /stats, through the real server."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -14,7 +13,7 @@ from memory_cortex import __version__
 from memory_cortex.app import create_app
 from tests.conftest import make_config
 from tests.fakes import ScriptedLLM
-from tests.helpers import LhmServer, search, store
+from tests.helpers import LhmServer, eventually, search, store
 
 MB = 1024 * 1024
 RADEON = {"id": "/gpu-amd/0", "gpu": "AMD Radeon RX 7900 XTX", "vendor": "amd"}
@@ -38,13 +37,6 @@ def value(samples: dict[Any, float], name: str, **labels: str) -> float:
 
 def names(samples: dict[Any, float]) -> set[str]:
     return {name for name, _ in samples}
-
-
-async def wait_for(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
 
 
 async def test_metrics_parse_and_name_memories_searches_ingest_and_extraction(client: TestClient) -> None:
@@ -114,7 +106,7 @@ async def test_gpu_from_a_loopback_lhm_in_stats_and_metrics(
     async def fresh() -> bool:
         return (await (await client.get("/stats")).json())["hardware"]["stale"] is False
 
-    await wait_for(fresh)
+    await eventually(fresh)
     hardware = (await (await client.get("/stats")).json())["hardware"]
     assert hardware["source"] == "lhm" and hardware["endpoint"] == lhm_server.url
     assert hardware["gpu"] == {
@@ -143,7 +135,7 @@ async def test_gpu_from_a_loopback_lhm_in_stats_and_metrics(
     async def stale() -> bool:
         return (await (await client.get("/stats")).json())["hardware"]["stale"] is True
 
-    await wait_for(stale)
+    await eventually(stale)
     hardware = (await (await client.get("/stats")).json())["hardware"]
     assert hardware["stale_reason"] == "HTTP 500 from data.json" and hardware["consecutive_failures"] >= 1
     assert hardware["gpu"]["load_percent"] == 97.0  # last good numbers, shown as stale
@@ -163,7 +155,7 @@ async def test_extraction_waits_for_a_busy_gpu_and_stats_say_why(
     async def busy() -> bool:
         return (await (await client.get("/stats")).json())["scheduler"]["busy_reason"] is not None
 
-    await wait_for(busy)
+    await eventually(busy)
     messages = [{"role": "user", "content": "I moved to Lisbon last spring."}]
     posted = time.monotonic()
     response = await client.post("/ingest", json={"messages": messages, "user_id": "g", "debounce": False})
@@ -172,13 +164,13 @@ async def test_extraction_waits_for_a_busy_gpu_and_stats_say_why(
     async def held() -> bool:
         return (await (await client.get("/stats")).json())["scheduler"]["holding_job"] is not None
 
-    await wait_for(held)
+    await eventually(held)
     assert llm.calls == []  # the GPU is busy: nothing extracted yet
 
     async def done() -> bool:
         return (await (await client.get("/stats")).json())["ingest"]["done"] == 1
 
-    await wait_for(done)
+    await eventually(done)
     assert time.monotonic() - posted >= 0.8 and len(llm.calls) == 1
     scheduler = (await (await client.get("/stats")).json())["scheduler"]
     (deferral,) = scheduler["recent"]
@@ -204,14 +196,14 @@ async def test_shutdown_does_not_wait_for_a_held_job_which_runs_at_the_next_star
     async def busy() -> bool:
         return (await (await client.get("/stats")).json())["scheduler"]["busy_reason"] is not None
 
-    await wait_for(busy)
+    await eventually(busy)
     messages = [{"role": "user", "content": "Remember that my bike is blue."}]
     await client.post("/ingest", json={"messages": messages, "user_id": "h", "debounce": False})
 
     async def held() -> bool:
         return (await (await client.get("/stats")).json())["scheduler"]["holding_job"] is not None
 
-    await wait_for(held)
+    await eventually(held)
     started = time.monotonic()
     await client.close()
     assert time.monotonic() - started < 2  # not server.shutdown_timeout_s (10 s)
@@ -223,7 +215,7 @@ async def test_shutdown_does_not_wait_for_a_held_job_which_runs_at_the_next_star
     async def done() -> bool:
         return (await (await again.get("/stats")).json())["ingest"]["done"] == 1
 
-    await wait_for(done)
+    await eventually(done)
     assert len(llm.calls) == 1
 
 

@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestServer
 from memory_cortex.config import EmbeddingsConfig
 from memory_cortex.errors import EmbedderUnavailable
 from memory_cortex.models.embedders import HttpEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder
+from tests.helpers import eventually
 
 
 def fake_vector(text: str, dim: int = 8) -> list[float]:
@@ -186,24 +187,25 @@ async def test_a_query_that_gave_up_is_not_encoded(
     """A search that stopped waiting leaves the batch: the model only encodes queries still wanted."""
     encoded: list[str] = []
     encode = minilm._encode
-    release = threading.Event()
+    holding, release = threading.Event(), threading.Event()
 
     def slow_documents(texts: list[str]) -> np.ndarray:
         if texts == ["hold the model"]:
+            holding.set()
             release.wait(10)  # the model is busy while the first query times out
         encoded.extend(texts)
         return encode(texts)
 
     monkeypatch.setattr(minilm, "_encode", slow_documents)
     busy = asyncio.ensure_future(minilm.embed_documents(["hold the model"]))
-    await asyncio.sleep(0.05)
-    # The first query's batch is already queued for the model; the next ones wait for a batch.
+    await eventually(holding.is_set, what="the model thread holding the documents")
+    # Each query is in the lane once its task has run to its first wait (one turn of the loop).
     first = asyncio.ensure_future(minilm.embed_query("first question", timeout=30))
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0)
     with pytest.raises(EmbedderUnavailable):
         await minilm.embed_query("abandoned question", timeout=0.05)
     patient = asyncio.ensure_future(minilm.embed_query("patient question", timeout=30))
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0)
     release.set()
     await busy
     assert (await first).shape == (await patient).shape == (384,)
