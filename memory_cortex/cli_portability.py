@@ -185,7 +185,8 @@ def run_import(config: Config, args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print(
                 "\nmemory-cortex import: the memories are imported; embedding was interrupted."
-                " Run scripts/backfill-embeddings.py to finish it.",
+                " The daemon finishes it in the background (embeddings.reembed), or run"
+                " scripts/backfill-embeddings.py.",
                 file=sys.stderr,
             )
             return 130
@@ -198,7 +199,8 @@ def run_import(config: Config, args: argparse.Namespace) -> int:
     if left:
         print(
             f"import: {left} memories have no {model} embedding yet (search finds them by text);"
-            " run scripts/backfill-embeddings.py, or import with --reembed, to embed them"
+            " the daemon embeds them in the background (embeddings.reembed), or run"
+            " scripts/backfill-embeddings.py, or import with --reembed"
         )
     return 0
 

@@ -239,15 +239,16 @@ class EmbeddingsConfig(_Section):
         "auto",
         description="onnx: int8 = the export's weights quantised to 8 bits (twice as fast to embed on a CPU;"
         " vectors close to, not the same as, the float model's: LoCoMo recall within 0.002), recorded as"
-        " '<model>+int8'; none = the float model; auto = int8 on onnx, none on the other backends. Rows of"
-        " the other one are re-embedded after a change (embeddings.reembed).",
+        " '<model>+int8'; none = the float model; auto = int8 for the packaged model (empty model_path) on"
+        " onnx, none otherwise. Rows of the other one are re-embedded after a change (embeddings.reembed).",
     )
-    reembed: bool = Field(
-        True,
+    reembed: bool | None = Field(
+        None,
         description="Give every stored row without a vector of this model one, in the background while the"
         " daemon runs, after searches and writes (rows of another model after model or quantize changed; rows"
-        " stored while the embedder was down). Progress in /stats reembedding. false: only"
-        " scripts/backfill-embeddings.py does it.",
+        " stored while the embedder was down). Progress in /stats reembedding. Empty (the default) = on for"
+        " the in-process backends (onnx, sentence_transformers), off for http and openai (a shared server or"
+        " a paid API is never loaded without asking); false: only scripts/backfill-embeddings.py does it.",
     )
     reembed_check_s: float = Field(
         60.0, gt=0, description="How often the re-embedding worker looks for rows to embed once it is idle."
@@ -311,10 +312,18 @@ class EmbeddingsConfig(_Section):
 
     @property
     def quantization(self) -> Quantization:
-        """What ``quantize`` means for this backend (``auto`` decided)."""
+        """What ``quantize`` means here: ``auto`` is int8 for the packaged model on onnx (the one
+        measured: docs/benchmarks.md), the float model otherwise."""
         if self.quantize == "auto":
-            return "int8" if self.backend == "onnx" else "none"
+            return "int8" if self.backend == "onnx" and self.model_path is None else "none"
         return self.quantize
+
+    @property
+    def reembeds(self) -> bool:
+        """Whether the daemon re-embeds in the background (``reembed``, its default decided)."""
+        if self.reembed is None:
+            return self.backend in ("onnx", "sentence_transformers")
+        return self.reembed
 
     @property
     def recorded_model(self) -> str:

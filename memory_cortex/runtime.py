@@ -346,6 +346,7 @@ async def _start_index(s: Services, stack: contextlib.AsyncExitStack) -> None:
     if s.index.in_database and s.index.dim is None:
         s.index.dim = s.embedder.dim  # known once the embedder has started
     await fill_vector_index(s.db, s.index, warm_up=s.search.warm_up)
+    await warn_of_other_models(s.db, s.index.model)
     if not s.index.in_database:  # PostgreSQL's index sees every writer's rows
         await s.index_sync.start()
         stack.push_async_callback(s.index_sync.stop)
@@ -380,11 +381,9 @@ async def _start_ingest(s: Services, stack: contextlib.AsyncExitStack) -> None:
 
 
 async def _start_reembed(s: Services, stack: contextlib.AsyncExitStack) -> None:
-    if s.config.embeddings.reembed:
+    if s.config.embeddings.reembeds:
         await s.reembedder.start()
         stack.push_async_callback(s.reembedder.stop)
-    else:
-        await warn_of_other_models(s.db, s.index.model)
 
 
 async def _start_lifecycle(s: Services, stack: contextlib.AsyncExitStack) -> None:

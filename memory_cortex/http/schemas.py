@@ -1046,7 +1046,7 @@ class ReembedState(BaseModel):
     """The worker that gives stale and unembedded rows the live model's vector (embeddings.reembed)."""
 
     enabled: bool = Field(
-        description="embeddings.reembed: false = only scripts/backfill-embeddings.py does it."
+        description="Whether the worker runs (embeddings.reembed; off: only scripts/backfill-embeddings.py does it)."
     )
     running: bool = Field(description="A pass is under way.")
     done: int = Field(description="Rows given a vector of the live model since the daemon started.")

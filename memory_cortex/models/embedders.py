@@ -227,7 +227,9 @@ class SentenceTransformerEmbedder(_HealthTracking):
         thread = self._ready_thread()
         # Small chunks, one per model thread at a time: a search's query goes to the model between
         # two of them.
-        chunk, window = self.DOCUMENT_CHUNK, self.DOCUMENT_CHUNK * thread.workers
+        # Background work (re-embedding) keeps one call in flight: the other core stays free.
+        chunk = self.DOCUMENT_CHUNK
+        window = chunk if background else chunk * thread.workers
         chunks = []
         for start in range(0, len(prefixed), window):
             calls: list[asyncio.Future[np.ndarray]] = []

@@ -306,7 +306,7 @@ class ExtractionService:
                 },
             )
             return kept, "llm"
-        return self._rules(delta.new, speakers, span, back), "rules"
+        return await asyncio.to_thread(self._rules, delta.new, speakers, span, back), "rules"
 
 
 def _cut(message: Message, max_chars: int) -> Message:

@@ -3,7 +3,8 @@
 Embedding happens before the write transaction (it is slow and may fail); the write itself is one
 short transaction on the writer thread whose after-commit hook updates the in-memory index. If the
 embedder is down, the memory is still stored (nothing accepted is lost) without a vector, counted
-in /stats as ``unembedded`` until ``scripts/backfill-embeddings.py`` or a later edit embeds it.
+in /stats as ``unembedded`` until the daemon's re-embedding worker (:mod:`.reembed`), the backfill
+script or a later edit embeds it.
 
 The steps of a write each have a module: write_texts (what each memory is embedded as), write_plan
 (merge or supersede, decided before the transaction), write_row (one memory, applied inside it) and

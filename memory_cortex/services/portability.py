@@ -445,8 +445,9 @@ async def reembed_memories(
 
     Runs after the import committed, in short transactions (one per batch) like
     ``scripts/backfill-embeddings.py``: a running daemon's writes never wait long, and after an
-    interruption the imported data is complete and the backfill script finishes the vectors.
-    A row whose text changed meanwhile is left for the backfill (its vector would be of old text).
+    interruption the imported data is complete and the daemon's re-embedding worker (or the
+    backfill script) finishes the vectors. A row whose text changed meanwhile is left to them
+    (its vector would be of old text).
     """
     if progress is not None:
         progress.total = len(memory_ids)

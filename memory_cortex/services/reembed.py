@@ -79,6 +79,7 @@ class Reembedder:
         self._running = False
         self._done = 0
         self._remaining = 0
+        self._unembeddable: set[int] = set()  # rows the embedder refused alone, this process's lifetime
 
     @property
     def progress(self) -> ReembedProgress:
@@ -97,28 +98,40 @@ class Reembedder:
         self._task = None
 
     async def _run(self) -> None:
+        paused = False  # said once, not at every look while the embedder stays down
         while True:
             try:
                 await self.run_pass()
+                paused = False
             except EmbedderUnavailable as exc:
-                log.warning("re-embedding paused: the embedder failed", extra={"reason": str(exc)})
-            except Exception as exc:  # a full disk, a lost database: try again at the next look
-                log.warning("re-embedding paused", extra={"error": type(exc).__name__, "reason": str(exc)})
+                if not paused:
+                    log.warning("re-embedding paused: the embedder failed", extra={"reason": str(exc)})
+                paused = True
+            except Exception:  # a full disk, a lost database: try again at the next look
+                if not paused:
+                    log.exception("re-embedding paused")
+                paused = True
             finally:
                 self._running, self._remaining = False, 0
             await asyncio.sleep(self._check_interval_s)
 
     async def run_pass(self) -> int:
-        """Embed every row that needs it now, in id order; the number given a vector.
+        """Embed every row that needs it now, in id order; the number given a vector. Nothing when
+        the embedder is known to be down, or another daemon on the database is at it (PostgreSQL).
 
         Raises:
-            EmbedderUnavailable: the model failed (what was written before stays written).
+            EmbedderUnavailable: the model failed on whole batches and on their rows alone (what was
+                written before stays written).
         """
         model = self._memories.model
-        if model is None or not await self._db.read(
-            lambda conn: embedding_sql.any_needing_embedding(conn, model)
-        ):
+        if model is None or not self._embedder.available():
             return 0
+        if not await self._db.read(lambda conn: embedding_sql.any_needing_embedding(conn, model)):
+            return 0
+        async with self._db.exclusive("reembed") as held:
+            return await self._walk(model) if held else 0
+
+    async def _walk(self, model: str) -> int:
         total = await self._db.read(lambda conn: embedding_sql.count_needing_embedding(conn, model, None))
         others = await self._db.read(lambda conn: embedding_sql.other_models(conn, model))
         log.info(
@@ -158,24 +171,56 @@ class Reembedder:
         )
         if not batch:
             return None
-        ids = [memory_id for memory_id, _, _ in batch]
+        ids = [memory_id for memory_id, _, _ in batch if memory_id not in self._unembeddable]
         texts = await self._db.read(lambda conn: _embedding_texts(conn, ids))
-        vectors = await self._embedder.embed_documents(list(texts.values()), background=True)
-        written = await self._memories.write_with_index(
-            lambda conn: _store_vectors(conn, model, texts, vectors)
-        )
-        return ids[-1], len(batch), written
+        vectors = await self._vectors(texts)
+        if vectors:
+            written = await self._memories.write_with_index(lambda conn: _store_vectors(conn, model, vectors))
+        else:
+            written = 0
+        return batch[-1][0], len(batch), written
+
+    async def _vectors(self, texts: dict[int, str]) -> dict[int, tuple[str, np.ndarray]]:
+        """Each row's text and vector. A batch the embedder refuses is tried row by row: a row it
+        refuses alone is left without a vector for the daemon's lifetime (logged by id) and the
+        walk goes on; only when every row fails alone is the embedder taken to be down."""
+        if not texts:
+            return {}
+        try:
+            vectors = await self._embedder.embed_documents(list(texts.values()), background=True)
+            return {mid: (text, vector) for (mid, text), vector in zip(texts.items(), vectors, strict=True)}
+        except EmbedderUnavailable:
+            if len(texts) == 1:
+                raise
+        found: dict[int, tuple[str, np.ndarray]] = {}
+        failure: EmbedderUnavailable | None = None
+        for memory_id, text in texts.items():
+            try:
+                [vector] = await self._embedder.embed_documents([text], background=True)
+            except EmbedderUnavailable as exc:
+                failure = exc
+                self._unembeddable.add(memory_id)
+                log.warning(
+                    "a memory the embedder refuses is left without a vector", extra={"memory": memory_id}
+                )
+                continue
+            found[memory_id] = (text, vector)
+        if not found and failure is not None:
+            self._unembeddable.difference_update(texts)  # the embedder, not these rows
+            raise failure
+        return found
 
 
 async def warn_of_other_models(db: Database, model: str) -> None:
-    """One warning at start, when the worker is off and rows carry another model's vectors
-    (``embeddings.model`` or ``embeddings.quantize`` changed): vector search leaves them out until
-    they are re-embedded."""
+    """One warning at start when rows carry another model's vectors (``embeddings.model`` or
+    ``embeddings.quantize`` changed): vector search leaves them out until they are re-embedded,
+    by a daemon's worker or the backfill script (a process without the worker, the MCP stdio
+    server, says so too)."""
     others = await db.read(lambda conn: embedding_sql.other_models(conn, model))
     if others:
         log.warning(
             "memories embedded by another model are left out of vector search until re-embedded"
-            " (embeddings.reembed, or scripts/backfill-embeddings.py)",
+            " (by the daemon, embeddings.reembed, or scripts/backfill-embeddings.py)",
             extra={"model": model, "other_models": others},
         )
 
@@ -187,13 +232,13 @@ def _embedding_texts(conn: sqlite3.Connection, memory_ids: list[int]) -> dict[in
 
 
 def _store_vectors(
-    conn: sqlite3.Connection, model: str, texts: dict[int, str], vectors: np.ndarray
+    conn: sqlite3.Connection, model: str, vectors: dict[int, tuple[str, np.ndarray]]
 ) -> tuple[int, list[int]]:
     """Write each vector whose row still needs one and still reads as the text embedded (an edit
     meanwhile embedded it anew, or leaves it to the next pass); ``(rows written, their ids)``."""
     written: list[int] = []
-    records = memory_sql.get_many(conn, list(texts))
-    for (memory_id, text), vector in zip(texts.items(), vectors, strict=True):
+    records = memory_sql.get_many(conn, list(vectors))
+    for memory_id, (text, vector) in vectors.items():
         record = records.get(memory_id)
         if record is None or record.embedding_model == model or stored_embedding_text(conn, record) != text:
             continue

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from memory_cortex.app import create_app
+from memory_cortex.errors import EmbedderUnavailable
 from memory_cortex.keys import REEMBEDDER, VECTOR_INDEX
 from memory_cortex.services.reembed import _store_vectors
 from memory_cortex.vectormath import from_blob
@@ -97,9 +98,12 @@ async def test_a_row_edited_while_it_was_embedded_keeps_the_edit_s_vector(
             "UPDATE memories SET fact = 'Ana keeps three hives of bees.' WHERE id = ?", (edited["id"],)
         )
         conn.row_factory = sqlite3.Row
-        vectors = np.ones((2, 384), dtype=np.float32) / np.sqrt(384)
-        texts = {kept["id"]: "Ana grows tomatoes on her balcony.", edited["id"]: "Ana keeps bees."}
-        written = _store_vectors(conn, minilm.model, texts, vectors)
+        vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+        embedded = {
+            kept["id"]: ("Ana grows tomatoes on her balcony.", vector),
+            edited["id"]: ("Ana keeps bees.", vector),
+        }
+        written = _store_vectors(conn, minilm.model, embedded)
         models = dict(conn.execute("SELECT id, embedding_model FROM memories").fetchall())
     assert written == (1, [kept["id"]])
     assert models == {kept["id"]: minilm.model, edited["id"]: "old-model"}
@@ -120,3 +124,59 @@ async def test_with_reembed_off_the_daemon_warns_and_leaves_the_rows_as_they_are
     assert again.app[REEMBEDDER].progress.enabled is False
     assert await again.app[REEMBEDDER].run_pass() == 1  # what the worker would have done, asked by hand
     assert (await stats_of(again))["stale_embeddings"] == 0
+
+
+class RefusingEmbedder:
+    """The real model, refusing any batch with a text that says "refuse me" (as a remote server
+    refuses an input longer than its context)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.backend, self.model = inner.backend, inner.model
+        self.calls = 0
+
+    @property
+    def dim(self) -> int | None:
+        return self._inner.dim
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def embed_documents(self, texts: Any, *, background: bool = False) -> Any:
+        self.calls += 1
+        if any("refuse me" in text for text in texts):
+            raise EmbedderUnavailable("input too long")
+        return await self._inner.embed_documents(texts, background=background)
+
+    async def embed_query(self, text: str, *, timeout: float | None = None) -> Any:
+        return await self._inner.embed_query(text, timeout=timeout)
+
+    def available(self) -> bool:
+        return True
+
+    def health(self) -> Any:
+        return self._inner.health()
+
+
+async def test_a_row_the_embedder_refuses_is_skipped_and_the_rest_are_embedded(
+    aiohttp_client: Any, tmp_path: Path, minilm: Any
+) -> None:
+    config = make_config(tmp_path, embeddings={"reembed": False})
+    client = await aiohttp_client(create_app(config, embedder=minilm))
+    await store(
+        client,
+        {"user_id": "u", "fact": "Ana grows tomatoes."},
+        {"user_id": "u", "fact": "Ana says refuse me, a line too long for the server."},
+        {"user_id": "u", "fact": "Ana keeps bees."},
+    )
+    await client.close()
+    with sqlite3.connect(config.database.path) as conn:
+        conn.execute("UPDATE memories SET embedding_model = 'old-model'")
+    refusing = RefusingEmbedder(minilm)
+    again = await aiohttp_client(create_app(config, embedder=refusing))
+    assert await again.app[REEMBEDDER].run_pass() == 2  # the batch failed; its rows went one by one
+    assert (await stats_of(again))["stale_embeddings"] == 1
+    calls = refusing.calls
+    assert await again.app[REEMBEDDER].run_pass() == 0  # the refused row is not asked again
+    assert refusing.calls == calls

@@ -106,6 +106,16 @@ def test_auto_is_the_int8_copy_on_onnx_and_the_float_model_elsewhere() -> None:
     assert EmbeddingsConfig(quantize="none").recorded_model == "all-MiniLM-L6-v2"
     for backend in ("sentence_transformers", "http", "openai"):
         assert EmbeddingsConfig(backend=backend).recorded_model == "all-MiniLM-L6-v2"  # type: ignore[arg-type]
+    # Only the packaged model was measured quantised: a folder of one's own stays float.
+    assert EmbeddingsConfig(model_path=bundled_minilm_path()).recorded_model == "all-MiniLM-L6-v2"
+
+
+def test_the_daemon_re_embeds_by_itself_only_with_an_in_process_model_unless_told() -> None:
+    """A shared embedding server or a paid API is never loaded with a whole store unasked."""
+    assert [EmbeddingsConfig(backend=b).reembeds for b in ("onnx", "sentence_transformers")] == [True, True]
+    assert [EmbeddingsConfig(backend=b).reembeds for b in ("http", "openai")] == [False, False]
+    assert EmbeddingsConfig(backend="openai", reembed=True).reembeds is True
+    assert EmbeddingsConfig(reembed=False).reembeds is False
 
 
 def test_quantize_is_refused_for_a_backend_that_cannot_do_it() -> None:
