@@ -553,7 +553,7 @@ def measure_alone(
 
         db = PostgresDatabase(store, read_connections=config.database.read_connections)
         db.open()
-        index = PostgresVectorIndex(db, config.embeddings.model, DIM)
+        index = PostgresVectorIndex(db, config.embeddings.recorded_model, DIM)
     else:
         db = Database(
             store,
@@ -562,7 +562,7 @@ def measure_alone(
         )
         db.open()
         index = VectorIndex(
-            config.embeddings.model,
+            config.embeddings.recorded_model,
             DIM,
             exact_max_rows=config.search.vector_exact_max_rows,
             shortlist=config.search.vector_shortlist,
@@ -575,7 +575,7 @@ def measure_alone(
         service = SearchService(
             db,
             index,
-            PrecomputedQueryEmbedder(vectors, config.embeddings.model),  # type: ignore[arg-type]
+            PrecomputedQueryEmbedder(vectors, config.embeddings.recorded_model),  # type: ignore[arg-type]
             config.search,
             config.embeddings.query_timeout_s,
         )
@@ -616,7 +616,7 @@ def explain_vector_search(url: str, config: Config, user_id: str, vector: np.nda
     from memory_cortex.store.postgres.db import PostgresDatabase
     from memory_cortex.store.postgres.vectors import PostgresVectorIndex, ef_search, hnsw_index_name
 
-    index = PostgresVectorIndex(PostgresDatabase(url), config.embeddings.model, DIM)
+    index = PostgresVectorIndex(PostgresDatabase(url), config.embeddings.recorded_model, DIM)
     k = config.search.candidates
     sql, params = index.search_statement(user_id, vector, k, DEFAULT_LAYERS)
     with psycopg.connect(url, connect_timeout=10) as raw:
@@ -890,7 +890,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cases = []
         for size in args.sizes:
             for users in args.users:
-                label = "".join(c if c.isalnum() else "-" for c in MODEL)
+                label = "".join(c if c.isalnum() else "-" for c in MODEL.lower())
                 stem = f"latency-{size}-{users}u-z{args.zipf_offset}-s{args.seed}-{args.kind}-{label}"
                 db_path = workdir / f"{stem}.db"
                 build_s = build_database(db_path, size, users, args.seed, args.zipf_offset, kind=args.kind)
@@ -918,7 +918,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             + ("reused" if case.copy_s is None else f"made in {case.copy_s:.1f}s"),
                             flush=True,
                         )
-                        case.hnsw_build_s = build_hnsw(url, config.embeddings.model)
+                        case.hnsw_build_s = build_hnsw(url, config.embeddings.recorded_model)
                         if case.hnsw_build_s is not None:
                             print(f"  HNSW index built in {case.hnsw_build_s:.1f}s", flush=True)
                         from memory_cortex.store.postgres.vectors import hnsw_index_name

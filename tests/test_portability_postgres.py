@@ -107,7 +107,8 @@ def test_sqlite_to_postgres_and_out_again_gives_the_same_lines(tmp_path: Path, r
     assert out.splitlines() == [
         f"import: 6 added (same ids), 0 skipped as already stored, 0 re-embedded -> {redacted}",
         "import: 2 memories have no all-MiniLM-L6-v2 embedding yet (search finds them by text);"
-        " run scripts/backfill-embeddings.py, or import with --reembed, to embed them",
+        " the daemon embeds them in the background (embeddings.reembed), or run"
+        " scripts/backfill-embeddings.py, or import with --reembed",
     ]
     again = tmp_path / "again.jsonl"
     status, out, err = run("export", str(again))
