@@ -19,7 +19,7 @@ from memory_cortex.services.reembed import _store_vectors
 from memory_cortex.vectormath import from_blob
 from tests.conftest import make_config
 from tests.fakes import DeadEmbedder
-from tests.helpers import eventually, search, store, wait_idle
+from tests.helpers import eventually, search, store, store_connection, wait_idle
 
 CONVERSATION = [
     {"role": "user", "content": "My sister Lena just adopted a grey whippet called Pixel."},
@@ -40,9 +40,9 @@ async def test_rows_of_another_model_get_the_same_vectors_again_and_unembedded_r
     await first.post("/ingest", json={"messages": CONVERSATION, "user_id": "u", "session_id": "s1"})
     await wait_idle(first)
     await first.close()
-    with sqlite3.connect(config.database.path) as conn:
+    with store_connection(config) as conn:
         embedded = {
-            mid: from_blob(blob)
+            mid: from_blob(bytes(blob))
             for mid, blob in conn.execute("SELECT id, embedding FROM memories WHERE embedding IS NOT NULL")
         }
         # As after a change of embeddings.model: every vector is another model's now.
@@ -62,9 +62,9 @@ async def test_rows_of_another_model_get_the_same_vectors_again_and_unembedded_r
         "remaining": 0,
     }
     assert len(live.app[VECTOR_INDEX]) == stats["live_memories"]
-    with sqlite3.connect(config.database.path) as conn:
+    with store_connection(config) as conn:
         again = {
-            mid: (from_blob(blob), model)
+            mid: (from_blob(bytes(blob)), model)
             for mid, blob, model in conn.execute("SELECT id, embedding, embedding_model FROM memories")
         }
     assert {model for _, model in again.values()} == {minilm.model}
@@ -92,7 +92,7 @@ async def test_a_row_edited_while_it_was_embedded_keeps_the_edit_s_vector(
         {"user_id": "u", "fact": "Ana grows tomatoes on her balcony."},
         {"user_id": "u", "fact": "Ana keeps bees."},
     )
-    with sqlite3.connect(config.database.path) as conn:
+    with store_connection(config) as conn:
         conn.execute("UPDATE memories SET embedding_model = 'old-model'")
         conn.execute(
             "UPDATE memories SET fact = 'Ana keeps three hives of bees.' WHERE id = ?", (edited["id"],)
@@ -116,7 +116,7 @@ async def test_with_reembed_off_the_daemon_warns_and_leaves_the_rows_as_they_are
     client = await aiohttp_client(create_app(config, embedder=minilm))
     await store(client, {"user_id": "u", "fact": "Ana grows tomatoes."})
     await client.close()
-    with sqlite3.connect(config.database.path) as conn:
+    with store_connection(config) as conn:
         conn.execute("UPDATE memories SET embedding_model = 'old-model'")
     caplog.set_level(logging.WARNING, logger="memory_cortex")
     again = await aiohttp_client(create_app(config, embedder=minilm))
@@ -171,7 +171,7 @@ async def test_a_row_the_embedder_refuses_is_skipped_and_the_rest_are_embedded(
         {"user_id": "u", "fact": "Ana keeps bees."},
     )
     await client.close()
-    with sqlite3.connect(config.database.path) as conn:
+    with store_connection(config) as conn:
         conn.execute("UPDATE memories SET embedding_model = 'old-model'")
     refusing = RefusingEmbedder(minilm)
     again = await aiohttp_client(create_app(config, embedder=refusing))
