@@ -12,6 +12,7 @@ is resumable and a complete one is reused.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import re
 import sys
@@ -41,6 +42,30 @@ def parse_setting(text: str) -> tuple[str, str]:
     if not sep or not NAME.fullmatch(name.strip()) or not value.strip():
         raise ValueError(f"expected name=value, got {text!r}")
     return name.strip(), value.strip()
+
+
+def add_server_options(parser: argparse.ArgumentParser, url_help: str) -> None:
+    """``--postgres-url`` (``url_help`` says what the bench does with it) and the repeatable
+    ``--pg-setting`` of the bench's own server; :func:`server_settings` reads the latter."""
+    parser.add_argument("--postgres-url", help=url_help)
+    parser.add_argument(
+        "--pg-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the bench's own server (repeatable; replaces the defaults"
+        " maintenance_work_mem=4GB, shared_buffers=1GB)",
+    )
+
+
+def server_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str] | None:
+    """The ``--pg-setting`` values as a dict (None when none was given); a malformed one is the
+    parser's error."""
+    try:
+        settings = [parse_setting(text) for text in args.pg_setting]
+    except ValueError as exc:
+        parser.error(str(exc))
+    return dict(settings) if settings else None
 
 
 @dataclass

