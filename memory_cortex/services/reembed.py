@@ -111,8 +111,6 @@ class Reembedder:
                 if not paused:
                     log.exception("re-embedding paused")
                 paused = True
-            finally:
-                self._running, self._remaining = False, 0
             await asyncio.sleep(self._check_interval_s)
 
     async def run_pass(self) -> int:
@@ -129,7 +127,12 @@ class Reembedder:
         if not await self._db.read(lambda conn: embedding_sql.any_needing_embedding(conn, model)):
             return 0
         async with self._db.exclusive("reembed") as held:
-            return await self._walk(model) if held else 0
+            if not held:
+                return 0
+            try:
+                return await self._walk(model)
+            finally:  # ended, failed or stopped: no pass is running
+                self._running, self._remaining = False, 0
 
     async def _walk(self, model: str) -> int:
         total = await self._db.read(lambda conn: embedding_sql.count_needing_embedding(conn, model, None))
